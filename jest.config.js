@@ -1,0 +1,27 @@
+// Three projects, by kind (see docs/testing.md): pure unit specs beside the code, integration specs
+// against the real PostgreSQL / NATS JetStream / Redis, and end-to-end tests across processes.
+const fs = require('node:fs');
+const path = require('node:path');
+
+const swcrc = JSON.parse(fs.readFileSync(path.join(__dirname, '.swcrc'), 'utf8'));
+const transform = { '^.+\\.(t|j)s$': ['@swc/jest', { ...swcrc, swcrc: false }] };
+const moduleNameMapper = { '^@evals/([a-z-]+)$': '<rootDir>/libs/$1/src/index.ts' };
+const common = { rootDir: __dirname, transform, moduleNameMapper, testEnvironment: 'node' };
+
+module.exports = {
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs,bench}/**/*.spec.ts'] },
+    {
+      ...common,
+      displayName: 'int',
+      testMatch: ['<rootDir>/{apps,libs}/**/*.int-spec.ts'],
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+    },
+    {
+      ...common,
+      displayName: 'e2e',
+      testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'],
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+    },
+  ],
+};
