@@ -14,7 +14,7 @@ module.exports = {
     {
       ...common,
       displayName: 'int',
-      testMatch: ['<rootDir>/{apps,libs}/**/*.int-spec.ts'],
+      testMatch: ['<rootDir>/{apps,libs,test}/**/*.int-spec.ts'],
       globalSetup: '<rootDir>/test/support/global-setup.ts',
     },
     {

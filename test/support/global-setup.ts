@@ -1,1 +1,5 @@
-export default async function globalSetup(): Promise<void> {}
+import { ensureTestServers } from './servers';
+
+export default async function globalSetup(): Promise<void> {
+  await ensureTestServers();
+}

@@ -1,0 +1,58 @@
+import { randomUUID } from 'node:crypto';
+import { Client } from 'pg';
+import { testServers } from './servers';
+
+/**
+ * Every integration test gets its own PostgreSQL schema, JetStream stream and subject names, and Redis key
+ * prefix, so tests running side by side (or left over from a crashed run) never see each other's data.
+ */
+export function uniqueSuffix(): string {
+  return randomUUID().replace(/-/g, '').slice(0, 12);
+}
+
+export interface TestSchema {
+  readonly schema: string;
+  /** A connection string whose sessions use only this schema (search_path). */
+  readonly url: string;
+  drop(): Promise<void>;
+}
+
+export async function createTestSchema(label = 'it'): Promise<TestSchema> {
+  const schema = `${label.replace(/[^a-z0-9_]/g, '_')}_${uniqueSuffix()}`;
+  const admin = new Client({ connectionString: testServers.postgres.url });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE SCHEMA "${schema}"`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(testServers.postgres.url);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return {
+    schema,
+    url: url.toString(),
+    async drop() {
+      const client = new Client({ connectionString: testServers.postgres.url });
+      await client.connect();
+      try {
+        await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}
+
+/** Stream and subject names for one test: `IT_<suffix>_<NAME>` and `it_<suffix>.<subject>`. */
+export function testBusNames(label = 'it'): { suffix: string; stream(name: string): string; subject(subject: string): string } {
+  const suffix = uniqueSuffix();
+  return {
+    suffix,
+    stream: (name) => `${label.toUpperCase()}_${suffix}_${name}`,
+    subject: (subject) => `${label}_${suffix}.${subject}`,
+  };
+}
+
+export function testRedisPrefix(label = 'it'): string {
+  return `${label}:${uniqueSuffix()}:`;
+}
