@@ -51,7 +51,8 @@ const DAY = 24 * 3600;
 export const STREAMS: readonly StreamSpec[] = [
   {
     name: 'EVALS_INBOUND',
-    subjects: ['evals.run.requested', 'evals.output.submitted', 'evals.run.sealed', 'evals.session.signal'],
+    // evals.session.signal joins when the monitor (D3) consumes it: a stream must not swallow what nobody reads.
+    subjects: ['evals.run.requested', 'evals.output.submitted', 'evals.run.sealed'],
     retention: RetentionPolicy.Workqueue,
     maxAgeSeconds: 7 * DAY,
     description: 'Inbound runs, outputs, seals and session signals; deleted once ingested (D1).',

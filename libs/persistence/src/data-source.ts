@@ -1,8 +1,9 @@
 import { DataSource } from 'typeorm';
 import { InitialSchema1764460800000 } from './migrations/1764460800000-initial-schema.migration';
+import { ReadModel1764460900000 } from './migrations/1764460900000-read-model.migration';
 
 /** Every schema change, in order. The schema is never synchronised from entities. */
-export const migrations = [InitialSchema1764460800000];
+export const migrations = [InitialSchema1764460800000, ReadModel1764460900000];
 
 export interface PostgresConfig {
   readonly url: string;
@@ -32,8 +33,23 @@ export function createDataSource(config: PostgresConfig): DataSource {
   });
 }
 
-/** Applies pending migrations, each in its own transaction. Safe to call from several processes. */
+/** Arbitrary but fixed: the advisory lock that serialises migrations across processes. */
+const MIGRATION_LOCK = 72_430_001;
+
+/**
+ * Applies pending migrations, each in its own transaction. Every app calls it at boot, so it holds a
+ * session advisory lock meanwhile: processes started together migrate one after the other, and the later
+ * ones find nothing left to do.
+ */
 export async function migrate(dataSource: DataSource): Promise<string[]> {
-  const applied = await dataSource.runMigrations({ transaction: 'each' });
-  return applied.map((m) => m.name);
+  const lock = dataSource.createQueryRunner();
+  await lock.connect();
+  try {
+    await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    const applied = await dataSource.runMigrations({ transaction: 'each' });
+    return applied.map((m) => m.name);
+  } finally {
+    await lock.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
+    await lock.release();
+  }
 }

@@ -6,3 +6,8 @@ export { OutboxRelay } from './outbox-relay';
 export type { OutboxRelayOptions, RelayPublisher } from './outbox-relay';
 export { PG_UNIQUE_VIOLATION, pgCode } from './sql';
 export type { Sql } from './sql';
+export { DeadLetterRepository, EvidenceRepository } from './evidence.repository';
+export type { DeadLetter, EvidenceAggregate, EvidenceRow } from './evidence.repository';
+export { RunReadModelRepository } from './run-read-model.repository';
+export { SuiteRepository } from './suite.repository';
+export type { SuiteCaseRecord, SuiteVersionRecord, SuiteVersionWithCases } from './suite.repository';

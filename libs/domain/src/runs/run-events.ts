@@ -1,0 +1,99 @@
+/**
+ * The internal events of a run, between the apps (docs/pipeline.md). They follow the house envelope
+ * `{type, version, data, metadata}` and are relayed on `evals.event.<type>`. One interface per version;
+ * a breaking change adds a `V2` beside it and both are read while old events remain in the log.
+ * None of them carries a candidate output (D1): evidence is reduced to score, verdict and label.
+ */
+export const RUN_EVENTS = {
+  opened: 'run.opened',
+  sealed: 'run.sealed',
+  casesScored: 'cases.scored',
+  scored: 'run.scored',
+} as const;
+
+export type RunEventType = (typeof RUN_EVENTS)[keyof typeof RUN_EVENTS];
+
+export type RunSource = 'sandbox' | 'ci' | 'inline' | 'session_sample';
+
+export interface RunOpenedV1 {
+  readonly run_id: string;
+  readonly suite_key: string;
+  readonly suite_version: number;
+  readonly suite_content_hash: string;
+  readonly pass_threshold: number;
+  readonly regression_threshold: number;
+  readonly subject_kind: string;
+  readonly subject_id: string;
+  readonly variant: string | null;
+  readonly baseline_run_id: string | null;
+  readonly source: RunSource;
+  readonly case_count: number;
+  /** Scorer name -> version for every scorer the suite version uses (G4: what changed between runs). */
+  readonly scorer_versions: Readonly<Record<string, string>>;
+}
+
+export interface RunSealedV1 {
+  readonly run_id: string;
+}
+
+export interface CaseResultV1 {
+  readonly case_id: string;
+  readonly scorer: string;
+  readonly scorer_version: string;
+  readonly score: number;
+  readonly passed: boolean;
+  /** Fixed-vocabulary scorer label, redacted and clamped (D2). */
+  readonly label: string;
+}
+
+/** One batch of newly inserted evidence rows; a redelivered batch inserts nothing and emits nothing. */
+export interface CasesScoredV1 {
+  readonly run_id: string;
+  readonly results: readonly CaseResultV1[];
+}
+
+/** Scoring is over: the aggregate as computed from the evidence table in the sealing transaction. */
+export interface RunScoredV1 {
+  readonly run_id: string;
+  readonly n: number;
+  readonly passed: number;
+  readonly score_sum: number;
+  readonly missing_case_ids: readonly string[];
+}
+
+export type RunEvent =
+  | { readonly type: 'run.opened'; readonly version: 1; readonly data: RunOpenedV1 }
+  | { readonly type: 'run.sealed'; readonly version: 1; readonly data: RunSealedV1 }
+  | { readonly type: 'cases.scored'; readonly version: 1; readonly data: CasesScoredV1 }
+  | { readonly type: 'run.scored'; readonly version: 1; readonly data: RunScoredV1 };
+
+export function runStreamId(runId: string): string {
+  return `run-${runId}`;
+}
+
+/** Validates an event read from the bus or the log before a projection trusts it. */
+export function parseRunEvent(raw: unknown): RunEvent | { readonly error: string } {
+  if (typeof raw !== 'object' || raw === null) return { error: 'not an object' };
+  const e = raw as { type?: unknown; version?: unknown; data?: unknown };
+  if (e.version !== 1) return { error: `unsupported version ${String(e.version)}` };
+  const d = e.data as Record<string, unknown> | undefined;
+  if (typeof d !== 'object' || d === null || typeof d.run_id !== 'string') return { error: 'data.run_id missing' };
+  switch (e.type) {
+    case RUN_EVENTS.opened:
+      return typeof d.suite_key === 'string' && Number.isInteger(d.suite_version) && typeof d.case_count === 'number'
+        ? { type: 'run.opened', version: 1, data: d as unknown as RunOpenedV1 }
+        : { error: 'run.opened: data incomplete' };
+    case RUN_EVENTS.sealed:
+      return { type: 'run.sealed', version: 1, data: d as unknown as RunSealedV1 };
+    case RUN_EVENTS.casesScored:
+      return Array.isArray(d.results)
+        ? { type: 'cases.scored', version: 1, data: d as unknown as CasesScoredV1 }
+        : { error: 'cases.scored: data.results missing' };
+    case RUN_EVENTS.scored:
+      return Number.isInteger(d.n) && Number.isInteger(d.passed) && typeof d.score_sum === 'number'
+        ? { type: 'run.scored', version: 1, data: d as unknown as RunScoredV1 }
+        : { error: 'run.scored: data incomplete' };
+    default:
+      return { error: `unknown event type ${String(e.type)}` };
+  }
+}

@@ -1,0 +1,111 @@
+import type { Sql } from './sql';
+
+/** One row of per-case evidence (R3, D2): never the output - its keyed hash and length at most. */
+export interface EvidenceRow {
+  readonly run_id: string;
+  readonly case_id: string;
+  readonly scorer: string;
+  readonly scorer_version: string;
+  readonly score: number;
+  readonly passed: boolean;
+  readonly label: string;
+  readonly detail_hash: string | null;
+  readonly output_chars: number | null;
+  readonly scored_at: string;
+}
+
+export interface EvidenceAggregate {
+  readonly n: number;
+  readonly passed: number;
+  readonly score_sum: number;
+}
+
+/**
+ * Evidence is append-only (the database refuses UPDATE/DELETE). A batch insert skips the cases a run
+ * already has and returns the ones it actually wrote, so a redelivered batch writes - and announces -
+ * nothing twice. One statement per batch (arrays unnested server side) keeps the cost per case low.
+ */
+export class EvidenceRepository {
+  async insertBatch(sql: Sql, rows: readonly EvidenceRow[]): Promise<EvidenceRow[]> {
+    if (rows.length === 0) return [];
+    const inserted: Array<{ case_id: string }> = await sql.query(
+      `INSERT INTO evidence (run_id, case_id, scorer, scorer_version, score, passed, label, detail_hash, output_chars, scored_at)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::float8[], $6::bool[], $7::varchar(120)[],
+                            $8::text[], $9::int[], $10::timestamptz[])
+       ON CONFLICT (run_id, case_id) DO NOTHING
+       RETURNING case_id`,
+      [
+        rows.map((r) => r.run_id),
+        rows.map((r) => r.case_id),
+        rows.map((r) => r.scorer),
+        rows.map((r) => r.scorer_version),
+        rows.map((r) => r.score),
+        rows.map((r) => r.passed),
+        rows.map((r) => r.label),
+        rows.map((r) => r.detail_hash),
+        rows.map((r) => r.output_chars),
+        rows.map((r) => r.scored_at),
+      ],
+    );
+    const written = new Set(inserted.map((r) => r.case_id));
+    return rows.filter((r) => written.has(r.case_id));
+  }
+
+  async aggregate(sql: Sql, runId: string): Promise<EvidenceAggregate> {
+    const [row] = await sql.query(
+      `SELECT count(*)::int AS n, count(*) FILTER (WHERE passed)::int AS passed, coalesce(sum(score), 0)::float8 AS score_sum
+       FROM evidence WHERE run_id = $1`,
+      [runId],
+    );
+    return { n: row.n, passed: row.passed, score_sum: Number(row.score_sum) };
+  }
+
+  async caseIds(sql: Sql, runId: string): Promise<Set<string>> {
+    const rows: Array<{ case_id: string }> = await sql.query(`SELECT case_id FROM evidence WHERE run_id = $1`, [runId]);
+    return new Set(rows.map((r) => r.case_id));
+  }
+
+  async forRun(sql: Sql, runId: string): Promise<EvidenceRow[]> {
+    const rows = await sql.query(
+      `SELECT e.run_id, e.case_id, e.scorer, e.scorer_version, e.score, e.passed, e.label, e.detail_hash, e.output_chars,
+              to_char(e.scored_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS scored_at
+       FROM evidence e WHERE e.run_id = $1 ORDER BY e.case_id`,
+      [runId],
+    );
+    return rows.map((r: any) => ({ ...r, score: Number(r.score) }));
+  }
+}
+
+export interface DeadLetter {
+  readonly subject: string;
+  readonly code: string;
+  /** Field names and constraint names only; never a payload value (D1). */
+  readonly reason: string;
+  readonly message_id?: string | null;
+  readonly stream_seq?: number | null;
+}
+
+export class DeadLetterRepository {
+  async add(sql: Sql, letters: readonly DeadLetter[]): Promise<void> {
+    if (letters.length === 0) return;
+    await sql.query(
+      `INSERT INTO dead_letters (subject, code, reason, message_id, stream_seq)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[])`,
+      [
+        letters.map((l) => l.subject),
+        letters.map((l) => l.code),
+        letters.map((l) => l.reason.slice(0, 1000)),
+        letters.map((l) => l.message_id ?? null),
+        letters.map((l) => l.stream_seq ?? null),
+      ],
+    );
+  }
+
+  async list(sql: Sql, limit = 100): Promise<Array<DeadLetter & { id: number; received_at: string }>> {
+    const rows = await sql.query(
+      `SELECT id, subject, code, reason, message_id, stream_seq, received_at FROM dead_letters ORDER BY id DESC LIMIT $1`,
+      [limit],
+    );
+    return rows.map((r: any) => ({ ...r, id: Number(r.id), stream_seq: r.stream_seq === null ? null : Number(r.stream_seq) }));
+  }
+}

@@ -1,0 +1,117 @@
+/**
+ * Configuration from environment variables, read once and validated at boot (X3): every problem is
+ * reported, each on its own line, before anything connects. Secret values are never echoed - a message
+ * names the variable and what is wrong with it, not its value.
+ */
+export type EnvSpec<T> = { [K in keyof T]: VariableSpec<T[K]> };
+
+export interface VariableSpec<V> {
+  readonly env: string;
+  readonly parse: (raw: string | undefined) => { ok: true; value: V } | { ok: false; problem: string };
+  readonly secret?: boolean;
+  readonly description: string;
+}
+
+export class ConfigError extends Error {
+  readonly code = 'CONFIG_INVALID';
+  constructor(readonly problems: readonly string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  }
+}
+
+export function loadConfig<T>(spec: EnvSpec<T>, env: Readonly<Record<string, string | undefined>>): T {
+  const problems: string[] = [];
+  const out: Partial<T> = {};
+  for (const key of Object.keys(spec) as Array<keyof T>) {
+    const variable = spec[key];
+    const result = variable.parse(env[variable.env]);
+    if (result.ok) out[key] = result.value;
+    else problems.push(`${variable.env}: ${result.problem}`);
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return out as T;
+}
+
+type Parsed<V> = { ok: true; value: V } | { ok: false; problem: string };
+
+export const parsers = {
+  requiredString:
+    (minLength = 1) =>
+    (raw: string | undefined): Parsed<string> =>
+      raw === undefined || raw === ''
+        ? { ok: false, problem: 'is required' }
+        : raw.length < minLength
+          ? { ok: false, problem: `must be at least ${minLength} characters` }
+          : { ok: true, value: raw },
+  optionalString:
+    (fallback: string) =>
+    (raw: string | undefined): Parsed<string> => ({ ok: true, value: raw === undefined || raw === '' ? fallback : raw }),
+  url:
+    (protocols: readonly string[], fallback?: string) =>
+    (raw: string | undefined): Parsed<string> => {
+      const value = raw === undefined || raw === '' ? fallback : raw;
+      if (value === undefined) return { ok: false, problem: `is required (a ${protocols.join(' or ')} URL)` };
+      try {
+        const url = new URL(value);
+        if (!protocols.includes(url.protocol.replace(/:$/, ''))) {
+          return { ok: false, problem: `must be a ${protocols.join(' or ')} URL` };
+        }
+        return { ok: true, value };
+      } catch {
+        return { ok: false, problem: `is not a valid URL` };
+      }
+    },
+  integer:
+    (fallback: number, min: number, max: number) =>
+    (raw: string | undefined): Parsed<number> => {
+      if (raw === undefined || raw === '') return { ok: true, value: fallback };
+      const n = Number(raw);
+      return Number.isInteger(n) && n >= min && n <= max
+        ? { ok: true, value: n }
+        : { ok: false, problem: `must be an integer from ${min} to ${max}` };
+    },
+  oneOf:
+    <V extends string>(values: readonly V[], fallback: V) =>
+    (raw: string | undefined): Parsed<V> =>
+      raw === undefined || raw === ''
+        ? { ok: true, value: fallback }
+        : (values as readonly string[]).includes(raw)
+          ? { ok: true, value: raw as V }
+          : { ok: false, problem: `must be one of ${values.join(', ')}` },
+  identifier:
+    (fallback: string) =>
+    (raw: string | undefined): Parsed<string> => {
+      const value = raw ?? fallback;
+      return /^[A-Za-z0-9_]*$/.test(value) ? { ok: true, value } : { ok: false, problem: 'may contain only letters, digits and _' };
+    },
+};
+
+/** What every service process needs; apps add their own variables next to these. */
+export interface CommonConfig {
+  readonly databaseUrl: string;
+  readonly databaseSchema: string;
+  readonly natsUrl: string;
+  readonly streamPrefix: string;
+  readonly subjectPrefix: string;
+  readonly httpPort: number;
+  readonly logLevel: 'debug' | 'info' | 'warn' | 'error';
+}
+
+export const commonConfigSpec = (defaultPort: number): EnvSpec<CommonConfig> => ({
+  databaseUrl: { env: 'DATABASE_URL', parse: parsers.url(['postgres', 'postgresql']), secret: true, description: 'PostgreSQL connection string' },
+  databaseSchema: { env: 'DATABASE_SCHEMA', parse: parsers.identifier(''), description: 'schema for all tables (empty: the default search_path)' },
+  natsUrl: { env: 'NATS_URL', parse: parsers.url(['nats', 'tls']), description: 'NATS server with JetStream' },
+  streamPrefix: { env: 'EVALS_STREAM_PREFIX', parse: parsers.identifier(''), description: 'prefix of JetStream stream names' },
+  subjectPrefix: { env: 'EVALS_SUBJECT_PREFIX', parse: parsers.identifier(''), description: 'prefix of every subject (tests, shared clusters)' },
+  httpPort: { env: 'PORT', parse: parsers.integer(defaultPort, 0, 65535), description: 'HTTP port (health, API)' },
+  logLevel: { env: 'LOG_LEVEL', parse: parsers.oneOf(['debug', 'info', 'warn', 'error'] as const, 'info'), description: 'lowest level logged' },
+});
+
+/** The key of the one-way detail hash (D2). Required: without it short outputs could be guessed back. */
+export interface HmacConfig {
+  readonly hmacSecret: string;
+}
+
+export const hmacConfigSpec: EnvSpec<HmacConfig> = {
+  hmacSecret: { env: 'EVALS_HMAC_SECRET', parse: parsers.requiredString(32), secret: true, description: 'HMAC-SHA256 key for evidence detail hashes, at least 32 characters' },
+};

@@ -1,0 +1,8 @@
+export { ConfigError, commonConfigSpec, hmacConfigSpec, loadConfig, parsers } from './config';
+export type { CommonConfig, EnvSpec, HmacConfig, VariableSpec } from './config';
+export { HealthController, InfrastructureModule, OutboxRelayService } from './infrastructure.module';
+export type { InfrastructureOptions, JetStreamClient, JetStreamManager, NatsConnection } from './infrastructure.module';
+export { JsonLogger } from './logger';
+export { onShutdown } from './shutdown';
+export { BUS_NAMES, CLOCK, COMMON_CONFIG, DATA_SOURCE, ID_GENERATOR, JETSTREAM, JETSTREAM_MANAGER, LOGGER, NATS_CONNECTION } from './tokens';
+export type { Clock, IdGenerator } from './tokens';
