@@ -46,6 +46,8 @@ export async function migrate(dataSource: DataSource): Promise<string[]> {
   await lock.connect();
   try {
     await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    const schema = (dataSource.options as { schema?: string }).schema;
+    if (schema) await lock.query(`CREATE SCHEMA IF NOT EXISTS "${schema.replace(/"/g, '')}"`);
     const applied = await dataSource.runMigrations({ transaction: 'each' });
     return applied.map((m) => m.name);
   } finally {

@@ -1,0 +1,143 @@
+import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import type { JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
+import { allAcknowledgedBefore, BatchConsumer, CONSUMERS, contractSubject, streamOf, type BusNames } from '@evals/bus';
+import { decodeMessage, SUBJECTS } from '@evals/contracts';
+import type { WorkItem } from '@evals/domain';
+import { DeadLetterRepository, type DeadLetter } from '@evals/persistence';
+import { BUS_NAMES, DATA_SOURCE, JETSTREAM, JETSTREAM_MANAGER, LOGGER, type JsonLogger } from '@evals/platform';
+import type { DataSource } from 'typeorm';
+import { IntakeError } from './intake-error';
+import { RunIntakeService, type Causation } from './run-intake.service';
+
+interface PendingRun {
+  readonly items: WorkItem[];
+  readonly messages: JsMsg[];
+  readonly cause: Causation;
+}
+
+/** How long a message for a run not opened yet waits before it is tried again. */
+const UNKNOWN_RUN_RETRY_MS = 500;
+const SEAL_WAIT_RETRY_MS = 100;
+
+/**
+ * The durable consumer of EVALS_INBOUND (docs/pipeline.md step 1). Every message is validated at the edge:
+ * a malformed or invalid one is dead-lettered with its reason - never its body - and acknowledged, and the
+ * consumer goes on. Outputs of one micro-batch for one run are forwarded as one work message.
+ */
+@Injectable()
+export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private consumer: BatchConsumer | undefined;
+  private readonly deadLetters = new DeadLetterRepository();
+
+  constructor(
+    private readonly intake: RunIntakeService,
+    @Inject(DATA_SOURCE) private readonly db: DataSource,
+    @Inject(JETSTREAM) private readonly js: JetStreamClient,
+    @Inject(JETSTREAM_MANAGER) private readonly jsm: JetStreamManager,
+    @Inject(BUS_NAMES) private readonly names: BusNames,
+    @Inject(LOGGER) private readonly logger: JsonLogger,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    this.consumer = new BatchConsumer({
+      js: this.js,
+      stream: streamOf(this.names, CONSUMERS.ingestion.stream),
+      durable: CONSUMERS.ingestion.durable,
+      maxBatch: 500,
+      handler: (batch) => this.handle(batch),
+      onError: (error) => this.logger.event('error', 'inbound batch failed; redelivering', { error: errorName(error) }),
+    });
+    await this.consumer.start();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.consumer?.stop();
+  }
+
+  async handle(batch: readonly JsMsg[]): Promise<void> {
+    const pending = new Map<string, PendingRun>();
+    const letters: Array<{ letter: DeadLetter; msg: JsMsg }> = [];
+    const flush = async () => {
+      for (const [runId, run] of pending) {
+        await this.intake.forward(runId, run.items, run.cause);
+        await Promise.all(run.messages.map((m) => m.ackAck()));
+      }
+      pending.clear();
+      await this.deadLetter(letters.splice(0));
+    };
+
+    for (const msg of batch) {
+      const subject = contractSubject(this.names, msg.subject);
+      const decoded = decodeMessage(subject, msg.data);
+      if (!decoded.ok) {
+        letters.push({ msg, letter: { subject, code: decoded.code, reason: decoded.reason, message_id: decoded.message_id ?? null, stream_seq: msg.seq } });
+        continue;
+      }
+      const message = decoded.message;
+      const cause: Causation = { message_id: message.metadata.message_id, correlation_id: message.metadata.correlation_id };
+      try {
+        switch (message.type) {
+          case SUBJECTS.RUN_REQUESTED: {
+            await flush();
+            const d = message.data;
+            await this.intake.open({ ...d, outputs: d.outputs?.map((o) => ({ case_id: o.case_id, output: o.output })) }, cause);
+            await msg.ackAck();
+            break;
+          }
+          case SUBJECTS.OUTPUT_SUBMITTED: {
+            const d = message.data;
+            const ticket = await this.intake.ticket(d.run_id);
+            if (!ticket) {
+              // The run.requested may still be on its way (another ingestion process): wait, then give up.
+              if (msg.info.deliveryCount >= CONSUMERS.ingestion.deadLetterAfter) throw new IntakeError('UNKNOWN_RUN', `no run ${d.run_id}`, 'data.run_id');
+              await flush();
+              msg.nak(UNKNOWN_RUN_RETRY_MS);
+              break;
+            }
+            if (this.intake.sealedIn(ticket)) throw new IntakeError('RUN_SEALED', `run ${d.run_id} is sealed`, 'data.run_id');
+            if (!ticket.caseIds.has(d.case_id)) throw new IntakeError('UNKNOWN_CASE', `case ${d.case_id} is not in the run's suite version`, 'data.case_id');
+            const run = pending.get(d.run_id) ?? { items: [], messages: [], cause };
+            run.items.push({ case_id: d.case_id, output: d.output });
+            run.messages.push(msg);
+            pending.set(d.run_id, run);
+            break;
+          }
+          case SUBJECTS.RUN_SEALED: {
+            await flush();
+            // Outputs published before the seal may still be in another ingestion process's hands.
+            const stream = streamOf(this.names, CONSUMERS.ingestion.stream);
+            if (!(await allAcknowledgedBefore(this.jsm, stream, CONSUMERS.ingestion.durable, msg.seq))) {
+              msg.nak(SEAL_WAIT_RETRY_MS);
+              break;
+            }
+            await this.intake.seal(message.data.run_id, cause);
+            await msg.ackAck();
+            break;
+          }
+          default:
+            letters.push({ msg, letter: { subject, code: 'UNSUPPORTED_SUBJECT', reason: `no consumer for ${subject}`, message_id: cause.message_id, stream_seq: msg.seq } });
+        }
+      } catch (error) {
+        if (!(error instanceof IntakeError)) throw error;
+        letters.push({
+          msg,
+          letter: { subject, code: error.code, reason: `${error.field ?? 'data'}: ${error.message}`, message_id: cause.message_id, stream_seq: msg.seq },
+        });
+      }
+    }
+    await flush();
+  }
+
+  private async deadLetter(entries: Array<{ letter: DeadLetter; msg: JsMsg }>): Promise<void> {
+    if (entries.length === 0) return;
+    await this.deadLetters.add(this.db, entries.map((e) => e.letter));
+    for (const e of entries) {
+      this.logger.event('warn', 'message dead-lettered', { subject: e.letter.subject, code: e.letter.code, message_id: e.letter.message_id ?? null, stream_seq: e.letter.stream_seq ?? null });
+      e.msg.ack();
+    }
+  }
+}
+
+function errorName(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${(error as { code?: string }).code ?? ''}` : 'error';
+}

@@ -1,0 +1,29 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
+import { InfrastructureModule, OutboxRelayService, type JsonLogger } from '@evals/platform';
+import { ApiExceptionFilter } from './api-exception.filter';
+import { INGESTION_CONFIG, type IngestionConfig } from './config';
+import { InboundConsumer } from './inbound.consumer';
+import { RunIntakeService } from './run-intake.service';
+import { RunsController } from './runs.controller';
+import { SuitesController } from './suites.controller';
+import { SuiteCatalogService } from './suite-catalog.service';
+
+@Module({})
+export class IngestionModule {
+  static forRoot(config: IngestionConfig, logger: JsonLogger): DynamicModule {
+    return {
+      module: IngestionModule,
+      imports: [InfrastructureModule.forRoot({ app: 'ingestion', config, logger })],
+      controllers: [RunsController, SuitesController],
+      providers: [
+        { provide: INGESTION_CONFIG, useValue: config },
+        { provide: APP_FILTER, useClass: ApiExceptionFilter },
+        RunIntakeService,
+        SuiteCatalogService,
+        InboundConsumer,
+        OutboxRelayService,
+      ],
+    };
+  }
+}
