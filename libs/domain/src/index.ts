@@ -1,1 +1,3 @@
 export * from './runs';
+export * from './suites';
+export * from './regression';

@@ -1,0 +1,99 @@
+import * as fs from 'node:fs';
+import { compareRuns, parseSuiteYaml, type Comparison, type SuiteDefinition, type SuiteError } from '@evals/domain';
+import type { CompiledScorer, ScoreResult } from '@evals/scorers';
+import { wilson } from '@evals/stats';
+import { CliError, EXIT } from './exit-codes';
+
+/**
+ * Scores a suite file against an outputs file in this process, with the pure core only: no server, no
+ * database, nothing written. The durable service does the same through its pipeline; this is the quick
+ * local loop and the demo.
+ */
+export interface LocalCaseResult extends ScoreResult {
+  readonly case_id: string;
+  readonly scorer: string;
+}
+
+export interface LocalRun {
+  readonly label: string;
+  readonly cases: readonly LocalCaseResult[];
+  readonly n: number;
+  readonly passed: number;
+  readonly score: number;
+  readonly interval: { lower: number; upper: number };
+  readonly run_passed: boolean;
+}
+
+export function loadSuite(file: string): { suite: SuiteDefinition; scorers: readonly CompiledScorer[] } {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    throw new CliError(EXIT.USAGE, `cannot read suite file ${file}`);
+  }
+  const parsed = parseSuiteYaml(text, file);
+  if (!parsed.ok) throw new SuiteRefused(parsed.errors);
+  return { suite: parsed.suite, scorers: parsed.scorers };
+}
+
+export class SuiteRefused extends CliError {
+  constructor(readonly errors: readonly SuiteError[]) {
+    super(EXIT.USAGE, errors.map(describeSuiteError).join('\n'));
+  }
+}
+
+export function describeSuiteError(e: SuiteError): string {
+  const where = [e.file, e.line !== undefined ? `${e.line}:${e.column ?? 1}` : undefined].filter(Boolean).join(':');
+  const what = [e.case_id ? `case ${e.case_id}` : undefined, e.field || undefined].filter(Boolean).join(', ');
+  return `${where}: ${what ? `${what}: ` : ''}${e.message} [${e.code}]`;
+}
+
+/** Reads `{case_id, output}` lines; a bad line is refused with its line number, never its content. */
+export function loadOutputs(file: string): Map<string, string> {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    throw new CliError(EXIT.USAGE, `cannot read outputs file ${file}`);
+  }
+  const outputs = new Map<string, string>();
+  text.split('\n').forEach((line, i) => {
+    if (line.trim() === '') return;
+    let row: unknown;
+    try {
+      row = JSON.parse(line);
+    } catch {
+      throw new CliError(EXIT.USAGE, `${file}:${i + 1}: not a JSON object`);
+    }
+    const r = row as { case_id?: unknown; output?: unknown };
+    if (typeof r.case_id !== 'string' || typeof r.output !== 'string') {
+      throw new CliError(EXIT.USAGE, `${file}:${i + 1}: needs a string case_id and a string output`);
+    }
+    if (outputs.has(r.case_id)) throw new CliError(EXIT.USAGE, `${file}:${i + 1}: second output for case ${r.case_id}`);
+    outputs.set(r.case_id, r.output);
+  });
+  return outputs;
+}
+
+export function scoreLocally(label: string, suite: SuiteDefinition, scorers: readonly CompiledScorer[], outputs: ReadonlyMap<string, string>): LocalRun {
+  const known = new Set(suite.cases.map((c) => c.id));
+  for (const id of outputs.keys()) {
+    if (!known.has(id)) throw new CliError(EXIT.USAGE, `${label}: output for unknown case ${id} (R1)`);
+  }
+  const cases = suite.cases.map((c, i): LocalCaseResult => {
+    const scorer = scorers[i];
+    const output = outputs.get(c.id);
+    if (output === undefined) return { case_id: c.id, scorer: scorer.name, score: 0, passed: false, label: 'missing_output' };
+    if (scorer.kind === 'judge') return { case_id: c.id, scorer: scorer.name, score: 0, passed: false, label: 'judge_not_configured' };
+    return { case_id: c.id, scorer: scorer.name, ...scorer.score(output) };
+  });
+  const n = cases.length;
+  const passed = cases.filter((c) => c.passed).length;
+  const w = wilson(passed, n);
+  const score = n === 0 ? 0 : cases.reduce((s, c) => s + c.score, 0) / n;
+  return { label, cases, n, passed, score, interval: { lower: w.lower, upper: w.upper }, run_passed: n > 0 && passed / n >= suite.pass_threshold };
+}
+
+export function compareLocal(run: LocalRun, baseline: LocalRun, threshold: number): Comparison {
+  return compareRuns({ run_id: run.label, n: run.n, passed: run.passed, score: run.score }, { run_id: baseline.label, n: baseline.n, passed: baseline.passed, score: baseline.score }, threshold);
+}

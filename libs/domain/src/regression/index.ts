@@ -1,0 +1,2 @@
+export { compareRuns } from './compare';
+export type { Comparison, RegressionVerdict, RunAggregate } from './compare';
