@@ -48,11 +48,15 @@ export class SuiteRepository {
     if (rows.length === 0) return null;
     const head = toVersion(rows[0]);
     const cases = await sql.query(
-      `SELECT case_id, input, expected, scorer, tags FROM suite_cases
+      `SELECT case_id, input, expected, expected IS NULL AS expected_absent, scorer, tags FROM suite_cases
        WHERE suite_key = $1 AND suite_version = $2 ORDER BY ordinal`,
       [head.suite_key, head.version],
     );
-    return { ...head, cases: cases.map((c: any) => ({ ...c, tags: c.tags ?? [] })) };
+    // SQL NULL is "no expected"; a JSON null is the authored value null (json_equal may expect it).
+    return {
+      ...head,
+      cases: cases.map((c: any) => ({ case_id: c.case_id, input: c.input, expected: c.expected_absent ? undefined : c.expected, scorer: c.scorer, tags: c.tags ?? [] })),
+    };
   }
 
   /**

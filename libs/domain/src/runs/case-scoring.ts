@@ -9,7 +9,7 @@ export interface ScorableSuite {
   readonly default_scorer: Readonly<Record<string, unknown>>;
   readonly cases: ReadonlyArray<{
     readonly case_id: string;
-    readonly expected: unknown;
+    readonly expected?: unknown;
     readonly scorer: Readonly<Record<string, unknown>> | null;
   }>;
 }
@@ -41,7 +41,8 @@ export function compileSuite(suite: ScorableSuite): CompiledSuite {
   const versions: Record<string, string> = {};
   for (const c of suite.cases) {
     const spec = c.scorer ?? suite.default_scorer;
-    const checked = validateScorerSpec(spec, { expected: c.expected ?? undefined });
+    // `undefined` is "no expected"; `null` is an authored JSON null (json_equal may expect it).
+    const checked = validateScorerSpec(spec, c.expected === undefined ? {} : { expected: c.expected });
     if (!checked.ok) {
       throw new SuiteCompileError(`suite ${suite.suite_key} v${suite.version} case ${c.case_id}: ${checked.issues.map((i) => `${i.field}: ${i.code}`).join('; ')}`);
     }

@@ -1,0 +1,36 @@
+import type { Sql } from './sql';
+
+/**
+ * Transaction-scoped advisory locks on runs (released at commit or rollback). Scoring transactions take the
+ * run's lock in shared mode, so any number of them run side by side; the sealing transaction takes it
+ * exclusively, so no evidence row of a run can be written while - or after - its aggregate is computed
+ * (docs/pipeline.md step 2). The key is a hash of the run id in a key space of our own; a collision only
+ * makes two runs wait for each other, never wrong.
+ */
+const RUN_LOCK_SPACE = 72_430_002;
+
+export class RunLocks {
+  /** Locks every run in shared mode, in one fixed (key) order, so scoring transactions never deadlock. */
+  async shared(sql: Sql, runIds: readonly string[]): Promise<void> {
+    if (runIds.length === 0) return;
+    await sql.query(
+      `SELECT pg_advisory_xact_lock_shared(${RUN_LOCK_SPACE}, k)
+       FROM (SELECT DISTINCT hashtext(r) AS k FROM unnest($1::text[]) AS r ORDER BY k) AS keys`,
+      [runIds],
+    );
+  }
+
+  async exclusive(sql: Sql, runId: string): Promise<void> {
+    await sql.query(`SELECT pg_advisory_xact_lock(${RUN_LOCK_SPACE}, hashtext($1))`, [runId]);
+  }
+}
+
+/** The streams among `streamIds` that hold at least one event of `type` (e.g. runs already scored). */
+export async function streamsWithEvent(sql: Sql, streamIds: readonly string[], type: string): Promise<Set<string>> {
+  if (streamIds.length === 0) return new Set();
+  const rows: Array<{ stream_id: string }> = await sql.query(
+    `SELECT DISTINCT stream_id FROM events WHERE stream_id = ANY($1::text[]) AND type = $2`,
+    [streamIds, type],
+  );
+  return new Set(rows.map((r) => r.stream_id));
+}

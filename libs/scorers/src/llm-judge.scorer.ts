@@ -1,0 +1,44 @@
+/**
+ * `llm_judge` (S3): config validation only. The judge port (J1-J6, built later) grades the output against
+ * `rubric`; the case passes when the verdict is pass and the score is at least `min_score`.
+ *
+ * - `rubric` (required): a non-empty string (not only whitespace).
+ * - `min_score` (0.5): a number in [0, 1].
+ */
+import { ScorerIssueCode, checkOptionKeys, describeType, isAbsent, issue, readFiniteNumber, refuse } from './issues';
+import type { JudgeScorer, ScorerConfigIssue } from './scorer';
+
+export interface JudgeConfig {
+  readonly rubric: string;
+  readonly minScore: number;
+}
+
+export const DEFAULT_MIN_SCORE = 0.5;
+
+const NAME = 'llm_judge';
+const OPTIONS = ['rubric', 'min_score'] as const;
+
+export const llmJudgeScorer: JudgeScorer<JudgeConfig> = {
+  kind: 'judge',
+  name: NAME,
+  version: '1.0.0',
+  options: OPTIONS,
+  validate(raw) {
+    const issues: ScorerConfigIssue[] = [];
+    checkOptionKeys(NAME, raw, OPTIONS, issues);
+    const rubric = raw['rubric'];
+    if (isAbsent(raw, 'rubric')) {
+      issues.push(issue(ScorerIssueCode.OPTION_MISSING, 'rubric', 'scorer `llm_judge` needs a `rubric` (what a good answer does)'));
+    } else if (typeof rubric !== 'string') {
+      issues.push(issue(ScorerIssueCode.OPTION_INVALID, 'rubric', `scorer \`llm_judge\`: \`rubric\` must be a string, got ${describeType(rubric)}`));
+    } else if (rubric.trim() === '') {
+      issues.push(issue(ScorerIssueCode.OPTION_INVALID, 'rubric', 'scorer `llm_judge`: `rubric` must not be empty'));
+    }
+    const minScore = readFiniteNumber(NAME, raw, 'min_score', issues);
+    if (minScore !== undefined && (minScore < 0 || minScore > 1)) {
+      issues.push(issue(ScorerIssueCode.OPTION_INVALID, 'min_score', `scorer \`llm_judge\`: \`min_score\` must be in [0, 1], got ${minScore}`));
+    }
+    if (issues.length > 0 || typeof rubric !== 'string') return refuse(issues);
+    return { ok: true, config: { rubric, minScore: minScore ?? DEFAULT_MIN_SCORE } };
+  },
+};

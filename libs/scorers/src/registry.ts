@@ -1,0 +1,177 @@
+/**
+ * The scorer registry (S4): one entry per scorer file, and the one entry point suites use to validate a
+ * case's scorer spec when a suite version is created.
+ *
+ * A scorer spec is an object with `type` and the scorer's options flat next to it:
+ *   `{ type: 'exact', trim: true }`, `{ type: 'regex', pattern: '^a', flags: 'i' }`,
+ *   `{ type: 'numeric_range', min: 0, max: 10 }`, `{ type: 'llm_judge', rubric: '...' }`.
+ * `validateScorerSpec` compiles it, with the case's `expected` (ctx), into a `CompiledScorer`: for a
+ * deterministic scorer a total `score(output)` with the config bound; for `llm_judge` the validated config
+ * only (the judge port scores it).
+ */
+import { containsScorer } from './contains.scorer';
+import { exactScorer } from './exact.scorer';
+import { ScorerIssueCode, issue, quote } from './issues';
+import { jsonEqualScorer } from './json-equal.scorer';
+import { jsonValidScorer } from './json-valid.scorer';
+import { llmJudgeScorer, type JudgeConfig } from './llm-judge.scorer';
+import { notContainsScorer } from './not-contains.scorer';
+import { numericRangeScorer } from './numeric-range.scorer';
+import { regexScorer } from './regex.scorer';
+import type { JudgeScorer, ScoreContext, ScoreResult, Scorer, ScorerConfigIssue } from './scorer';
+
+/** The deterministic scorers (S1), by their spec name. */
+export const deterministicScorers = {
+  exact: exactScorer,
+  contains: containsScorer,
+  not_contains: notContainsScorer,
+  regex: regexScorer,
+  json_valid: jsonValidScorer,
+  json_equal: jsonEqualScorer,
+  numeric_range: numericRangeScorer,
+} as const;
+
+/** Every registered scorer: the deterministic ones and `llm_judge` (config only, S3). */
+export const scorers = {
+  ...deterministicScorers,
+  llm_judge: llmJudgeScorer,
+} as const;
+
+export type DeterministicScorerName = keyof typeof deterministicScorers;
+export type ScorerName = keyof typeof scorers;
+/** A registry entry: discriminated on `kind`. */
+export type RegisteredScorer = (typeof scorers)[ScorerName];
+
+export const scorerNames: readonly ScorerName[] = Object.freeze(Object.keys(scorers) as ScorerName[]);
+export const deterministicScorerNames: readonly DeterministicScorerName[] = Object.freeze(
+  Object.keys(deterministicScorers) as DeterministicScorerName[],
+);
+
+export function isScorerName(name: unknown): name is ScorerName {
+  return typeof name === 'string' && Object.prototype.hasOwnProperty.call(scorers, name);
+}
+
+/** The registry entry for `name`, or undefined when no scorer has that name. */
+export function getScorer<N extends ScorerName>(name: N): (typeof scorers)[N];
+export function getScorer(name: string): RegisteredScorer | undefined;
+export function getScorer(name: string): RegisteredScorer | undefined {
+  return isScorerName(name) ? scorers[name] : undefined;
+}
+
+/** Labels every compiled deterministic scorer may return besides its own vocabulary. */
+export const COMMON_LABELS = ['scorer_error', 'invalid_output'] as const;
+
+/** Every label any deterministic scorer can return (D1: a fixed vocabulary, never a quote of the output). */
+export const ALL_LABELS: ReadonlySet<string> = new Set<string>([
+  ...COMMON_LABELS,
+  ...Object.values(deterministicScorers).flatMap((s) => s.labels),
+]);
+
+/** A deterministic scorer with its config bound: `score` is total (S5). */
+export interface CompiledDeterministicScorer {
+  readonly kind: 'deterministic';
+  readonly name: DeterministicScorerName;
+  readonly version: string;
+  /** Never throws; `ctx` is accepted for the port but the built-in scorers use the `expected` bound at validation. */
+  score(output: string, ctx?: ScoreContext): ScoreResult;
+}
+
+/** `llm_judge`: validated config only; the judge port scores it (S3). */
+export interface CompiledJudgeScorer {
+  readonly kind: 'judge';
+  readonly name: 'llm_judge';
+  readonly version: string;
+  readonly config: JudgeConfig;
+}
+
+export type CompiledScorer = CompiledDeterministicScorer | CompiledJudgeScorer;
+
+export type ScorerSpecValidation =
+  | { readonly ok: true; readonly scorer: CompiledScorer }
+  | { readonly ok: false; readonly issues: readonly ScorerConfigIssue[] };
+
+const SCORER_ERROR: ScoreResult = Object.freeze({ score: 0, passed: false, label: 'scorer_error' });
+const INVALID_OUTPUT: ScoreResult = Object.freeze({ score: 0, passed: false, label: 'invalid_output' });
+
+/**
+ * Binds a config to a deterministic scorer. The built-in scorers are total already; this is the last line
+ * of defence (S5, D1): a non-string output gives `invalid_output`; an exception, a result outside [0, 1],
+ * a `passed` that disagrees with the score, or a label outside the scorer's vocabulary gives `scorer_error`.
+ */
+export function bindScorer<C>(scorer: Scorer<C>, config: C): CompiledDeterministicScorer {
+  const labels = new Set(scorer.labels);
+  return {
+    kind: 'deterministic',
+    name: scorer.name as DeterministicScorerName,
+    version: scorer.version,
+    score(output: string, ctx?: ScoreContext): ScoreResult {
+      if (typeof output !== 'string') return INVALID_OUTPUT;
+      try {
+        const result = scorer.score(output, config, ctx ?? {});
+        const { score, passed, label } = result;
+        if (
+          typeof score !== 'number' ||
+          !(score >= 0 && score <= 1) ||
+          typeof passed !== 'boolean' ||
+          passed !== (score === 1) ||
+          !labels.has(label)
+        ) {
+          return SCORER_ERROR;
+        }
+        return { score, passed, label };
+      } catch {
+        return SCORER_ERROR;
+      }
+    },
+  };
+}
+
+function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Validates a scorer spec (`{ type, ...options }`) against the case context, when a suite version is
+ * created (S4). Never throws: a spec it cannot read is refused with SCORER_SPEC_INVALID.
+ */
+export function validateScorerSpec(spec: unknown, ctx: ScoreContext = {}): ScorerSpecValidation {
+  try {
+    return validate(spec, ctx);
+  } catch (error) {
+    const reason = error instanceof Error ? error.name : 'an exception';
+    return {
+      ok: false,
+      issues: [issue(ScorerIssueCode.SPEC_INVALID, '', `the scorer spec could not be read (${reason})`)],
+    };
+  }
+}
+
+function validate(spec: unknown, ctx: ScoreContext): ScorerSpecValidation {
+  if (!isRecord(spec)) {
+    return {
+      ok: false,
+      issues: [issue(ScorerIssueCode.SPEC_INVALID, '', 'a scorer spec must be a mapping with a `type`, e.g. {type: exact, trim: true}')],
+    };
+  }
+  const type = spec['type'];
+  const known = `known scorers: ${scorerNames.join(', ')}`;
+  if (type === undefined) {
+    return { ok: false, issues: [issue(ScorerIssueCode.UNKNOWN, 'type', `a scorer spec needs a \`type\`; ${known}`)] };
+  }
+  if (!isScorerName(type)) {
+    const what = typeof type === 'string' ? `unknown scorer ${quote(type)}` : '`type` must be a string';
+    return { ok: false, issues: [issue(ScorerIssueCode.UNKNOWN, 'type', `${what}; ${known}`)] };
+  }
+  const { type: _type, ...raw } = spec;
+  void _type;
+  const entry = scorers[type];
+  if (entry.kind === 'judge') {
+    const checked = (entry as JudgeScorer<JudgeConfig>).validate(raw, ctx);
+    if (!checked.ok) return checked;
+    return { ok: true, scorer: { kind: 'judge', name: 'llm_judge', version: entry.version, config: checked.config } };
+  }
+  const scorer = entry as Scorer<unknown>;
+  const checked = scorer.validate(raw, ctx);
+  if (!checked.ok) return checked;
+  return { ok: true, scorer: bindScorer(scorer, checked.config) };
+}

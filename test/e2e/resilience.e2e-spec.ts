@@ -1,0 +1,139 @@
+import { randomUUID } from 'node:crypto';
+import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { Client } from 'pg';
+import { eventually, startCluster, type AppCluster } from '../support/app-processes';
+import { createTestSchema, uniqueSuffix, type TestSchema } from '../support/isolation';
+import { testServers } from '../support/servers';
+
+/**
+ * Bad input loses nothing and stops nothing; a killed worker loses and duplicates nothing (spec R1, R3,
+ * X4; section 10 dead letters).
+ */
+describe('e2e: dead letters and crash recovery', () => {
+  let schema: TestSchema;
+  let cluster: AppCluster;
+  let nc: NatsConnection;
+  let js: JetStreamClient;
+  let jsm: JetStreamManager;
+  let db: Client;
+  const suffix = uniqueSuffix();
+  const streamPrefix = `E2R_${suffix}_`;
+  const subjectPrefix = `e2r_${suffix}`;
+  const subject = (s: string) => `${subjectPrefix}.${s}`;
+  const CASES = 20_000;
+
+  const bigSuite = {
+    key: 'big',
+    default_scorer: { type: 'exact' },
+    pass_threshold: 0.5,
+    regression_threshold: 0.1,
+    cases: Array.from({ length: CASES }, (_, i) => ({ id: `c${i}`, input: `q${i}`, expected: `a${i}` })),
+  };
+  // Deterministic mix of passing and failing outputs.
+  const outputFor = (i: number) => (i % 3 === 0 ? `wrong${i}` : `a${i}`);
+
+  beforeAll(async () => {
+    schema = await createTestSchema('e2r');
+    cluster = await startCluster({ schema: schema.schema, streamPrefix, subjectPrefix, apps: ['ingestion', 'scoring-worker', 'read-model'], env: { WORKER_MAX_BATCH: '2' } });
+    nc = await connect({ servers: testServers.nats.url });
+    js = jetstream(nc);
+    jsm = await jetstreamManager(nc);
+    db = new Client({ connectionString: schema.url });
+    await db.connect();
+    const res = await fetch(cluster.url('ingestion', '/v1/suites'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(bigSuite) });
+    expect(res.status).toBe(201);
+  }, 120_000);
+
+  afterAll(async () => {
+    await cluster?.stopAll();
+    await db?.end();
+    if (jsm) for (const s of ['EVALS_INBOUND', 'EVALS_WORK', 'EVALS_EVENTS', 'EVALS_OUTBOUND']) await jsm.streams.delete(`${streamPrefix}${s}`).catch(() => undefined);
+    await nc?.close();
+    await schema?.drop();
+  });
+
+  function envelope(type: string, data: unknown, id = randomUUID()) {
+    return { schema: `${type}.v1`, type, version: 1, data, metadata: { message_id: id, occurred_at: new Date().toISOString() } };
+  }
+  async function publishRaw(type: string, payload: string | Uint8Array, id = randomUUID()) {
+    await js.publish(subject(type), payload, { msgID: id });
+  }
+  async function publish(type: string, data: unknown) {
+    const e = envelope(type, data);
+    await publishRaw(type, JSON.stringify(e), e.metadata.message_id);
+  }
+  async function count(sql: string, params: unknown[] = []): Promise<number> {
+    return Number((await db.query(sql, params)).rows[0].n);
+  }
+  async function streamRun(runId: string, n: number) {
+    await publish('evals.run.requested', { run_id: runId, suite_key: 'big', subject_kind: 'agent', subject_id: 'crash-test', source: 'sandbox' });
+    for (let i = 0; i < n; i++) await publish('evals.output.submitted', { run_id: runId, case_id: `c${i}`, output: outputFor(i) });
+    await publish('evals.run.sealed', { run_id: runId });
+  }
+  const result = (runId: string) =>
+    eventually(async () => (await db.query('SELECT result FROM eval_results WHERE run_id = $1', [runId])).rows[0]?.result, 180_000, `EvalResult of ${runId}`);
+
+  it('dead-letters 1 000 malformed messages with their reasons while a valid run in between completes', async () => {
+    const small = `valid-${suffix}`;
+    const kinds: Array<[string, () => Promise<void>]> = [
+      ['MALFORMED_JSON', () => publishRaw('evals.output.submitted', '{"not json')],
+      ['INVALID_ENVELOPE', () => publishRaw('evals.run.sealed', JSON.stringify({ hello: 'world' }))],
+      ['INVALID_PAYLOAD', () => publish('evals.output.submitted', { run_id: small, case_id: 'c1' })],
+      ['INVALID_PAYLOAD', () => publish('evals.run.requested', { run_id: 'x', suite_key: 'big', subject_kind: 'agent', subject_id: 5, source: 'ci' })],
+      ['SUITE_NOT_FOUND', () => publish('evals.run.requested', { run_id: `nosuite-${randomUUID()}`, suite_key: 'no-such-suite', subject_kind: 'agent', subject_id: 's', source: 'ci' })],
+      ['UNKNOWN_CASE', () => publish('evals.output.submitted', { run_id: small, case_id: 'not-a-case', output: 'x' })],
+      ['OUTPUT_TOO_LARGE', () => publish('evals.output.submitted', { run_id: small, case_id: 'c2', output: 'x'.repeat(1024 * 1024 + 10) })],
+    ];
+    await publish('evals.run.requested', { run_id: small, suite_key: 'big', subject_kind: 'agent', subject_id: 'dlq-test', source: 'sandbox' });
+    const expected = new Map<string, number>();
+    for (let i = 0; i < 1000; i++) {
+      const [code, send] = kinds[i % kinds.length];
+      expected.set(code, (expected.get(code) ?? 0) + 1);
+      await send();
+      if (i === 500) {
+        for (let c = 0; c < 10; c++) await publish('evals.output.submitted', { run_id: small, case_id: `c${c}`, output: outputFor(c) });
+        await publish('evals.run.sealed', { run_id: small });
+      }
+    }
+    const r = await result(small);
+    expect(r.metrics.n).toBe(CASES);
+    expect(r.metrics.missing_outputs).toBe(CASES - 10);
+    await eventually(async () => ((await count('SELECT count(*) AS n FROM dead_letters')) >= 1000 ? true : undefined), 120_000, '1000 dead letters');
+    const rows = (await db.query('SELECT code, count(*)::int AS n FROM dead_letters GROUP BY code')).rows as Array<{ code: string; n: number }>;
+    const byCode = Object.fromEntries(rows.map((x) => [x.code, x.n]));
+    // UNKNOWN_CASE and OUTPUT_TOO_LARGE for a run that was sealed half way become RUN_SEALED: still dead-lettered with a reason.
+    const afterSeal = (byCode.RUN_SEALED ?? 0) + (byCode.UNKNOWN_CASE ?? 0);
+    expect(byCode.MALFORMED_JSON).toBe(expected.get('MALFORMED_JSON'));
+    expect(byCode.INVALID_ENVELOPE).toBe(expected.get('INVALID_ENVELOPE'));
+    expect(byCode.INVALID_PAYLOAD).toBe(expected.get('INVALID_PAYLOAD'));
+    expect(byCode.SUITE_NOT_FOUND).toBe(expected.get('SUITE_NOT_FOUND'));
+    expect(byCode.OUTPUT_TOO_LARGE).toBe(expected.get('OUTPUT_TOO_LARGE'));
+    expect(afterSeal).toBe(expected.get('UNKNOWN_CASE'));
+    const reasons = (await db.query('SELECT reason FROM dead_letters')).rows.map((x) => x.reason as string);
+    expect(reasons.every((x) => x.length > 0)).toBe(true);
+    expect(reasons.some((x) => x.includes('xxxxxxxx'))).toBe(false);
+    // The service stayed up.
+    expect((await fetch(cluster.url('ingestion', '/health'))).status).toBe(200);
+  }, 300_000);
+
+  it('a scoring worker killed with SIGKILL in the middle of a 20 000-case run loses and duplicates nothing', async () => {
+    const killed = `killed-${suffix}`;
+    await streamRun(killed, CASES);
+    await eventually(async () => ((await count('SELECT count(*) AS n FROM evidence WHERE run_id = $1', [killed])) > 0 ? true : undefined), 120_000, 'first evidence');
+    const before = await count('SELECT count(*) AS n FROM evidence WHERE run_id = $1', [killed]);
+    await cluster.stop('scoring-worker', 'SIGKILL');
+    expect(before).toBeLessThan(CASES);
+    await cluster.start('scoring-worker');
+    const r = await result(killed);
+    expect(await count('SELECT count(*) AS n FROM evidence WHERE run_id = $1', [killed])).toBe(CASES);
+    expect(await count('SELECT count(DISTINCT case_id) AS n FROM evidence WHERE run_id = $1', [killed])).toBe(CASES);
+
+    const clean = `clean-${suffix}`;
+    await streamRun(clean, CASES);
+    const c = await result(clean);
+    expect(r.metrics).toMatchObject({ n: c.metrics.n, passed: c.metrics.passed, missing_outputs: 0 });
+    expect(r.score).toBe(c.score);
+    expect(r.metrics.passed).toBe(CASES - Math.ceil(CASES / 3));
+  }, 400_000);
+});

@@ -1,0 +1,125 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { testServers } from './servers';
+
+/**
+ * Starts the service's apps as real, separate processes for end-to-end tests, each on its own port, all
+ * sharing one test schema and one set of prefixed streams and subjects. Logs go to files, so tests can
+ * scan them (D1 canaries) and show them when something fails.
+ */
+export type AppName = 'ingestion' | 'scoring-worker' | 'read-model' | 'regression';
+
+export interface AppProcess {
+  readonly name: AppName;
+  readonly port: number;
+  readonly logFile: string;
+  child: ChildProcess;
+}
+
+export interface AppCluster {
+  readonly apps: Map<AppName, AppProcess>;
+  readonly env: Record<string, string>;
+  readonly logDir: string;
+  url(app: AppName, route: string): string;
+  start(app: AppName, instance?: string): Promise<AppProcess>;
+  stop(app: AppName, signal?: NodeJS.Signals): Promise<void>;
+  stopAll(): Promise<void>;
+  logs(): string;
+}
+
+const root = path.resolve(__dirname, '../..');
+let nextPort = 39000 + Math.floor(Math.random() * 2000);
+
+export async function startCluster(options: {
+  schema: string;
+  streamPrefix: string;
+  subjectPrefix: string;
+  apps: AppName[];
+  env?: Record<string, string>;
+}): Promise<AppCluster> {
+  const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'evals-e2e-'));
+  const env: Record<string, string> = {
+    DATABASE_URL: testServers.postgres.url,
+    DATABASE_SCHEMA: options.schema,
+    NATS_URL: testServers.nats.url,
+    REDIS_URL: testServers.redis.url,
+    EVALS_STREAM_PREFIX: options.streamPrefix,
+    EVALS_SUBJECT_PREFIX: options.subjectPrefix,
+    EVALS_HMAC_SECRET: 'e2e-secret-0123456789-0123456789-0123456789',
+    LOG_LEVEL: 'info',
+    ...(options.env ?? {}),
+  };
+  const apps = new Map<AppName, AppProcess>();
+  const cluster: AppCluster = {
+    apps,
+    env,
+    logDir,
+    url: (app, route) => `http://127.0.0.1:${apps.get(app)!.port}${route}`,
+    async start(app, instance = '') {
+      const port = nextPort++;
+      const logFile = path.join(logDir, `${app}${instance}.log`);
+      const out = fs.openSync(logFile, 'a');
+      const child = spawn(process.execPath, ['-r', '@swc-node/register', path.join(root, 'apps', app, 'src', 'main.ts')], {
+        cwd: root,
+        env: { ...process.env, ...env, PORT: String(port) },
+        stdio: ['ignore', out, out],
+      });
+      const proc: AppProcess = { name: app, port, logFile, child };
+      if (!instance) apps.set(app, proc);
+      await waitForHealth(port, child, logFile);
+      return proc;
+    },
+    async stop(app, signal = 'SIGTERM') {
+      const proc = apps.get(app);
+      if (!proc) return;
+      await stopProcess(proc.child, signal);
+    },
+    async stopAll() {
+      await Promise.all([...apps.values()].map((p) => stopProcess(p.child, 'SIGTERM')));
+    },
+    logs() {
+      return fs.readdirSync(logDir).map((f) => fs.readFileSync(path.join(logDir, f), 'utf8')).join('\n');
+    },
+  };
+  for (const app of options.apps) await cluster.start(app);
+  return cluster;
+}
+
+export async function stopProcess(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill(signal);
+  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+async function waitForHealth(port: number, child: ChildProcess, logFile: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`app on port ${port} exited with ${child.exitCode}:\n${fs.readFileSync(logFile, 'utf8').slice(-3000)}`);
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/health`);
+      if (res.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`app on port ${port} not healthy in time:\n${fs.readFileSync(logFile, 'utf8').slice(-3000)}`);
+}
+
+/** Polls until `probe` returns a value (not undefined), or fails with the last state. */
+export async function eventually<T>(probe: () => Promise<T | undefined>, timeoutMs = 30_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let delay = 20;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`${what} not reached in ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, delay));
+    delay = Math.min(delay * 2, 250);
+  }
+}
