@@ -4,7 +4,7 @@ import { allAcknowledgedBefore, BatchConsumer, CONSUMERS, contractSubject, strea
 import { decodeMessage, SUBJECTS } from '@evals/contracts';
 import type { WorkItem } from '@evals/domain';
 import { DeadLetterRepository, type DeadLetter } from '@evals/persistence';
-import { BUS_NAMES, DATA_SOURCE, JETSTREAM, JETSTREAM_MANAGER, LOGGER, type JsonLogger } from '@evals/platform';
+import { BUS_NAMES, DATA_SOURCE, JETSTREAM, JETSTREAM_MANAGER, LOGGER, metrics, type JsonLogger } from '@evals/platform';
 import type { DataSource } from 'typeorm';
 import { IntakeError } from './intake-error';
 import { RunIntakeService, type Causation } from './run-intake.service';
@@ -55,6 +55,7 @@ export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicatio
   }
 
   async handle(batch: readonly JsMsg[]): Promise<void> {
+    metrics.messagesHandled.inc({ consumer: 'ingestion' }, batch.length);
     const pending = new Map<string, PendingRun>();
     const letters: Array<{ letter: DeadLetter; msg: JsMsg }> = [];
     const flush = async () => {
@@ -132,6 +133,7 @@ export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicatio
     if (entries.length === 0) return;
     await this.deadLetters.add(this.db, entries.map((e) => e.letter));
     for (const e of entries) {
+      metrics.deadLettered.inc({ subject: e.letter.subject, code: e.letter.code });
       this.logger.event('warn', 'message dead-lettered', { subject: e.letter.subject, code: e.letter.code, message_id: e.letter.message_id ?? null, stream_seq: e.letter.stream_seq ?? null });
       e.msg.ack();
     }

@@ -7,6 +7,7 @@ import { createDataSource, migrate, OutboxRelay } from '@evals/persistence';
 import type { DataSource } from 'typeorm';
 import type { CommonConfig } from './config';
 import { JsonLogger } from './logger';
+import { MetricsController, metrics } from './metrics';
 import { BUS_NAMES, CLOCK, COMMON_CONFIG, DATA_SOURCE, ID_GENERATOR, JETSTREAM, JETSTREAM_MANAGER, LOGGER, NATS_CONNECTION, type Clock, type IdGenerator } from './tokens';
 
 /**
@@ -31,7 +32,8 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnApplication
         if (!failing) logger.event('warn', 'outbox relay cannot publish; rows wait', { error: error instanceof Error ? error.name : 'error' });
         failing = true;
       },
-      onPublished: () => {
+      onPublished: (count) => {
+        metrics.outboxPublished.inc(count);
         if (failing) logger.event('info', 'outbox relay publishing again');
         failing = false;
       },
@@ -102,7 +104,7 @@ export class InfrastructureModule {
     const names: BusNames = { streamPrefix: config.streamPrefix, subjectPrefix: config.subjectPrefix };
     return {
       module: InfrastructureModule,
-      controllers: [HealthController],
+      controllers: [HealthController, MetricsController],
       providers: [
         { provide: COMMON_CONFIG, useValue: config },
         { provide: LOGGER, useValue: options.logger },
