@@ -97,7 +97,8 @@ export const CONSUMERS = {
   ingestion: { stream: 'EVALS_INBOUND', durable: 'ingestion', deadLetterAfter: 10, ackWaitSeconds: 30 },
   scoringWorker: { stream: 'EVALS_WORK', durable: 'scoring-worker', deadLetterAfter: 10, ackWaitSeconds: 60 },
   readModel: { stream: 'EVALS_EVENTS', durable: 'read-model', deadLetterAfter: 20, ackWaitSeconds: 30 },
-  regression: { stream: 'EVALS_EVENTS', durable: 'regression', deadLetterAfter: 20, ackWaitSeconds: 30 },
+  // Only completed runs concern the regression app.
+  regression: { stream: 'EVALS_EVENTS', durable: 'regression', deadLetterAfter: 20, ackWaitSeconds: 30, filterSubject: 'evals.event.run.scored' },
 } as const satisfies Record<string, ConsumerSpec>;
 
 export interface TopologyOptions {

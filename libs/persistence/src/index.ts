@@ -13,3 +13,5 @@ export { SuiteRepository } from './suite.repository';
 export type { SuiteCaseRecord, SuiteVersionRecord, SuiteVersionWithCases } from './suite.repository';
 export { RunLocks, streamsWithEvent } from './run-locks';
 export { ResultPublications } from './result-publications';
+export { RegressionRepository } from './regression.repository';
+export type { BaselinePin, RunVerdictRow } from './regression.repository';

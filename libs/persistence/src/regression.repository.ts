@@ -1,0 +1,118 @@
+import type { Sql } from './sql';
+
+/** One completed run as the regression app decided it (G1-G2); append-only. */
+export interface RunVerdictRow {
+  readonly run_id: string;
+  readonly suite_key: string;
+  readonly suite_version: number;
+  readonly subject_kind: string;
+  readonly subject_id: string;
+  readonly variant: string | null;
+  readonly completed_at: string;
+  readonly n: number;
+  readonly passed: number;
+  readonly score: number;
+  readonly pass_threshold: number;
+  readonly scorer_versions: Readonly<Record<string, string>>;
+  readonly verdict: string;
+  readonly baseline_run_id: string | null;
+  readonly baseline_choice: string | null;
+  readonly comparison: unknown;
+}
+
+export interface BaselinePin {
+  readonly suite_key: string;
+  readonly subject_kind: string;
+  readonly subject_id: string;
+  readonly variant: string | null;
+  readonly run_id: string;
+  readonly pinned_at?: string;
+}
+
+const ISO = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
+const COLUMNS = `run_id, suite_key, suite_version, subject_kind, subject_id, variant,
+  to_char(completed_at AT TIME ZONE 'UTC', ${ISO}) AS completed_at, n, passed, score, pass_threshold,
+  scorer_versions, verdict, baseline_run_id, baseline_choice, comparison`;
+
+export class RegressionRepository {
+  /** True when this call recorded the verdict (a redelivered event finds it there and does nothing). */
+  async record(sql: Sql, row: RunVerdictRow): Promise<boolean> {
+    const rows = await sql.query(
+      `INSERT INTO run_verdicts (run_id, suite_key, suite_version, subject_kind, subject_id, variant, completed_at, n, passed,
+         score, pass_threshold, scorer_versions, verdict, baseline_run_id, baseline_choice, comparison)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::jsonb, $13, $14, $15, $16::jsonb)
+       ON CONFLICT (run_id) DO NOTHING RETURNING 1`,
+      [row.run_id, row.suite_key, row.suite_version, row.subject_kind, row.subject_id, row.variant, row.completed_at, row.n, row.passed, row.score, row.pass_threshold, JSON.stringify(row.scorer_versions), row.verdict, row.baseline_run_id, row.baseline_choice, row.comparison === null ? null : JSON.stringify(row.comparison)],
+    );
+    return rows.length === 1;
+  }
+
+  async find(sql: Sql, runId: string): Promise<RunVerdictRow | null> {
+    const rows = await sql.query(`SELECT ${COLUMNS} FROM run_verdicts WHERE run_id = $1`, [runId]);
+    return rows.length === 0 ? null : toRow(rows[0]);
+  }
+
+  /** Completed runs of one suite and subject, newest first (baseline candidates, scorecards). */
+  async history(sql: Sql, suiteKey: string, subjectKind: string, subjectId: string, limit = 500): Promise<RunVerdictRow[]> {
+    const rows = await sql.query(
+      `SELECT ${COLUMNS} FROM run_verdicts WHERE suite_key = $1 AND subject_kind = $2 AND subject_id = $3
+       ORDER BY completed_at DESC, run_id DESC LIMIT $4`,
+      [suiteKey, subjectKind, subjectId, limit],
+    );
+    return rows.map(toRow);
+  }
+
+  async subjects(sql: Sql, filter: { suite_key?: string; subject_kind?: string; subject_id?: string }): Promise<Array<{ suite_key: string; subject_kind: string; subject_id: string }>> {
+    return sql.query(
+      `SELECT DISTINCT suite_key, subject_kind, subject_id FROM run_verdicts
+       WHERE ($1::text IS NULL OR suite_key = $1) AND ($2::text IS NULL OR subject_kind = $2) AND ($3::text IS NULL OR subject_id = $3)
+       ORDER BY suite_key, subject_kind, subject_id`,
+      [filter.suite_key ?? null, filter.subject_kind ?? null, filter.subject_id ?? null],
+    );
+  }
+
+  async pin(sql: Sql, pin: BaselinePin): Promise<void> {
+    await sql.query(
+      `INSERT INTO baseline_pins (suite_key, subject_kind, subject_id, variant, run_id) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (suite_key, subject_kind, subject_id, variant) DO UPDATE SET run_id = EXCLUDED.run_id, pinned_at = now()`,
+      [pin.suite_key, pin.subject_kind, pin.subject_id, pin.variant ?? '', pin.run_id],
+    );
+  }
+
+  async pinFor(sql: Sql, suiteKey: string, subjectKind: string, subjectId: string, variant: string | null): Promise<BaselinePin | null> {
+    const rows = await sql.query(
+      `SELECT suite_key, subject_kind, subject_id, variant, run_id FROM baseline_pins
+       WHERE suite_key = $1 AND subject_kind = $2 AND subject_id = $3 AND variant = $4`,
+      [suiteKey, subjectKind, subjectId, variant ?? ''],
+    );
+    return rows.length === 0 ? null : { ...rows[0], variant: rows[0].variant === '' ? null : rows[0].variant };
+  }
+
+  async pins(sql: Sql, filter: { suite_key?: string; subject_id?: string }): Promise<BaselinePin[]> {
+    const rows = await sql.query(
+      `SELECT suite_key, subject_kind, subject_id, variant, run_id, to_char(pinned_at AT TIME ZONE 'UTC', ${ISO}) AS pinned_at
+       FROM baseline_pins WHERE ($1::text IS NULL OR suite_key = $1) AND ($2::text IS NULL OR subject_id = $2)
+       ORDER BY suite_key, subject_kind, subject_id, variant`,
+      [filter.suite_key ?? null, filter.subject_id ?? null],
+    );
+    return rows.map((r: any) => ({ ...r, variant: r.variant === '' ? null : r.variant }));
+  }
+
+  async addFinding(sql: Sql, finding: { finding_id: string; kind: string; run_id: string; payload: unknown; occurred_at: string }): Promise<boolean> {
+    const rows = await sql.query(
+      `INSERT INTO findings (finding_id, kind, run_id, payload, occurred_at) VALUES ($1, $2, $3, $4::jsonb, $5)
+       ON CONFLICT DO NOTHING RETURNING 1`,
+      [finding.finding_id, finding.kind, finding.run_id, JSON.stringify(finding.payload), finding.occurred_at],
+    );
+    return rows.length === 1;
+  }
+
+  async findingFor(sql: Sql, runId: string): Promise<{ finding_id: string; payload: unknown } | null> {
+    const rows = await sql.query(`SELECT finding_id, payload FROM findings WHERE run_id = $1`, [runId]);
+    return rows[0] ?? null;
+  }
+}
+
+function toRow(r: any): RunVerdictRow {
+  return { ...r, score: Number(r.score), pass_threshold: Number(r.pass_threshold) };
+}
