@@ -83,7 +83,7 @@ describe('e2e: dead letters and crash recovery', () => {
       ['INVALID_PAYLOAD', () => publish('evals.run.requested', { run_id: 'x', suite_key: 'big', subject_kind: 'agent', subject_id: 5, source: 'ci' })],
       ['SUITE_NOT_FOUND', () => publish('evals.run.requested', { run_id: `nosuite-${randomUUID()}`, suite_key: 'no-such-suite', subject_kind: 'agent', subject_id: 's', source: 'ci' })],
       ['UNKNOWN_CASE', () => publish('evals.output.submitted', { run_id: small, case_id: 'not-a-case', output: 'x' })],
-      ['OUTPUT_TOO_LARGE', () => publish('evals.output.submitted', { run_id: small, case_id: 'c2', output: 'x'.repeat(1024 * 1024 + 10) })],
+      ['OUTPUT_TOO_LARGE', () => publish('evals.output.submitted', { run_id: small, case_id: 'c2', output: 'x'.repeat(600 * 1024) })],
     ];
     await publish('evals.run.requested', { run_id: small, suite_key: 'big', subject_kind: 'agent', subject_id: 'dlq-test', source: 'sandbox' });
     const expected = new Map<string, number>();

@@ -1,0 +1,31 @@
+/**
+ * The bus subjects of spec section 10, defined once: every publisher and consumer imports them from here so
+ * a typo is a compile error, not a silent subscription to nothing.
+ */
+export const SUBJECTS = {
+  RUN_REQUESTED: 'evals.run.requested',
+  OUTPUT_SUBMITTED: 'evals.output.submitted',
+  RUN_SEALED: 'evals.run.sealed',
+  SESSION_SIGNAL: 'evals.session.signal',
+  RESULT_RECORDED: 'evals.result.recorded',
+  FINDING_REPORTED: 'finding.reported',
+} as const;
+
+export type Subject = (typeof SUBJECTS)[keyof typeof SUBJECTS];
+
+export const ALL_SUBJECTS: readonly Subject[] = Object.values(SUBJECTS);
+
+/** Subjects this service consumes (other teams produce them against our schemas). */
+export const INBOUND_SUBJECTS: readonly Subject[] = [
+  SUBJECTS.RUN_REQUESTED,
+  SUBJECTS.OUTPUT_SUBMITTED,
+  SUBJECTS.RUN_SEALED,
+  SUBJECTS.SESSION_SIGNAL,
+];
+
+/** Subjects this service publishes (other teams consume them). */
+export const OUTBOUND_SUBJECTS: readonly Subject[] = [SUBJECTS.RESULT_RECORDED, SUBJECTS.FINDING_REPORTED];
+
+export function isSubject(value: string): value is Subject {
+  return (ALL_SUBJECTS as readonly string[]).includes(value);
+}
