@@ -11,7 +11,7 @@ export type { DeadLetter, EvidenceAggregate, EvidenceRow } from './evidence.repo
 export { RunReadModelRepository } from './run-read-model.repository';
 export { SuiteRepository } from './suite.repository';
 export type { SuiteCaseRecord, SuiteVersionRecord, SuiteVersionWithCases } from './suite.repository';
-export { RunLocks, streamsWithEvent } from './run-locks';
+export { RunLocks } from './run-locks';
 export { ResultPublications } from './result-publications';
 export { RegressionRepository } from './regression.repository';
 export type { BaselinePin, RunVerdictRow } from './regression.repository';

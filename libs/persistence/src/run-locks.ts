@@ -24,13 +24,3 @@ export class RunLocks {
     await sql.query(`SELECT pg_advisory_xact_lock(${RUN_LOCK_SPACE}, hashtext($1))`, [runId]);
   }
 }
-
-/** The streams among `streamIds` that hold at least one event of `type` (e.g. runs already scored). */
-export async function streamsWithEvent(sql: Sql, streamIds: readonly string[], type: string): Promise<Set<string>> {
-  if (streamIds.length === 0) return new Set();
-  const rows: Array<{ stream_id: string }> = await sql.query(
-    `SELECT DISTINCT stream_id FROM events WHERE stream_id = ANY($1::text[]) AND type = $2`,
-    [streamIds, type],
-  );
-  return new Set(rows.map((r) => r.stream_id));
-}

@@ -75,7 +75,7 @@ export function runStreamId(runId: string): string {
 export function parseRunEvent(raw: unknown): RunEvent | { readonly error: string } {
   if (typeof raw !== 'object' || raw === null) return { error: 'not an object' };
   const e = raw as { type?: unknown; version?: unknown; data?: unknown };
-  if (e.version !== 1) return { error: `unsupported version ${String(e.version)}` };
+  if (e.version !== 1) return { error: 'version: unsupported' };
   const d = e.data as Record<string, unknown> | undefined;
   if (typeof d !== 'object' || d === null || typeof d.run_id !== 'string') return { error: 'data.run_id missing' };
   switch (e.type) {
@@ -94,6 +94,6 @@ export function parseRunEvent(raw: unknown): RunEvent | { readonly error: string
         ? { type: 'run.scored', version: 1, data: d as unknown as RunScoredV1 }
         : { error: 'run.scored: data incomplete' };
     default:
-      return { error: `unknown event type ${String(e.type)}` };
+      return { error: 'type: unknown event type' };
   }
 }

@@ -1,0 +1,30 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { ConfigError, JsonLogger } from '@evals/platform';
+import { loadReadModelConfig } from './config';
+import { ReadModelModule } from './read-model.module';
+
+/** The read-model process (docs/read-model.md): projects EVALS_EVENTS and serves the runs API on PORT (3003). */
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadReadModelConfig(process.env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`read-model: ${error.message}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
+  const logger = new JsonLogger('read-model', config.logLevel);
+  const app = await NestFactory.create<NestExpressApplication>(ReadModelModule.forRoot(config, logger), { logger });
+  app.enableShutdownHooks();
+  await app.listen(config.httpPort, '0.0.0.0');
+  logger.event('info', 'read-model listening', { port: config.httpPort });
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`read-model: failed to start: ${error instanceof Error ? `${error.name}: ${error.message}` : 'error'}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,104 @@
+import { randomUUID } from 'node:crypto';
+import type { CaseResultV1, RunOpenedV1 } from '@evals/domain';
+import { EventStore, type NewEvent, type StoredEvent, type Sql } from '@evals/persistence';
+
+/**
+ * Hand-made run events for the read-model tests, appended to the log the way the apps do it: run.opened,
+ * run.sealed and run.scored on `run-<id>`, each cases.scored on its own `run-<id>.cases.<cause>` stream
+ * (apps/scoring-worker). Timestamps are fixed, so two projections of the same log are byte-identical.
+ */
+export class RunScript {
+  private readonly store = new EventStore();
+  private version = 0;
+  private minute = 0;
+  readonly correlationId: string;
+
+  constructor(
+    readonly runId: string,
+    readonly opened: Partial<RunOpenedV1> = {},
+  ) {
+    this.correlationId = `corr-${runId}`;
+  }
+
+  event(type: string, data: object): NewEvent {
+    const base = Date.UTC(2026, 10, 30, 9, 0, 0);
+    this.minute += 1;
+    return {
+      type,
+      version: 1,
+      data,
+      metadata: {
+        message_id: randomUUID(),
+        correlation_id: this.correlationId,
+        causation_id: randomUUID(),
+        occurred_at: new Date(base + this.minute * 60_000).toISOString(),
+      },
+    };
+  }
+
+  openedEvent(): NewEvent {
+    const data: RunOpenedV1 = {
+      run_id: this.runId,
+      suite_key: 'support-triage',
+      suite_version: 3,
+      suite_content_hash: 'sha256:abc',
+      pass_threshold: 0.6,
+      regression_threshold: 0.1,
+      subject_kind: 'agent',
+      subject_id: 'support-bot',
+      variant: null,
+      baseline_run_id: null,
+      source: 'ci',
+      case_count: 4,
+      scorer_versions: { exact: '1.0.0' },
+      ...this.opened,
+    };
+    return this.event('run.opened', data);
+  }
+
+  sealedEvent(): NewEvent {
+    return this.event('run.sealed', { run_id: this.runId });
+  }
+
+  casesEvent(results: CaseResultV1[]): NewEvent {
+    return this.event('cases.scored', { run_id: this.runId, results });
+  }
+
+  scoredEvent(n: number, passed: number, scoreSum: number, missing: string[] = []): NewEvent {
+    return this.event('run.scored', { run_id: this.runId, n, passed, score_sum: scoreSum, missing_case_ids: missing });
+  }
+
+  /** Appends on the run's own stream (opened, sealed, scored). */
+  async appendRun(sql: Sql, event: NewEvent): Promise<StoredEvent> {
+    const [stored] = await this.store.append(sql, `run-${this.runId}`, this.version, [event]);
+    this.version += 1;
+    return stored;
+  }
+
+  /** Appends a cases.scored batch on its own stream, as the scoring worker does. */
+  async appendCases(sql: Sql, event: NewEvent): Promise<StoredEvent> {
+    const [stored] = await this.store.append(sql, `run-${this.runId}.cases.${event.metadata.message_id}`, 0, [event]);
+    return stored;
+  }
+}
+
+export function result(caseId: string, score: number, passed = score >= 0.5, label = passed ? 'pass' : 'fail'): CaseResultV1 {
+  return { case_id: caseId, scorer: 'exact', scorer_version: '1.0.0', score, passed, label };
+}
+
+/** The wire form of a stored event (libs/persistence toWire) without going through the outbox. */
+export function asStored(event: NewEvent, position: number, streamId: string, streamVersion = 1): StoredEvent {
+  return { ...event, position, stream_id: streamId, stream_version: streamVersion };
+}
+
+/** A deterministic permutation (tests must not depend on Math.random). */
+export function shuffled<T>(items: readonly T[], seed: number): T[] {
+  const out = [...items];
+  let state = seed >>> 0 || 1;
+  for (let i = out.length - 1; i > 0; i--) {
+    state = (Math.imul(state, 1_664_525) + 1_013_904_223) >>> 0;
+    const j = state % (i + 1);
+    [out[i], out[j]] = [out[j], out[i]];
+  }
+  return out;
+}

@@ -1,0 +1,374 @@
+import { randomUUID } from 'node:crypto';
+import { decodeMessage, SUBJECTS } from '@evals/contracts';
+import { wilson } from '@evals/stats';
+import { createDataSource, EvidenceRepository, migrate, RunReadModelRepository, type StoredEvent } from '@evals/persistence';
+import type { DataSource } from 'typeorm';
+import { createTestSchema, type TestSchema } from '../../../test/support/isolation';
+import { testServers } from '../../../test/support/servers';
+import { rebuildReadModel } from './rebuild-read-model';
+import { RUNS_PROJECTION, RunProjector, type ApplyOptions } from './run.projector';
+import { RunQueries, formatSseFrame } from './run.queries';
+import { asStored, result, RunScript, shuffled } from './run-events.testing';
+
+describe('integration: read-model run projection (R2, R3, R4, R6)', () => {
+  let schema: TestSchema;
+  let ds: DataSource;
+  const repo = new RunReadModelRepository();
+  const projector = new RunProjector({ uuid: () => randomUUID() });
+
+  const apply = (events: ReadonlyArray<object | null>, options?: ApplyOptions) => ds.transaction((m) => projector.apply(m, events, options));
+  const resultRows = async (runId?: string) =>
+    ds.query(`SELECT message_id, payload FROM outbox WHERE subject = $1 ${runId ? `AND payload->'data'->>'run_id' = $2` : ''} ORDER BY id`, runId ? [SUBJECTS.RESULT_RECORDED, runId] : [SUBJECTS.RESULT_RECORDED]);
+
+  beforeAll(async () => {
+    schema = await createTestSchema('readmodel');
+    ds = createDataSource({ url: testServers.postgres.url, schema: schema.schema, poolSize: 6 });
+    await ds.initialize();
+    await migrate(ds);
+  });
+
+  afterAll(async () => {
+    await ds?.destroy();
+    await schema?.drop();
+  });
+
+  /** A complete run in the log: opened, two cases.scored batches, sealed, scored (c4 missing). */
+  async function completedRun(runId: string, opened = {}): Promise<{ script: RunScript; events: StoredEvent[] }> {
+    const s = new RunScript(runId, opened);
+    const events = [
+      await s.appendRun(ds, s.openedEvent()),
+      await s.appendCases(ds, s.casesEvent([result('c1', 1), result('c2', 0.5)])),
+      await s.appendCases(ds, s.casesEvent([result('c3', 0, false)])),
+      await s.appendRun(ds, s.sealedEvent()),
+      await s.appendRun(ds, s.scoredEvent(4, 2, 1.5, ['c4'])),
+    ];
+    return { script: s, events };
+  }
+
+  it('projects a hand-made sequence into the expected run document and EvalResult (R2, R3)', async () => {
+    const { events } = await completedRun('run-basic');
+    const outcome = await apply(events);
+    expect(outcome.statuses).toEqual(['applied', 'applied', 'applied', 'applied', 'applied']);
+    expect(outcome.resultsRecorded).toEqual(['run-basic']);
+    expect(outcome.checkpoint).toBe(events[4].position);
+
+    const doc = await repo.load(ds, 'run-basic');
+    expect(doc).toEqual({
+      run_id: 'run-basic',
+      suite_key: 'support-triage',
+      suite_version: 3,
+      suite_content_hash: 'sha256:abc',
+      pass_threshold: 0.6,
+      regression_threshold: 0.1,
+      subject_kind: 'agent',
+      subject_id: 'support-bot',
+      variant: null,
+      baseline_run_id: null,
+      source: 'ci',
+      case_count: 4,
+      scorer_versions: { exact: '1.0.0' },
+      status: 'completed',
+      scored: 4,
+      passed: 2,
+      score_sum: 1.5,
+      missing_outputs: 1,
+      opened_at: events[0].metadata.occurred_at,
+      completed_at: events[4].metadata.occurred_at,
+    });
+    const ci = wilson(2, 4);
+    expect(await repo.evalResult(ds, 'run-basic')).toEqual({
+      suite: 'support-triage',
+      suite_version: 3,
+      subject_kind: 'agent',
+      subject_id: 'support-bot',
+      variant: null,
+      run_id: 'run-basic',
+      score: 0.375,
+      passed: false, // 0.5 < pass_threshold 0.6
+      occurred_at: events[4].metadata.occurred_at,
+      metrics: {
+        pass_rate: 0.5,
+        passed: 2,
+        n: 4,
+        pass_rate_ci: { lower: ci.lower, upper: ci.upper, level: 0.95 },
+        missing_outputs: 1,
+        pass_threshold: 0.6,
+        source: 'ci',
+      },
+    });
+    expect(await repo.checkpoint(ds, RUNS_PROJECTION)).toBe(events[4].position);
+  });
+
+  it('writes exactly one evals.result.recorded outbox row, a valid v1 envelope, even when the events are applied twice (R4)', async () => {
+    const { events } = await completedRun('run-twice');
+    await apply(events.slice(0, 3));
+    await apply(events.slice(2)); // overlapping redelivery
+    const again = await apply(events);
+    expect(again.statuses).toEqual(Array(5).fill('duplicate'));
+    expect(again.outboxRows).toBe(0);
+
+    const rows = await resultRows('run-twice');
+    expect(rows).toHaveLength(1);
+    const decoded = decodeMessage(SUBJECTS.RESULT_RECORDED, JSON.stringify(rows[0].payload));
+    expect(decoded.ok).toBe(true);
+    const scored = events[4];
+    expect(rows[0].payload.metadata).toEqual({
+      message_id: rows[0].message_id,
+      correlation_id: scored.metadata.correlation_id,
+      causation_id: scored.metadata.message_id,
+      occurred_at: scored.metadata.occurred_at,
+    });
+    expect(rows[0].payload.data).toEqual(await repo.evalResult(ds, 'run-twice'));
+    expect((await repo.load(ds, 'run-twice'))?.scored).toBe(4);
+  });
+
+  it('applies cases.scored and run.scored that arrive before run.opened, reading run.opened from the log', async () => {
+    const { events } = await completedRun('run-early');
+    const [opened, cases1, cases2, sealed, scored] = events;
+    // Worker relays were faster than the ingestion's: the run's own opening has not been delivered yet.
+    const first = await apply([scored, cases2]);
+    expect(first.statuses).toEqual(['applied', 'applied']);
+    expect((await repo.load(ds, 'run-early'))?.status).toBe('completed');
+    const late = await apply([sealed, opened, cases1]);
+    expect(late.statuses).toEqual(['applied', 'duplicate', 'applied']);
+    const doc = await repo.load(ds, 'run-early');
+    expect(doc).toMatchObject({ status: 'completed', scored: 4, passed: 2, score_sum: 1.5, missing_outputs: 1, opened_at: opened.metadata.occurred_at });
+    expect(await resultRows('run-early')).toHaveLength(1);
+  });
+
+  it('defers an event whose run is opened nowhere yet, applies it once run.opened exists, and dead-letters it on the last delivery', async () => {
+    // Events not in the log at all (the bus got ahead of anything the projection can read).
+    const s = new RunScript('run-orphan');
+    const opened = asStored(s.openedEvent(), 9_000_001, 'run-run-orphan');
+    const cases = asStored(s.casesEvent([result('c1', 1)]), 9_000_002, 'run-run-orphan.cases.x');
+    const deferred = await apply([cases]);
+    expect(deferred.statuses).toEqual(['deferred']);
+    expect(await repo.load(ds, 'run-orphan')).toBeNull();
+    const [{ claimed }] = await ds.query(`SELECT count(*)::int AS claimed FROM projection_inbox WHERE message_id = $1`, [cases.metadata.message_id]);
+    expect(claimed).toBe(0);
+
+    expect((await apply([opened])).statuses).toEqual(['applied']);
+    expect((await apply([cases])).statuses).toEqual(['applied']);
+    expect(await repo.load(ds, 'run-orphan')).toMatchObject({ status: 'open', scored: 1, passed: 1 });
+
+    const lost = new RunScript('run-never-opened');
+    const stray = asStored(lost.sealedEvent(), 9_000_003, 'run-run-never-opened');
+    const final = await apply([stray], { deliveries: [{ subject: 'evals.event.run.sealed', stream_seq: 77, final: true }] });
+    expect(final.statuses).toEqual(['dead_lettered']);
+    const [letter] = await ds.query(`SELECT subject, code, reason, stream_seq FROM dead_letters WHERE message_id = $1`, [stray.metadata.message_id]);
+    expect(letter).toMatchObject({ subject: 'evals.event.run.sealed', code: 'RUN_NOT_OPENED', stream_seq: '77' });
+  });
+
+  it('dead-letters malformed events with INVALID_EVENT and a reason that quotes no value, and applies the rest of the batch', async () => {
+    const s = new RunScript('run-mixed');
+    const opened = await s.appendRun(ds, s.openedEvent());
+    const secret = 'sk-live-SECRET-VALUE-1234';
+    const badScore = { ...asStored(s.casesEvent([{ ...result('c1', 1), score: 7 as number, label: secret }]), 9_100_001, 'x'), data: { run_id: 'run-mixed', results: [{ case_id: secret, score: secret }] } };
+    const badType = { ...asStored(s.sealedEvent(), 9_100_002, 'x'), type: secret };
+    const badId = { ...asStored(s.sealedEvent(), 9_100_003, 'x'), metadata: { message_id: secret, occurred_at: secret } };
+    const outcome = await apply([badScore, opened, null, badType, badId], {
+      deliveries: [{ subject: 'evals.event.cases.scored' }, undefined, { subject: 'evals.event.run.sealed', stream_seq: 5 }, undefined, undefined],
+    });
+    expect(outcome.statuses).toEqual(['dead_lettered', 'applied', 'dead_lettered', 'dead_lettered', 'dead_lettered']);
+    const letters = await ds.query(`SELECT subject, code, reason, message_id FROM dead_letters WHERE code = 'INVALID_EVENT' ORDER BY id`);
+    expect(letters).toHaveLength(4);
+    for (const l of letters) {
+      expect(l.code).toBe('INVALID_EVENT');
+      expect(JSON.stringify(l)).not.toContain('SECRET');
+    }
+    expect(letters.map((l: any) => l.reason)).toEqual([
+      'data.results[].scorer: isString; data.results[].scorer_version: isString; data.results[].score: inUnitInterval; data.results[].passed: isBoolean; data.results[].label: isString',
+      'event: isObject',
+      'type: isRunEventType',
+      'metadata.message_id: isUuid; metadata.occurred_at: isTimestamp',
+    ]);
+    expect(letters[0].message_id).toBe(badScore.metadata.message_id);
+    expect(await repo.load(ds, 'run-mixed')).toMatchObject({ status: 'open' });
+  });
+
+  describe('rebuild', () => {
+    it('rebuilds runs and eval_results identical to the live projection, without announcing any EvalResult again', async () => {
+      // A fresh schema: the rebuild replays the whole log, and only these runs must be in it.
+      const own = await createTestSchema('rebuild');
+      const ds2 = createDataSource({ url: testServers.postgres.url, schema: own.schema, poolSize: 4 });
+      await ds2.initialize();
+      try {
+        await migrate(ds2);
+        const log: StoredEvent[] = [];
+        const scripts: RunScript[] = [];
+        // Four runs, interleaved in the log as concurrent runs would be.
+        const a = new RunScript('rb-a');
+        const b = new RunScript('rb-b', { variant: 'prompt-v7', pass_threshold: 0.5, source: 'sandbox' });
+        const c = new RunScript('rb-c', { case_count: 2 });
+        const d = new RunScript('rb-d', { subject_id: 'other-bot', source: 'inline' });
+        scripts.push(a, b, c, d);
+        log.push(await a.appendRun(ds2, a.openedEvent()));
+        log.push(await b.appendRun(ds2, b.openedEvent()));
+        log.push(await a.appendCases(ds2, a.casesEvent([result('c1', 1), result('c2', 0.25, false)])));
+        log.push(await c.appendRun(ds2, c.openedEvent()));
+        log.push(await b.appendCases(ds2, b.casesEvent([result('c1', 1), result('c2', 1), result('c3', 0.5)])));
+        log.push(await a.appendCases(ds2, a.casesEvent([result('c3', 0.75), result('c4', 1)])));
+        log.push(await c.appendCases(ds2, c.casesEvent([result('c1', 0.5)])));
+        log.push(await a.appendRun(ds2, a.sealedEvent()));
+        log.push(await b.appendRun(ds2, b.sealedEvent()));
+        log.push(await a.appendRun(ds2, a.scoredEvent(4, 3, 3)));
+        log.push(await d.appendRun(ds2, d.openedEvent()));
+        log.push(await b.appendCases(ds2, b.casesEvent([result('c4', 0, false)])));
+        log.push(await b.appendRun(ds2, b.scoredEvent(4, 3, 2.5)));
+        log.push(await d.appendCases(ds2, d.casesEvent([result('c1', 0, false), result('c2', 0, false)])));
+        log.push(await d.appendRun(ds2, d.sealedEvent()));
+        log.push(await d.appendRun(ds2, d.scoredEvent(4, 0, 0, ['c3', 'c4'])));
+        // c stays open: a rebuild must reproduce in-progress runs too.
+
+        // Live: delivered in a scrambled order, in small batches, with redeliveries.
+        const live = new RunProjector({ uuid: () => randomUUID() });
+        const delivery = [...shuffled(log, 7), ...shuffled(log, 11).slice(0, 6)];
+        for (let i = 0; i < delivery.length; i += 3) {
+          const outcome = await ds2.transaction((m) => live.apply(m, delivery.slice(i, i + 3)));
+          expect(outcome.deferred).toBe(0);
+        }
+        const snapshot = async () => ({
+          runs: await ds2.query(`SELECT * FROM runs ORDER BY run_id`),
+          results: await ds2.query(`SELECT * FROM eval_results ORDER BY run_id`),
+          inbox: (await ds2.query(`SELECT count(*)::int AS n FROM projection_inbox WHERE projection = 'runs'`))[0].n,
+          checkpoint: await repo.checkpoint(ds2, RUNS_PROJECTION),
+        });
+        const before = await snapshot();
+        expect(before.runs).toHaveLength(4);
+        expect(before.results.map((r: any) => r.run_id)).toEqual(['rb-a', 'rb-b', 'rb-d']);
+        expect(before.inbox).toBe(log.length);
+        const announced = (await ds2.query(`SELECT count(*)::int AS n FROM outbox WHERE subject = $1`, [SUBJECTS.RESULT_RECORDED]))[0].n;
+        expect(announced).toBe(3);
+
+        const report = await rebuildReadModel(ds2, new RunProjector({ uuid: () => randomUUID() }), { pageSize: 4 });
+        expect(report).toMatchObject({ events: log.length, applied: log.length, duplicates: 0, skipped: 0, orphans: 0, runs: 4, evalResults: 3, published: 0 });
+        const after = await snapshot();
+        expect(after).toEqual(before);
+        const announcedAfter = (await ds2.query(`SELECT count(*)::int AS n FROM outbox WHERE subject = $1`, [SUBJECTS.RESULT_RECORDED]))[0].n;
+        expect(announcedAfter).toBe(3);
+      } finally {
+        await ds2.destroy();
+        await own.drop();
+      }
+    });
+
+    it('announces, once, an EvalResult whose run.scored the live consumer had not applied yet', async () => {
+      const own = await createTestSchema('rebuild2');
+      const ds2 = createDataSource({ url: testServers.postgres.url, schema: own.schema, poolSize: 4 });
+      await ds2.initialize();
+      try {
+        await migrate(ds2);
+        const s = new RunScript('rb-late');
+        const opened = await s.appendRun(ds2, s.openedEvent());
+        const cases = await s.appendCases(ds2, s.casesEvent([result('c1', 1), result('c2', 1), result('c3', 1), result('c4', 0, false)]));
+        const scored = await s.appendRun(ds2, s.scoredEvent(4, 3, 3));
+        const live = new RunProjector({ uuid: () => randomUUID() });
+        await ds2.transaction((m) => live.apply(m, [opened, cases])); // run.scored still on its way
+        const report = await rebuildReadModel(ds2, new RunProjector({ uuid: () => randomUUID() }));
+        expect(report.published).toBe(1);
+        // The live consumer now receives run.scored: already applied by the rebuild, nothing announced twice.
+        const outcome = await ds2.transaction((m) => live.apply(m, [scored]));
+        expect(outcome.statuses).toEqual(['duplicate']);
+        const [{ n }] = await ds2.query(`SELECT count(*)::int AS n FROM outbox WHERE subject = $1`, [SUBJECTS.RESULT_RECORDED]);
+        expect(n).toBe(1);
+      } finally {
+        await ds2.destroy();
+        await own.drop();
+      }
+    });
+  });
+
+  describe('SSE replay (R6)', () => {
+    const counts = async () => {
+      const tables = ['events', 'evidence', 'outbox', 'dead_letters', 'runs', 'eval_results', 'projection_inbox', 'projection_checkpoints'];
+      const out: Record<string, unknown> = {};
+      for (const t of tables) out[t] = (await ds.query(`SELECT count(*)::int AS n, md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) AS h FROM ${t} x`))[0];
+      return out;
+    };
+
+    async function withEvidence(runId: string, rows: Array<[string, number, boolean, string]>): Promise<void> {
+      await new EvidenceRepository().insertBatch(
+        ds,
+        rows.map(([caseId, score, passed, label]) => ({
+          run_id: runId,
+          case_id: caseId,
+          scorer: 'exact',
+          scorer_version: '1.0.0',
+          score,
+          passed,
+          label,
+          detail_hash: 'hmac:1',
+          output_chars: 12,
+          scored_at: '2026-11-30T09:00:00.000Z',
+        })),
+      );
+    }
+
+    it('replays one case frame per evidence row by case id, then the summary; twice identical, and writes nothing', async () => {
+      const { events } = await completedRun('run-sse');
+      await apply(events);
+      await withEvidence('run-sse', [
+        ['c3', 0, false, 'mismatch'],
+        ['c1', 1, true, 'match'],
+        ['c4', 0, false, 'missing_output'],
+        ['c2', 0.5, true, 'partial'],
+      ]);
+      const queries = new RunQueries(ds);
+      const before = await counts();
+      const first = await queries.replay('run-sse');
+      const second = await queries.replay('run-sse');
+      const after = await counts();
+      expect(after).toEqual(before);
+      expect(second).toEqual(first);
+      expect(first!.map(formatSseFrame).join('')).toBe(second!.map(formatSseFrame).join(''));
+
+      expect(first!.map((f) => f.event)).toEqual(['case', 'case', 'case', 'case', 'summary']);
+      expect(first![0]).toEqual({ event: 'case', data: { case_id: 'c1', scorer: 'exact', scorer_version: '1.0.0', score: 1, passed: true, label: 'match' } });
+      expect(first!.slice(0, 4).map((f) => (f.data as { case_id: string }).case_id)).toEqual(['c1', 'c2', 'c3', 'c4']);
+      const ci = wilson(2, 4);
+      expect(first![4]).toEqual({
+        event: 'summary',
+        data: {
+          run_id: 'run-sse',
+          status: 'completed',
+          suite: 'support-triage',
+          suite_version: 3,
+          case_count: 4,
+          missing_outputs: 1,
+          frames: 4,
+          n: 4,
+          passed: 2,
+          score: 0.375,
+          pass_rate: 0.5,
+          pass_rate_ci: { lower: ci.lower, upper: ci.upper, level: 0.95 },
+          run_passed: false,
+        },
+      });
+      expect(formatSseFrame(first![0])).toBe(
+        'event: case\ndata: {"case_id":"c1","scorer":"exact","scorer_version":"1.0.0","score":1,"passed":true,"label":"match"}\n\n',
+      );
+    });
+
+    it('replays a run still in progress: the cases so far, then a summary with its status that counts them', async () => {
+      const s = new RunScript('run-sse-open');
+      await apply([await s.appendRun(ds, s.openedEvent())]);
+      await withEvidence('run-sse-open', [['c2', 1, true, 'match']]);
+      const frames = await new RunQueries(ds).replay('run-sse-open');
+      expect(frames!.map((f) => f.event)).toEqual(['case', 'summary']);
+      expect(frames![1].data).toMatchObject({ status: 'open', frames: 1, n: 1, passed: 1, pass_rate: 1, run_passed: null });
+    });
+
+    it('answers null (404) for an unknown or malformed run id, and the run view carries the summary and, on request, the cases', async () => {
+      const queries = new RunQueries(ds);
+      expect(await queries.replay('no-such-run')).toBeNull();
+      expect(await queries.replay('../etc')).toBeNull();
+      expect(await queries.run('no-such-run')).toBeNull();
+      const view = await queries.run('run-sse', { includeCases: true });
+      expect(view!.run.summary).toMatchObject({ n: 4, passed: 2, pass_rate: 0.5, pass_rate_ci: { level: 0.95 } });
+      expect(view!.eval_result?.run_id).toBe('run-sse');
+      expect(view!.cases!.map((c) => c.case_id)).toEqual(['c1', 'c2', 'c3', 'c4']);
+      expect(Object.keys(view!.cases![0]).sort()).toEqual(['case_id', 'label', 'passed', 'score', 'scored_at', 'scorer', 'scorer_version']);
+      expect((await queries.run('run-sse'))!.cases).toBeUndefined();
+    });
+  });
+});

@@ -1,0 +1,278 @@
+import { ContractError, encodeMessage, SUBJECTS } from '@evals/contracts';
+import { evolveRun, RUN_EVENTS, runStreamId, toEvalResult, type EvalResult, type RunDoc } from '@evals/domain';
+import {
+  DeadLetterRepository,
+  EventStore,
+  eventSubject,
+  Outbox,
+  RunReadModelRepository,
+  type DeadLetter,
+  type OutboxEntry,
+  type Sql,
+} from '@evals/persistence';
+import { checkEvent, type CheckedEvent, type StoredEventLike } from './event-check';
+
+export type { StoredEventLike } from './event-check';
+
+/** Name of the projection in `projection_inbox` and `projection_checkpoints`. */
+export const RUNS_PROJECTION = 'runs';
+
+/** Dead-letter codes written by the projection (docs/read-model.md). */
+export const READ_MODEL_DEAD_LETTER = {
+  invalidEvent: 'INVALID_EVENT',
+  runNotOpened: 'RUN_NOT_OPENED',
+  invalidResult: 'INVALID_RESULT',
+} as const;
+
+/** What became of each event handed to `apply`, by input index. */
+export type EventStatus =
+  /** Claimed in the inbox and applied to the run document. */
+  | 'applied'
+  /** Already applied before (redelivery, or applied ahead of time from the log): nothing done. */
+  | 'duplicate'
+  /** Malformed (or never openable): written to dead_letters, never retried. */
+  | 'dead_lettered'
+  /**
+   * The run's `run.opened` is neither projected nor in the event log yet: nothing done, not claimed; the
+   * caller retries it later (the consumer naks it with a delay).
+   */
+  | 'deferred';
+
+/** Where an event came from, for dead letters and for the last-attempt decision. */
+export interface Delivery {
+  /** The contract subject (no deployment prefix). */
+  readonly subject: string;
+  readonly stream_seq?: number;
+  /** True on the last delivery the consumer allows: a still-unopenable event is dead-lettered, not deferred. */
+  readonly final?: boolean;
+}
+
+export interface ApplyOptions {
+  /**
+   * Whether a newly recorded EvalResult gets its `evals.result.recorded` outbox row (R4). Live: always. A
+   * rebuild passes a predicate that refuses the results that were already published once, so other teams
+   * never receive an EvalResult twice (docs/read-model.md, "Rebuild").
+   */
+  readonly publish?: boolean | ((result: EvalResult) => boolean);
+  /** Whether malformed events go to dead_letters (live) or are only counted (rebuild: they already went). */
+  readonly recordDeadLetters?: boolean;
+  /** Same index as `events`; absent for events read from the log. */
+  readonly deliveries?: ReadonlyArray<Delivery | undefined>;
+}
+
+export interface ProjectionOutcome {
+  readonly statuses: EventStatus[];
+  readonly applied: number;
+  readonly duplicates: number;
+  readonly deadLettered: number;
+  readonly deferred: number;
+  /** Run ids whose EvalResult this call recorded (first time). */
+  readonly resultsRecorded: string[];
+  /** `evals.result.recorded` outbox rows written: wake the relay when > 0. */
+  readonly outboxRows: number;
+  /** The checkpoint after this call, when it applied anything. */
+  readonly checkpoint: number | null;
+}
+
+export interface IdSource {
+  uuid(): string;
+}
+
+export interface ProjectorLogger {
+  event(level: 'debug' | 'info' | 'warn' | 'error', msg: string, fields?: Record<string, string | number | boolean | null | undefined>): void;
+}
+
+interface DocEntry {
+  doc: RunDoc | null;
+  dirty: boolean;
+  position: number;
+}
+
+/**
+ * The run projection (R2, R3, R4): applies internal events to the run documents with the pure
+ * `evolveRun`, records the EvalResult when a run completes and announces it through the outbox. One call
+ * is one micro-batch and runs inside the caller's transaction (`sql`), so the documents, the inbox claims,
+ * the EvalResult, its outbox row, the dead letters and the checkpoint commit together or not at all.
+ *
+ * Used as is by the live consumer and by the rebuild (docs/read-model.md).
+ */
+export class RunProjector {
+  constructor(
+    private readonly ids: IdSource,
+    private readonly logger?: ProjectorLogger,
+    private readonly repo = new RunReadModelRepository(),
+    private readonly store = new EventStore(),
+    private readonly outbox = new Outbox(),
+    private readonly deadLetters = new DeadLetterRepository(),
+  ) {}
+
+  async apply(sql: Sql, events: ReadonlyArray<StoredEventLike | null>, options: ApplyOptions = {}): Promise<ProjectionOutcome> {
+    const statuses: EventStatus[] = new Array(events.length);
+    const letters: DeadLetter[] = [];
+    const outboxRows: OutboxEntry[] = [];
+    const resultsRecorded: string[] = [];
+    const valid: Array<CheckedEvent & { index: number }> = [];
+
+    events.forEach((raw, index) => {
+      const checked = checkEvent(raw);
+      if (checked.ok) {
+        valid.push({ ...checked.value, index });
+        return;
+      }
+      statuses[index] = 'dead_lettered';
+      letters.push({
+        subject: options.deliveries?.[index]?.subject ?? subjectFor(raw),
+        code: READ_MODEL_DEAD_LETTER.invalidEvent,
+        reason: checked.reason,
+        message_id: checked.message_id ?? null,
+        stream_seq: options.deliveries?.[index]?.stream_seq ?? null,
+      });
+    });
+
+    // Log order within the batch: a run's events were committed in causal order, so position order puts
+    // run.opened first whenever it travels in the same batch.
+    valid.sort((a, b) => a.position - b.position);
+
+    // Lock the documents in a fixed order (run id), so two read-model processes never deadlock on them.
+    const docs = new Map<string, DocEntry>();
+    for (const runId of [...new Set(valid.map((v) => v.event.data.run_id))].sort()) {
+      docs.set(runId, { doc: await this.repo.load(sql, runId, true), dirty: false, position: 0 });
+    }
+
+    let maxPosition = 0;
+    for (const item of valid) {
+      const runId = item.event.data.run_id;
+      const entry = docs.get(runId) as DocEntry;
+      if (entry.doc === null && item.event.type !== RUN_EVENTS.opened) {
+        const opened = await this.openFromLog(sql, runId, entry, outboxRows, resultsRecorded, options);
+        if (opened !== null) maxPosition = Math.max(maxPosition, opened);
+        if (entry.doc === null) {
+          const delivery = options.deliveries?.[item.index];
+          if (delivery?.final) {
+            statuses[item.index] = 'dead_lettered';
+            letters.push({
+              subject: delivery.subject,
+              code: READ_MODEL_DEAD_LETTER.runNotOpened,
+              reason: `${item.event.type}: no run.opened for data.run_id in the event log`,
+              message_id: item.metadata.message_id,
+              stream_seq: delivery.stream_seq ?? null,
+            });
+          } else {
+            statuses[item.index] = 'deferred';
+          }
+          continue;
+        }
+      }
+      if (!(await this.repo.claim(sql, RUNS_PROJECTION, item.metadata.message_id, item.position))) {
+        statuses[item.index] = 'duplicate';
+        // A run.opened claimed by another process after this batch loaded the document: see it now.
+        if (entry.doc === null) entry.doc = await this.repo.load(sql, runId, true);
+        continue;
+      }
+      await this.evolve(sql, entry, item, outboxRows, resultsRecorded, options);
+      statuses[item.index] = 'applied';
+      maxPosition = Math.max(maxPosition, item.position);
+    }
+
+    for (const entry of docs.values()) {
+      if (entry.dirty && entry.doc !== null) await this.repo.save(sql, entry.doc, entry.position);
+    }
+    if (options.recordDeadLetters ?? true) await this.deadLetters.add(sql, letters);
+    await this.outbox.add(sql, outboxRows);
+    if (maxPosition > 0) await this.repo.advanceCheckpoint(sql, RUNS_PROJECTION, maxPosition);
+
+    return {
+      statuses,
+      applied: statuses.filter((s) => s === 'applied').length,
+      duplicates: statuses.filter((s) => s === 'duplicate').length,
+      deadLettered: statuses.filter((s) => s === 'dead_lettered').length,
+      deferred: statuses.filter((s) => s === 'deferred').length,
+      resultsRecorded,
+      outboxRows: outboxRows.length,
+      checkpoint: maxPosition > 0 ? await this.repo.checkpoint(sql, RUNS_PROJECTION) : null,
+    };
+  }
+
+  /**
+   * An event of a run whose document does not exist yet. Events reach the bus through the outbox relays of
+   * different processes, so a worker's `cases.scored` (or a seal's `run.scored`) can arrive before the
+   * ingestion's `run.opened`, and `evolveRun` would drop it. But `run.opened` is committed to the log before
+   * any work for the run exists, so it is read from there and applied first (claimed in the inbox, so its
+   * own delivery later is a duplicate). Returns the position applied, or null.
+   */
+  private async openFromLog(
+    sql: Sql,
+    runId: string,
+    entry: DocEntry,
+    outboxRows: OutboxEntry[],
+    resultsRecorded: string[],
+    options: ApplyOptions,
+  ): Promise<number | null> {
+    // Another process may have projected it since this batch loaded the document.
+    entry.doc = await this.repo.load(sql, runId, true);
+    if (entry.doc !== null) return null;
+    const opened = (await this.store.readStream(sql, runStreamId(runId))).find((e) => e.type === RUN_EVENTS.opened);
+    if (opened === undefined) return null;
+    const checked = checkEvent(opened);
+    if (!checked.ok || checked.value.event.data.run_id !== runId) {
+      this.logger?.event('warn', 'run.opened in the log is invalid', { run_id: runId, position: opened.position });
+      return null;
+    }
+    if (!(await this.repo.claim(sql, RUNS_PROJECTION, checked.value.metadata.message_id, checked.value.position))) {
+      entry.doc = await this.repo.load(sql, runId, true);
+      return null;
+    }
+    await this.evolve(sql, entry, checked.value, outboxRows, resultsRecorded, options);
+    this.logger?.event('debug', 'run.opened applied from the log ahead of its delivery', { run_id: runId, position: checked.value.position });
+    return checked.value.position;
+  }
+
+  private async evolve(
+    sql: Sql,
+    entry: DocEntry,
+    item: CheckedEvent,
+    outboxRows: OutboxEntry[],
+    resultsRecorded: string[],
+    options: ApplyOptions,
+  ): Promise<void> {
+    const before = entry.doc;
+    const after = evolveRun(before, item.event, { occurred_at: item.metadata.occurred_at });
+    entry.doc = after;
+    // Saved with the highest position applied to the run, whatever the delivery order (last_position).
+    entry.dirty = true;
+    entry.position = Math.max(entry.position, item.position);
+    if (after === null || after.status !== 'completed' || before?.status === 'completed') return;
+
+    const result = toEvalResult(after);
+    if (result === null) return; // a run of zero cases has no EvalResult (suites refuse empty case lists)
+    if (!(await this.repo.saveEvalResult(sql, result, item.position))) return;
+    resultsRecorded.push(result.run_id);
+    const publish = options.publish ?? true;
+    if (!(typeof publish === 'function' ? publish(result) : publish)) return;
+    const messageId = this.ids.uuid();
+    try {
+      const payload = encodeMessage(SUBJECTS.RESULT_RECORDED, 1, result, {
+        message_id: messageId,
+        correlation_id: item.metadata.correlation_id,
+        causation_id: item.metadata.message_id,
+        occurred_at: result.occurred_at,
+      });
+      outboxRows.push({ subject: SUBJECTS.RESULT_RECORDED, message_id: messageId, payload });
+    } catch (error) {
+      if (!(error instanceof ContractError)) throw error;
+      // Our own result breaking our own contract is a bug: keep the result, refuse to publish it, say so.
+      // ContractError messages name fields and constraints only.
+      this.logger?.event('error', 'EvalResult breaks evals.result.recorded v1; not published', { run_id: result.run_id, code: error.code });
+      if (options.recordDeadLetters ?? true) {
+        await this.deadLetters.add(sql, [
+          { subject: SUBJECTS.RESULT_RECORDED, code: READ_MODEL_DEAD_LETTER.invalidResult, reason: error.message, message_id: messageId },
+        ]);
+      }
+    }
+  }
+}
+
+function subjectFor(raw: StoredEventLike | null | undefined): string {
+  const type = typeof raw === 'object' && raw !== null ? raw.type : undefined;
+  return typeof type === 'string' && (Object.values(RUN_EVENTS) as string[]).includes(type) ? eventSubject(type) : eventSubject('unknown');
+}

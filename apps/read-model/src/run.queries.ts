@@ -1,0 +1,133 @@
+import { isSafeId } from '@evals/contracts';
+import { summarizeRun, type EvalResult, type RunDoc, type RunStatus, type RunSummary } from '@evals/domain';
+import { EvidenceRepository, RunReadModelRepository, type EvidenceRow, type Sql } from '@evals/persistence';
+import type { DataSource } from 'typeorm';
+
+/** One case of a run as the API shows it: never the output, nor its hash or length (D1, D2). */
+export interface CaseView {
+  readonly case_id: string;
+  readonly scorer: string;
+  readonly scorer_version: string;
+  readonly score: number;
+  readonly passed: boolean;
+  readonly label: string;
+  readonly scored_at: string;
+}
+
+export interface RunView {
+  readonly run: RunDoc & { readonly summary: RunSummary };
+  readonly eval_result: EvalResult | null;
+  readonly cases?: CaseView[];
+}
+
+/** The data of an SSE `case` frame (R6). */
+export interface CaseFrame {
+  readonly case_id: string;
+  readonly scorer: string;
+  readonly scorer_version: string;
+  readonly score: number;
+  readonly passed: boolean;
+  readonly label: string;
+}
+
+/** The data of the closing SSE `summary` frame (R6, GT6: the rate with its denominator and interval). */
+export interface SummaryFrame extends RunSummary {
+  readonly run_id: string;
+  readonly status: RunStatus;
+  readonly suite: string;
+  readonly suite_version: number;
+  readonly case_count: number;
+  readonly missing_outputs: number;
+  /** Case frames sent before this one. */
+  readonly frames: number;
+}
+
+export type SseFrame = { readonly event: 'case'; readonly data: CaseFrame } | { readonly event: 'summary'; readonly data: SummaryFrame };
+
+/**
+ * The read side of the HTTP API (docs/read-model.md). Every query runs in one READ ONLY, REPEATABLE READ
+ * transaction: the document, the EvalResult and the evidence come from one snapshot, and the database
+ * itself refuses any write - a replay triggers nothing and writes nothing (R6).
+ */
+export class RunQueries {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly runs = new RunReadModelRepository(),
+    private readonly evidence = new EvidenceRepository(),
+  ) {}
+
+  /** GET /v1/runs/:id; null when no such run is projected. */
+  async run(runId: string, options: { includeCases?: boolean } = {}): Promise<RunView | null> {
+    if (!isSafeId(runId)) return null;
+    return this.readOnly(async (sql) => {
+      const doc = await this.runs.load(sql, runId);
+      if (doc === null) return null;
+      const view: RunView = {
+        run: { ...doc, summary: summarizeRun(doc) },
+        eval_result: await this.runs.evalResult(sql, runId),
+      };
+      if (!options.includeCases) return view;
+      const rows = await this.evidence.forRun(sql, runId);
+      return { ...view, cases: rows.map(caseView) };
+    });
+  }
+
+  /**
+   * GET /v1/runs/:id/events: the persisted run as SSE frames - one `case` frame per evidence row, ordered by
+   * case id, then one `summary` frame. For a completed run the summary is the run's aggregate; for a run
+   * still open or sealed it counts exactly the case frames sent, so the stream is consistent in itself.
+   */
+  async replay(runId: string): Promise<SseFrame[] | null> {
+    if (!isSafeId(runId)) return null;
+    return this.readOnly(async (sql) => {
+      const doc = await this.runs.load(sql, runId);
+      if (doc === null) return null;
+      const rows = await this.evidence.forRun(sql, runId);
+      const frames: SseFrame[] = rows.map((r) => ({ event: 'case', data: caseFrame(r) }));
+      const counted: RunDoc =
+        doc.status === 'completed'
+          ? doc
+          : {
+              ...doc,
+              scored: rows.length,
+              passed: rows.filter((r) => r.passed).length,
+              score_sum: rows.reduce((s, r) => s + r.score, 0),
+            };
+      frames.push({
+        event: 'summary',
+        data: {
+          run_id: doc.run_id,
+          status: doc.status,
+          suite: doc.suite_key,
+          suite_version: doc.suite_version,
+          case_count: doc.case_count,
+          missing_outputs: doc.missing_outputs,
+          frames: rows.length,
+          ...summarizeRun(counted),
+        },
+      });
+      return frames;
+    });
+  }
+
+  private readOnly<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
+    return this.dataSource.transaction('REPEATABLE READ', async (manager) => {
+      await manager.query('SET TRANSACTION READ ONLY');
+      return work(manager);
+    });
+  }
+}
+
+/** One SSE frame on the wire: `event: <name>`, one `data:` line of JSON, a blank line. */
+export function formatSseFrame(frame: SseFrame): string {
+  // JSON.stringify escapes every line break, so the data is always a single `data:` line.
+  return `event: ${frame.event}\ndata: ${JSON.stringify(frame.data)}\n\n`;
+}
+
+function caseFrame(r: EvidenceRow): CaseFrame {
+  return { case_id: r.case_id, scorer: r.scorer, scorer_version: r.scorer_version, score: r.score, passed: r.passed, label: r.label };
+}
+
+function caseView(r: EvidenceRow): CaseView {
+  return { ...caseFrame(r), scored_at: r.scored_at };
+}
