@@ -34,7 +34,7 @@ describe('e2e: runs over HTTP and over NATS, through separate processes', () => 
 
   beforeAll(async () => {
     schema = await createTestSchema('e2e');
-    cluster = await startCluster({ schema: schema.schema, streamPrefix, subjectPrefix, apps: ['ingestion', 'scoring-worker', 'read-model'] });
+    cluster = await startCluster({ schema: schema.schema, streamPrefix, subjectPrefix, apps: ['ingestion', 'scoring-worker', 'read-model', 'regression'] });
     nc = await connect({ servers: testServers.nats.url });
     js = jetstream(nc);
     jsm = await jetstreamManager(nc);

@@ -35,7 +35,7 @@ describe('e2e: dead letters and crash recovery', () => {
 
   beforeAll(async () => {
     schema = await createTestSchema('e2r');
-    cluster = await startCluster({ schema: schema.schema, streamPrefix, subjectPrefix, apps: ['ingestion', 'scoring-worker', 'read-model'], env: { WORKER_MAX_BATCH: '2' } });
+    cluster = await startCluster({ schema: schema.schema, streamPrefix, subjectPrefix, apps: ['ingestion', 'scoring-worker', 'read-model', 'regression'], env: { WORKER_MAX_BATCH: '2' } });
     nc = await connect({ servers: testServers.nats.url });
     js = jetstream(nc);
     jsm = await jetstreamManager(nc);

@@ -14,7 +14,9 @@ export type IntakeErrorCode =
   | 'UNKNOWN_RUN'
   | 'RUN_SEALED'
   | 'SUITE_INVALID'
-  | 'RUN_PENDING';
+  | 'RUN_PENDING'
+  | 'BASELINE_NOT_FOUND'
+  | 'BASELINE_OTHER_SUITE';
 
 const STATUS: Record<IntakeErrorCode, number> = {
   INVALID_REQUEST: 400,
@@ -29,6 +31,8 @@ const STATUS: Record<IntakeErrorCode, number> = {
   SUITE_INVALID: 422,
   // Not an error: the run is accepted and still being scored (POST /v1/runs past its wait).
   RUN_PENDING: 202,
+  BASELINE_NOT_FOUND: 422,
+  BASELINE_OTHER_SUITE: 422,
 };
 
 export class IntakeError extends Error {

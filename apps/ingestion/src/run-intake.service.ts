@@ -13,7 +13,7 @@ import {
   type WorkItem,
   type WorkMetadata,
 } from '@evals/domain';
-import { EventStore, StreamVersionConflict, SuiteRepository, type NewEvent, type SuiteVersionWithCases } from '@evals/persistence';
+import { EventStore, RegressionRepository, StreamVersionConflict, SuiteRepository, type NewEvent, type SuiteVersionWithCases } from '@evals/persistence';
 import { BUS_NAMES, CLOCK, DATA_SOURCE, ID_GENERATOR, JETSTREAM, type Clock, type IdGenerator } from '@evals/platform';
 import type { DataSource } from 'typeorm';
 import { IntakeError } from './intake-error';
@@ -56,6 +56,7 @@ const MAX_WORK_BYTES = 384 * 1024;
 export class RunIntakeService {
   private readonly events = new EventStore();
   private readonly suites = new SuiteRepository();
+  private readonly verdicts = new RegressionRepository();
   private readonly publisher: JetStreamPublisher;
   private readonly compiled = new Map<string, CompiledSuite>();
   /** Opened runs never change (only their sealing does), so their tickets are cached, boundedly. */
@@ -90,6 +91,7 @@ export class RunIntakeService {
           ? new IntakeError('SUITE_VERSION_NOT_FOUND', `suite ${cmd.suite_key} has no version ${cmd.suite_version}`, 'suite_version')
           : new IntakeError('SUITE_NOT_FOUND', `no suite with key ${cmd.suite_key}`, 'suite_key');
       }
+      if (cmd.baseline_run_id) await this.checkBaseline(cmd.baseline_run_id, suite.suite_key);
       const compiled = this.compile(suite);
       const caseIds = new Set(suite.cases.map((c) => c.case_id));
       if (cmd.outputs) checkOutputs(cmd.outputs, caseIds);
@@ -128,6 +130,15 @@ export class RunIntakeService {
       await this.publishSeal(cmd.run_id, cause);
     }
     return { created, ticket };
+  }
+
+  /** G5: an explicit baseline must be a completed run of the same suite key, refused up front otherwise. */
+  private async checkBaseline(baselineRunId: string, suiteKey: string): Promise<void> {
+    const baseline = await this.verdicts.find(this.db, baselineRunId);
+    if (!baseline) throw new IntakeError('BASELINE_NOT_FOUND', `baseline ${baselineRunId} is not a completed run`, 'baseline_run_id');
+    if (baseline.suite_key !== suiteKey) {
+      throw new IntakeError('BASELINE_OTHER_SUITE', `baseline ${baselineRunId} is a run of suite ${baseline.suite_key}, not ${suiteKey}`, 'baseline_run_id');
+    }
   }
 
   /** The run as the intake sees it, from its own stream; null when never opened. */

@@ -1,11 +1,11 @@
 import { Body, Controller, HttpCode, Inject, Post } from '@nestjs/common';
 import { decodeMessage, SUBJECTS } from '@evals/contracts';
+import { RunQueries } from '@evals/persistence';
 import { CLOCK, DATA_SOURCE, ID_GENERATOR, type Clock, type IdGenerator } from '@evals/platform';
 import type { DataSource } from 'typeorm';
 import { INGESTION_CONFIG, type IngestionConfig } from './config';
 import { IntakeError } from './intake-error';
 import { RunIntakeService } from './run-intake.service';
-import { loadRunView } from './run-view';
 
 /**
  * `POST /v1/runs` (R5): scores a complete run synchronously for its caller and answers with the completed
@@ -14,13 +14,17 @@ import { loadRunView } from './run-view';
  */
 @Controller('v1/runs')
 export class RunsController {
+  private readonly queries: RunQueries;
+
   constructor(
     private readonly intake: RunIntakeService,
     @Inject(DATA_SOURCE) private readonly db: DataSource,
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
     @Inject(INGESTION_CONFIG) private readonly config: IngestionConfig,
-  ) {}
+  ) {
+    this.queries = new RunQueries(db);
+  }
 
   @Post()
   @HttpCode(200)
@@ -52,13 +56,16 @@ export class RunsController {
     return this.waitForCompletion(d.run_id);
   }
 
-  /** Polls the read model until the run is completed (R5); a slow run answers 202 with where to look. */
+  /**
+   * Polls the read model until the run is completed and compared with its baseline (R5, G1); a run slower
+   * than RUN_TIMEOUT_MS answers 202 with where to look.
+   */
   private async waitForCompletion(runId: string): Promise<Record<string, unknown>> {
     const deadline = Date.now() + this.config.runTimeoutMs;
     let delay = 10;
     for (;;) {
-      const found = await loadRunView(this.db, runId);
-      if (found && found.doc.status === 'completed' && found.view['eval_result']) return found.view;
+      const view = await this.queries.run(runId);
+      if (view && view.run.status === 'completed' && view.eval_result && view.regression) return { ...view };
       if (Date.now() > deadline) {
         throw new IntakeError('RUN_PENDING', `run ${runId} is still being scored: GET /v1/runs/${runId}`, 'run_id');
       }

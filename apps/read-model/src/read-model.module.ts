@@ -19,7 +19,7 @@ import { ApiExceptionFilter } from './api-exception.filter';
 import type { ReadModelConfig } from './config';
 import { EventsConsumer } from './events.consumer';
 import { RunProjector } from './run.projector';
-import { RunQueries } from './run.queries';
+import { RunQueries } from '@evals/persistence';
 import { RUN_QUERIES, RunsController } from './runs.controller';
 
 export const READ_MODEL_CONFIG = Symbol('READ_MODEL_CONFIG');

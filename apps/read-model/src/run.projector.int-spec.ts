@@ -7,7 +7,7 @@ import { createTestSchema, type TestSchema } from '../../../test/support/isolati
 import { testServers } from '../../../test/support/servers';
 import { rebuildReadModel } from './rebuild-read-model';
 import { RUNS_PROJECTION, RunProjector, type ApplyOptions } from './run.projector';
-import { RunQueries, formatSseFrame } from './run.queries';
+import { RunQueries, formatSseFrame } from '@evals/persistence';
 import { asStored, result, RunScript, shuffled } from './run-events.testing';
 
 describe('integration: read-model run projection (R2, R3, R4, R6)', () => {

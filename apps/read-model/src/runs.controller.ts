@@ -1,6 +1,6 @@
 import { Controller, Get, Inject, NotFoundException, Param, Query, Res } from '@nestjs/common';
 import type { Response } from 'express';
-import { formatSseFrame, RunQueries, type RunView } from './run.queries';
+import { formatSseFrame, RunQueries, type RunView } from '@evals/persistence';
 
 export const RUN_QUERIES = Symbol('RUN_QUERIES');
 

@@ -15,3 +15,5 @@ export { RunLocks } from './run-locks';
 export { ResultPublications } from './result-publications';
 export { RegressionRepository } from './regression.repository';
 export type { BaselinePin, RunVerdictRow } from './regression.repository';
+export { RunQueries, formatSseFrame } from './run.queries';
+export type { CaseFrame, CaseView, RegressionView, RunView, SseFrame, SummaryFrame } from './run.queries';

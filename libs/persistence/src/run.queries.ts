@@ -1,6 +1,9 @@
 import { isSafeId } from '@evals/contracts';
 import { summarizeRun, type EvalResult, type RunDoc, type RunStatus, type RunSummary } from '@evals/domain';
-import { EvidenceRepository, RunReadModelRepository, type EvidenceRow, type Sql } from '@evals/persistence';
+import { EvidenceRepository, type EvidenceRow } from './evidence.repository';
+import { RegressionRepository } from './regression.repository';
+import { RunReadModelRepository } from './run-read-model.repository';
+import type { Sql } from './sql';
 import type { DataSource } from 'typeorm';
 
 /** One case of a run as the API shows it: never the output, nor its hash or length (D1, D2). */
@@ -14,9 +17,20 @@ export interface CaseView {
   readonly scored_at: string;
 }
 
+/** The regression decision for a completed run (G1-G5), once the regression app has made it. */
+export interface RegressionView {
+  readonly verdict: string;
+  readonly baseline_run_id: string | null;
+  /** explicit, pinned or automatic (G5); null without a baseline. */
+  readonly chosen_by: string | null;
+  /** score drop, Newcombe interval, both pass counts and denominators, what changed; or an error. */
+  readonly comparison: unknown;
+}
+
 export interface RunView {
   readonly run: RunDoc & { readonly summary: RunSummary };
   readonly eval_result: EvalResult | null;
+  readonly regression: RegressionView | null;
   readonly cases?: CaseView[];
 }
 
@@ -54,6 +68,7 @@ export class RunQueries {
     private readonly dataSource: DataSource,
     private readonly runs = new RunReadModelRepository(),
     private readonly evidence = new EvidenceRepository(),
+    private readonly verdicts = new RegressionRepository(),
   ) {}
 
   /** GET /v1/runs/:id; null when no such run is projected. */
@@ -65,6 +80,7 @@ export class RunQueries {
       const view: RunView = {
         run: { ...doc, summary: summarizeRun(doc) },
         eval_result: await this.runs.evalResult(sql, runId),
+        regression: regressionView(await this.verdicts.find(sql, runId)),
       };
       if (!options.includeCases) return view;
       const rows = await this.evidence.forRun(sql, runId);
@@ -130,4 +146,9 @@ function caseFrame(r: EvidenceRow): CaseFrame {
 
 function caseView(r: EvidenceRow): CaseView {
   return { ...caseFrame(r), scored_at: r.scored_at };
+}
+
+function regressionView(row: Awaited<ReturnType<RegressionRepository['find']>>): RegressionView | null {
+  if (!row) return null;
+  return { verdict: row.verdict, baseline_run_id: row.baseline_run_id, chosen_by: row.baseline_choice, comparison: row.comparison };
 }

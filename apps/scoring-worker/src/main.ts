@@ -1,0 +1,43 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import { ConfigError, JsonLogger } from '@evals/platform';
+import { loadWorkerConfig, type WorkerConfig } from './config';
+import { APP_NAME, WorkerModule } from './worker.module';
+
+/**
+ * The scoring worker process. Configuration is read once and validated before anything connects: a bad
+ * configuration prints every problem (never a secret's value) and exits with status 2.
+ */
+async function main(): Promise<void> {
+  let config: WorkerConfig;
+  try {
+    config = loadWorkerConfig(process.env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
+  const logger = new JsonLogger(APP_NAME, config.logLevel);
+  const app = await NestFactory.create(WorkerModule.forRoot(config, logger), { logger });
+  app.enableShutdownHooks();
+  await app.listen(config.httpPort);
+  logger.event('info', 'scoring worker started', { port: config.httpPort });
+}
+
+main().catch((error: unknown) => {
+  // Boot happens before any work is consumed, so the message cannot quote an output; it is clamped anyway.
+  const code = (error as { code?: unknown } | null)?.code;
+  const line = {
+    time: new Date().toISOString(),
+    level: 'error',
+    app: APP_NAME,
+    msg: 'boot failed',
+    error: error instanceof Error ? error.name : 'error',
+    code: typeof code === 'string' ? code : null,
+    detail: error instanceof Error ? error.message.slice(0, 300) : null,
+  };
+  process.stderr.write(`${JSON.stringify(line)}\n`);
+  process.exit(1);
+});

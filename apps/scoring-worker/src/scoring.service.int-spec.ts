@@ -1,0 +1,388 @@
+import { randomUUID } from 'node:crypto';
+import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { DataSource } from 'typeorm';
+import { STREAMS, ensureTopology, streamOf, subjectOf, type BusNames } from '@evals/bus';
+import {
+  MISSING_OUTPUT,
+  RUN_EVENTS,
+  WORK_SUBJECTS,
+  detailHash,
+  encodeWork,
+  runStreamId,
+  type CasesScoredV1,
+  type RunOpenedV1,
+  type RunScoredV1,
+  type WorkItem,
+} from '@evals/domain';
+import { EventStore, SuiteRepository, createDataSource, migrate, type NewEvent } from '@evals/persistence';
+import { createTestSchema, testBusNames, type TestSchema } from '../../../test/support/isolation';
+import { testServers } from '../../../test/support/servers';
+import { ScoringService, type BatchOutcome } from './scoring.service';
+import { workerSettings, type WorkerSettings } from './settings';
+import { WorkConsumer } from './work-consumer';
+
+const HMAC_SECRET = 'test-secret-0123456789abcdef0123456789';
+/** D1 canary: every output carries it; it must appear in no table and no log line. */
+const CANARY = `CANARY${randomUUID().replace(/-/g, '')}`;
+
+async function waitFor<T>(probe: () => Promise<T | undefined | false> | T | undefined | false, what: string, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+jest.setTimeout(30_000);
+
+describe('integration: scoring worker (docs/pipeline.md step 2)', () => {
+  let schema: TestSchema;
+  let ds: DataSource;
+  let nc: NatsConnection;
+  let js: JetStreamClient;
+  let jsm: JetStreamManager;
+  let names: BusNames;
+  let settings: WorkerSettings;
+  let consumers: WorkConsumer[] = [];
+  let outcomes: BatchOutcome[] = [];
+  const logLines: string[] = [];
+  const store = new EventStore();
+  const suites = new SuiteRepository();
+
+  beforeAll(async () => {
+    schema = await createTestSchema('worker');
+    ds = createDataSource({ url: testServers.postgres.url, schema: schema.schema, poolSize: 8 });
+    await ds.initialize();
+    await migrate(ds);
+    nc = await connect({ servers: testServers.nats.url });
+    js = jetstream(nc);
+    jsm = await jetstreamManager(nc);
+  });
+
+  beforeEach(async () => {
+    const t = testBusNames('w');
+    names = { streamPrefix: `W_${t.suffix}_`, subjectPrefix: `w_${t.suffix}` };
+    await ensureTopology(jsm, names, { storage: 'memory' });
+    settings = workerSettings({ names, maxBatch: 50, hmacSecret: HMAC_SECRET, retryDelayMs: 50, sealWaitMs: 50, deadLetterAfter: 3 });
+    consumers = [];
+    outcomes = [];
+  });
+
+  afterEach(async () => {
+    await Promise.all(consumers.map((c) => c.stop()));
+    for (const spec of STREAMS) await jsm.streams.delete(streamOf(names, spec.name)).catch(() => undefined);
+  });
+
+  afterAll(async () => {
+    await nc?.close();
+    await ds?.destroy();
+    await schema?.drop();
+  });
+
+  // --- helpers ---------------------------------------------------------------------------------------------
+
+  function newService(): ScoringService {
+    return new ScoringService(ds, jsm, settings, { now: () => new Date() }, { uuid: () => randomUUID() });
+  }
+
+  async function startConsumer(service = newService()): Promise<WorkConsumer> {
+    const logger = { event: (level: string, msg: string, fields: object = {}) => void logLines.push(JSON.stringify({ level, msg, ...fields })) };
+    const consumer = new WorkConsumer(js, settings, service, logger, { onBatch: (o) => outcomes.push(o) });
+    consumers.push(consumer);
+    await consumer.start();
+    return consumer;
+  }
+
+  /** A stored suite version of `caseCount` cases c1..cN, scored by `contains: ok`. */
+  async function createSuite(caseCount: number): Promise<{ key: string; caseIds: string[] }> {
+    const key = `suite-${randomUUID().slice(0, 8)}`;
+    const caseIds = Array.from({ length: caseCount }, (_, i) => `c${i + 1}`);
+    await suites.insert(ds, {
+      suite_key: key,
+      version: 1,
+      content_hash: 'a'.repeat(64),
+      description: null,
+      default_scorer: { type: 'contains', value: 'ok' },
+      pass_threshold: 0.5,
+      regression_threshold: 0.1,
+      golden_fixtures: false,
+      case_count: caseCount,
+      cases: caseIds.map((case_id) => ({ case_id, input: null, expected: null, scorer: null, tags: [] })),
+    });
+    return { key, caseIds };
+  }
+
+  function event(type: string, data: object): NewEvent {
+    const id = randomUUID();
+    return { type, version: 1, data, metadata: { message_id: id, correlation_id: id, causation_id: id, occurred_at: new Date().toISOString() } };
+  }
+
+  async function openRun(suiteKey: string, caseCount: number, runId = `run-${randomUUID()}`, sealed = true): Promise<string> {
+    const opened: RunOpenedV1 = {
+      run_id: runId,
+      suite_key: suiteKey,
+      suite_version: 1,
+      suite_content_hash: 'a'.repeat(64),
+      pass_threshold: 0.5,
+      regression_threshold: 0.1,
+      subject_kind: 'agent',
+      subject_id: 'agent-1',
+      variant: null,
+      baseline_run_id: null,
+      source: 'ci',
+      case_count: caseCount,
+      scorer_versions: { contains: '1.0.0' },
+    };
+    const events = [event(RUN_EVENTS.opened, opened)];
+    if (sealed) events.push(event(RUN_EVENTS.sealed, { run_id: runId }));
+    await store.append(ds, runStreamId(runId), 0, events);
+    return runId;
+  }
+
+  /** Publishes a work message; returns its message id (the Nats-Msg-Id is separate, so a copy can be re-sent). */
+  async function publishScore(runId: string, items: WorkItem[], messageId = randomUUID(), natsId = randomUUID()): Promise<{ messageId: string; payload: string; seq: number }> {
+    const payload = encodeWork({
+      type: WORK_SUBJECTS.score,
+      version: 1,
+      data: { run_id: runId, items },
+      metadata: { message_id: messageId, correlation_id: `corr-${runId}`, causation_id: messageId, occurred_at: new Date().toISOString() },
+    });
+    const ack = await js.publish(subjectOf(names, WORK_SUBJECTS.score), payload, { msgID: natsId });
+    return { messageId, payload, seq: ack.seq };
+  }
+
+  async function publishSeal(runId: string): Promise<string> {
+    const messageId = randomUUID();
+    const payload = encodeWork({
+      type: WORK_SUBJECTS.seal,
+      version: 1,
+      data: { run_id: runId },
+      metadata: { message_id: messageId, correlation_id: `corr-${runId}`, causation_id: messageId, occurred_at: new Date().toISOString() },
+    });
+    await js.publish(subjectOf(names, WORK_SUBJECTS.seal), payload, { msgID: randomUUID() });
+    return messageId;
+  }
+
+  async function evidenceOf(runId: string): Promise<Array<{ case_id: string; passed: boolean; score: number; label: string; detail_hash: string | null; output_chars: number | null }>> {
+    const rows = await ds.query(`SELECT case_id, passed, score, label, detail_hash, output_chars FROM evidence WHERE run_id = $1 ORDER BY case_id`, [runId]);
+    return rows.map((r: any) => ({ ...r, score: Number(r.score) }));
+  }
+
+  async function casesScored(runId: string): Promise<Array<{ stream_id: string; data: CasesScoredV1; metadata: any }>> {
+    return ds.query(`SELECT stream_id, data, metadata FROM events WHERE type = $1 AND data->>'run_id' = $2 ORDER BY position`, [RUN_EVENTS.casesScored, runId]);
+  }
+
+  async function runScored(runId: string): Promise<Array<{ stream_version: number; data: RunScoredV1; metadata: any }>> {
+    return ds.query(`SELECT stream_version, data, metadata FROM events WHERE stream_id = $1 AND type = $2`, [runStreamId(runId), RUN_EVENTS.scored]);
+  }
+
+  async function workStreamEmpty(): Promise<boolean> {
+    return (await jsm.streams.info(streamOf(names, 'EVALS_WORK'))).state.messages === 0;
+  }
+
+  const handled = () => outcomes.reduce((n, o) => n + o.messages, 0);
+
+  // --- tests -----------------------------------------------------------------------------------------------
+
+  it('R3/D2: scores a work message into evidence and one cases.scored event; unknown case ids are dead-lettered; first of a repeated case wins', async () => {
+    const { key } = await createSuite(5);
+    const runId = await openRun(key, 5);
+    await startConsumer();
+    const items = [
+      { case_id: 'c1', output: `ok ${CANARY}` },
+      { case_id: 'c2', output: `nope ${CANARY}` },
+      { case_id: 'c1', output: `nope again ${CANARY}` },
+      { case_id: 'zz-unknown', output: `ok ${CANARY}` },
+      { case_id: 'c3', output: 'ok' },
+    ];
+    const sent = await publishScore(runId, items);
+
+    const rows = await waitFor(async () => {
+      const r = await evidenceOf(runId);
+      return r.length === 3 ? r : undefined;
+    }, 'evidence rows');
+    expect(rows.map((r) => [r.case_id, r.passed, r.score, r.label])).toEqual([
+      ['c1', true, 1, 'contains_all'],
+      ['c2', false, 0, 'missing_value'],
+      ['c3', true, 1, 'contains_all'],
+    ]);
+    expect(rows[0].detail_hash).toBe(detailHash(HMAC_SECRET, `ok ${CANARY}`));
+    expect(rows[0].output_chars).toBe(`ok ${CANARY}`.length);
+
+    const events = await casesScored(runId);
+    expect(events).toHaveLength(1);
+    expect(events[0].stream_id).toBe(`${runStreamId(runId)}.cases.${sent.messageId}`);
+    expect(events[0].data.results.map((r) => r.case_id).sort()).toEqual(['c1', 'c2', 'c3']);
+    expect(events[0].data.results.find((r) => r.case_id === 'c1')).toMatchObject({ scorer: 'contains', scorer_version: '1.0.0', score: 1, passed: true, label: 'contains_all' });
+    expect(events[0].metadata).toMatchObject({ causation_id: sent.messageId, correlation_id: `corr-${runId}` });
+    const [{ n: outboxRows }] = await ds.query(`SELECT count(*)::int AS n FROM outbox WHERE message_id = $1::uuid AND subject = 'evals.event.cases.scored'`, [events[0].metadata.message_id]);
+    expect(outboxRows).toBe(1);
+
+    const letters = await waitFor(async () => {
+      const l = await ds.query(`SELECT code, reason, message_id, subject FROM dead_letters WHERE message_id = $1`, [sent.messageId]);
+      return l.length > 0 ? l : undefined;
+    }, 'UNKNOWN_CASE dead letter');
+    expect(letters).toEqual([expect.objectContaining({ code: 'UNKNOWN_CASE', subject: WORK_SUBJECTS.score })]);
+    expect(letters[0].reason).toContain('zz-unknown');
+    await waitFor(workStreamEmpty, 'work stream drained');
+  });
+
+  it('a redelivered work message (same message, new Nats-Msg-Id) inserts nothing and emits no event', async () => {
+    const { key } = await createSuite(3);
+    const runId = await openRun(key, 3);
+    await startConsumer();
+    const items = [
+      { case_id: 'c1', output: `ok ${CANARY}` },
+      { case_id: 'c2', output: `no ${CANARY}` },
+    ];
+    const first = await publishScore(runId, items);
+    await waitFor(async () => (await casesScored(runId)).length === 1, 'first cases.scored');
+    const before = await evidenceOf(runId);
+
+    await js.publish(subjectOf(names, WORK_SUBJECTS.score), first.payload, { msgID: randomUUID() });
+    await waitFor(() => handled() >= 2, 'the copy handled');
+    await waitFor(workStreamEmpty, 'work stream drained');
+
+    expect(await evidenceOf(runId)).toEqual(before);
+    expect(await casesScored(runId)).toHaveLength(1);
+    expect(outcomes.reduce((n, o) => n + o.duplicates, 0)).toBe(2);
+  });
+
+  it('R1/R2: a seal waits while earlier work is unacknowledged, then writes missing_output evidence and run.scored', async () => {
+    const { key, caseIds } = await createSuite(4);
+    const runId = await openRun(key, 4);
+    await publishScore(runId, [
+      { case_id: 'c1', output: `ok ${CANARY}` },
+      { case_id: 'c2', output: `bad ${CANARY}` },
+    ]);
+    // Another "process" of the same durable holds the score message, un-acked.
+    const raw = await js.consumers.get(settings.stream, settings.durable);
+    const held = await raw.next({ expires: 5_000 });
+    expect(held).not.toBeNull();
+    const sealId = await publishSeal(runId);
+
+    await startConsumer();
+    await waitFor(() => outcomes.reduce((n, o) => n + o.sealsWaiting, 0) >= 3, 'the seal to wait three times');
+    expect(await runScored(runId)).toHaveLength(0);
+    expect(await evidenceOf(runId)).toHaveLength(0);
+
+    // The holder gives it back: the worker scores it, and only then the seal completes.
+    held!.nak();
+    const [scored] = await waitFor(async () => {
+      const s = await runScored(runId);
+      return s.length === 1 ? s : undefined;
+    }, 'run.scored');
+    expect(scored.stream_version).toBe(3);
+    expect(scored.data).toEqual({ run_id: runId, n: 4, passed: 1, score_sum: 1, missing_case_ids: ['c3', 'c4'] });
+    expect(scored.metadata).toMatchObject({ causation_id: sealId, correlation_id: `corr-${runId}` });
+    const rows = await evidenceOf(runId);
+    expect(rows.map((r) => r.case_id)).toEqual(caseIds);
+    expect(rows.filter((r) => r.label === MISSING_OUTPUT).map((r) => [r.case_id, r.passed, r.score, r.detail_hash, r.output_chars])).toEqual([
+      ['c3', false, 0, null, null],
+      ['c4', false, 0, null, null],
+    ]);
+    expect(rows.find((r) => r.case_id === 'c1')).toMatchObject({ passed: true, label: 'contains_all' });
+
+    // A repeated seal finds the run scored; a late output cannot change the published aggregate.
+    const eventsBefore = (await casesScored(runId)).length;
+    await publishSeal(runId);
+    await publishScore(runId, [{ case_id: 'c3', output: `ok ${CANARY}` }]);
+    await waitFor(workStreamEmpty, 'work stream drained');
+    await waitFor(async () => (await jsm.consumers.info(settings.stream, settings.durable)).num_ack_pending === 0, 'all settled');
+    expect(await runScored(runId)).toHaveLength(1);
+    expect(await casesScored(runId)).toHaveLength(eventsBefore);
+    expect((await evidenceOf(runId)).find((r) => r.case_id === 'c3')).toMatchObject({ label: MISSING_OUTPUT });
+  });
+
+  it('dead-letters undecodable work with its reason (never the payload) and goes on', async () => {
+    const { key } = await createSuite(2);
+    const runId = await openRun(key, 2);
+    await startConsumer();
+    const subject = subjectOf(names, WORK_SUBJECTS.score);
+    await js.publish(subject, `{"not json ${CANARY}`, { msgID: 'bad-json' });
+    await js.publish(
+      subject,
+      JSON.stringify({ schema: 'evals.work.score.v1', type: WORK_SUBJECTS.score, version: 1, data: { run_id: runId, items: [{ case_id: 'c1', output: 42 }] }, metadata: { message_id: 'm-bad-output' } }),
+      { msgID: 'bad-output' },
+    );
+    await js.publish(
+      subject,
+      JSON.stringify({ schema: 'evals.work.seal.v1', type: WORK_SUBJECTS.seal, version: 1, data: { run_id: runId }, metadata: { message_id: 'm-wrong-subject' } }),
+      { msgID: 'wrong-subject' },
+    );
+    await publishScore(runId, [{ case_id: 'c1', output: `ok ${CANARY}` }]);
+
+    await waitFor(async () => (await evidenceOf(runId)).length === 1, 'the valid message scored');
+    const letters = await waitFor(async () => {
+      const l = await ds.query(`SELECT code, reason, message_id, subject, stream_seq FROM dead_letters WHERE message_id = ANY($1) ORDER BY stream_seq`, [['bad-json', 'm-bad-output', 'wrong-subject']]);
+      return l.length === 3 ? l : undefined;
+    }, 'three dead letters');
+    expect(letters.map((l: any) => [l.code, l.reason, l.subject])).toEqual([
+      ['INVALID_WORK', 'malformed JSON', WORK_SUBJECTS.score],
+      ['INVALID_WORK', 'data.items[0].output: not a string', WORK_SUBJECTS.score],
+      ['INVALID_WORK', 'type: does not match the subject', WORK_SUBJECTS.score],
+    ]);
+    await waitFor(workStreamEmpty, 'work stream drained (dead letters terminated)');
+  });
+
+  it('an unknown run is retried (scored once it is opened) and dead-lettered UNKNOWN_RUN after deadLetterAfter deliveries', async () => {
+    const { key } = await createSuite(2);
+    await startConsumer();
+    const lateRun = `run-${randomUUID()}`;
+    const neverRun = `run-${randomUUID()}`;
+    const never = await publishScore(neverRun, [{ case_id: 'c1', output: `ok ${CANARY}` }]);
+    await publishScore(lateRun, [{ case_id: 'c1', output: `ok ${CANARY}` }]);
+    await waitFor(() => outcomes.some((o) => o.retried > 0), 'a retry');
+    await openRun(key, 2, lateRun);
+    await waitFor(async () => (await evidenceOf(lateRun)).length === 1, 'the late-opened run scored');
+
+    const [letter] = await waitFor(async () => {
+      const l = await ds.query(`SELECT code, reason, stream_seq FROM dead_letters WHERE code = 'UNKNOWN_RUN' AND stream_seq = $1`, [never.seq]);
+      return l.length === 1 ? l : undefined;
+    }, 'UNKNOWN_RUN dead letter');
+    expect(letter.reason).toContain(neverRun);
+    expect(letter.reason).toContain(`after ${settings.deadLetterAfter} deliveries`);
+    await waitFor(workStreamEmpty, 'work stream drained');
+    expect(await evidenceOf(neverRun)).toHaveLength(0);
+  });
+
+  it('two workers on one durable score 2 000 cases in 20 messages (sent twice) into exactly 2 000 evidence rows', async () => {
+    const total = 2_000;
+    const { key, caseIds } = await createSuite(total);
+    const runId = await openRun(key, total);
+    settings = { ...settings, maxBatch: 4 };
+    const payloads: string[] = [];
+    for (let m = 0; m < 20; m++) {
+      const items = caseIds.slice(m * 100, (m + 1) * 100).map((case_id, i) => ({ case_id, output: i % 2 === 0 ? `ok ${CANARY}` : `no ${CANARY}` }));
+      payloads.push((await publishScore(runId, items)).payload);
+    }
+    // Every message again (a redelivery storm), so the two workers race on the same cases.
+    for (const p of payloads) await js.publish(subjectOf(names, WORK_SUBJECTS.score), p, { msgID: randomUUID() });
+    await publishSeal(runId);
+    await Promise.all([startConsumer(), startConsumer()]);
+
+    const [scored] = await waitFor(async () => {
+      const s = await runScored(runId);
+      return s.length === 1 ? s : undefined;
+    }, 'run.scored', 60_000);
+    const [{ n }] = await ds.query(`SELECT count(*)::int AS n FROM evidence WHERE run_id = $1`, [runId]);
+    expect(n).toBe(total);
+    expect(scored.data).toMatchObject({ n: total, passed: total / 2, score_sum: total / 2, missing_case_ids: [] });
+    const announced = (await casesScored(runId)).flatMap((e) => e.data.results.map((r) => r.case_id));
+    expect(announced).toHaveLength(total);
+    expect(new Set(announced).size).toBe(total);
+    await waitFor(workStreamEmpty, 'work stream drained');
+  }, 90_000);
+
+  it('D1: the candidate outputs appear in no table and no log line', async () => {
+    for (const table of ['events', 'outbox', 'evidence', 'dead_letters']) {
+      const [{ total, leaks }] = await ds.query(`SELECT count(*)::int AS total, count(*) FILTER (WHERE t::text LIKE $1)::int AS leaks FROM ${table} t`, [`%${CANARY}%`]);
+      expect({ table, nonEmpty: total > 0, leaks }).toEqual({ table, nonEmpty: true, leaks: 0 });
+    }
+    expect(logLines.length).toBeGreaterThan(0);
+    expect(logLines.filter((l) => l.includes(CANARY))).toEqual([]);
+  });
+});

@@ -1,0 +1,392 @@
+import type { JetStreamManager, JsMsg } from '@nats-io/jetstream';
+import type { DataSource } from 'typeorm';
+import { allAcknowledgedBefore, contractSubject } from '@evals/bus';
+import {
+  RUN_EVENTS,
+  SuiteCompileError,
+  WORK_SUBJECTS,
+  decodeWork,
+  missingOutputEvidence,
+  runStreamId,
+  scoreCase,
+  type CaseEvidence,
+  type CasesScoredV1,
+  type CompiledSuite,
+  type RunScoredV1,
+  type ScoreWorkV1,
+  type SealWorkV1,
+  type WorkMetadata,
+} from '@evals/domain';
+import {
+  DeadLetterRepository,
+  EventStore,
+  EvidenceRepository,
+  RunLocks,
+  StreamVersionConflict,
+  type DeadLetter,
+  type EventMetadata,
+  type Sql,
+} from '@evals/persistence';
+import type { Clock, IdGenerator } from '@evals/platform';
+import { RunCatalog } from './run-catalog';
+import type { WorkerSettings } from './settings';
+
+/** Stable codes of the dead letters this worker writes (reasons name ids and fields, never an output - D1). */
+export const DEAD_LETTER_CODES = {
+  invalidWork: 'INVALID_WORK',
+  unknownRun: 'UNKNOWN_RUN',
+  unknownSuiteVersion: 'UNKNOWN_SUITE_VERSION',
+  suiteNotScorable: 'SUITE_NOT_SCORABLE',
+  unknownCase: 'UNKNOWN_CASE',
+} as const;
+
+/** What one micro-batch did: counts and ids only, for logs and metrics. */
+export interface BatchOutcome {
+  messages: number;
+  /** Evidence rows written from candidate outputs. */
+  inserted: number;
+  /** Outputs for cases that already had evidence (a redelivery) or that repeat a case of the same batch. */
+  duplicates: number;
+  /** Events appended (`cases.scored`, `run.scored`): the outbox relay has rows to publish. */
+  events: number;
+  deadLettered: Record<string, number>;
+  /** Messages handed back for a later try (their run or suite version is not known yet). */
+  retried: number;
+  /** Runs whose seal completed here (`run.scored` appended). */
+  sealedRunIds: string[];
+  /** Seals handed back because work published before them is still in flight. */
+  sealsWaiting: number;
+}
+
+interface Received<TData> {
+  readonly msg: JsMsg;
+  readonly data: TData;
+  readonly metadata: WorkMetadata;
+}
+
+interface Owned {
+  readonly evidence: CaseEvidence;
+  readonly owner: Received<ScoreWorkV1>;
+}
+
+/** What to do with each message once the transaction committed. */
+class Settlement {
+  readonly letters: DeadLetter[] = [];
+  readonly term: JsMsg[] = [];
+  readonly retry: JsMsg[] = [];
+  readonly ack: JsMsg[] = [];
+}
+
+/**
+ * Step 2 of docs/pipeline.md: scores `evals.work.score` batches into evidence and seals runs.
+ *
+ * - Every output of a micro-batch is scored in memory, then ONE transaction inserts the evidence
+ *   (`ON CONFLICT DO NOTHING`), appends one `cases.scored` event per run for the rows actually inserted (with
+ *   its outbox row) and writes the dead letters; only then are the messages acknowledged. A redelivery
+ *   therefore inserts nothing and announces nothing.
+ * - A seal waits until every earlier message of the stream is acknowledged, then in one transaction writes
+ *   `missing_output` evidence (R1), computes the aggregate from the evidence and appends `run.scored`.
+ * - Scoring transactions hold their runs' lock shared and a seal holds it exclusively, so evidence of a run
+ *   never changes once its aggregate is computed.
+ *
+ * Candidate outputs are read only by `scoreCase` (score and keyed hash): never logged, stored or put into
+ * an error or a dead letter. Framework-free, so the integration tests construct it directly.
+ */
+export class ScoringService {
+  private readonly catalog = new RunCatalog();
+  private readonly events = new EventStore();
+  private readonly evidence = new EvidenceRepository();
+  private readonly deadLetters = new DeadLetterRepository();
+  private readonly locks = new RunLocks();
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly jsm: JetStreamManager,
+    private readonly settings: WorkerSettings,
+    private readonly clock: Clock,
+    private readonly ids: IdGenerator,
+  ) {}
+
+  /**
+   * Handles one micro-batch; every message is acked, naked or termed before this returns. A throw means
+   * nothing of the batch was committed and no message was settled (BatchConsumer naks them all).
+   */
+  async handle(batch: readonly JsMsg[]): Promise<BatchOutcome> {
+    const outcome: BatchOutcome = {
+      messages: batch.length,
+      inserted: 0,
+      duplicates: 0,
+      events: 0,
+      deadLettered: {},
+      retried: 0,
+      sealedRunIds: [],
+      sealsWaiting: 0,
+    };
+    const settlement = new Settlement();
+    const scores: Received<ScoreWorkV1>[] = [];
+    const seals: Received<SealWorkV1>[] = [];
+    for (const msg of batch) {
+      const decoded = decodeWork(msg.data);
+      const subject = contractSubject(this.settings.names, msg.subject);
+      if (!decoded.ok) {
+        this.deadLetter(settlement, msg, DEAD_LETTER_CODES.invalidWork, decoded.reason);
+      } else if (decoded.message.type !== subject) {
+        this.deadLetter(settlement, msg, DEAD_LETTER_CODES.invalidWork, 'type: does not match the subject');
+      } else if (decoded.message.type === WORK_SUBJECTS.score) {
+        scores.push({ msg, data: decoded.message.data, metadata: decoded.message.metadata });
+      } else {
+        seals.push({ msg, data: decoded.message.data, metadata: decoded.message.metadata });
+      }
+    }
+
+    await this.score(scores, settlement, outcome);
+    // Seals below read the consumer's ack floor: the score messages must be acknowledged server side first.
+    await this.settle(settlement, outcome, seals.length > 0);
+
+    for (const seal of seals.sort((a, b) => a.msg.seq - b.msg.seq)) await this.seal(seal, outcome);
+    return outcome;
+  }
+
+  // --- evals.work.score ------------------------------------------------------------------------------------
+
+  private async score(scores: readonly Received<ScoreWorkV1>[], settlement: Settlement, outcome: BatchOutcome): Promise<void> {
+    const rows: Owned[] = [];
+    const byRun = new Map<string, Received<ScoreWorkV1>[]>();
+    // Lowest stream sequence first: when two messages carry the same case, the earlier one wins.
+    for (const s of [...scores].sort((a, b) => a.msg.seq - b.msg.seq)) {
+      const list = byRun.get(s.data.run_id) ?? [];
+      list.push(s);
+      byRun.set(s.data.run_id, list);
+    }
+    const scoredAt = this.clock.now().toISOString();
+    for (const [runId, received] of byRun) {
+      const suite = await this.resolve(runId, received.map((r) => r.msg), settlement, outcome);
+      if (!suite) continue;
+      const seen = new Set<string>();
+      for (const r of received) {
+        settlement.ack.push(r.msg);
+        r.data.items.forEach((item, i) => {
+          const compiled = suite.cases.get(item.case_id);
+          if (!compiled) {
+            this.deadLetter(
+              settlement,
+              r.msg,
+              DEAD_LETTER_CODES.unknownCase,
+              `data.items[${i}].case_id: not a case of suite ${clamp(suite.suite_key)} v${suite.version}: ${clamp(item.case_id)}`,
+              r.metadata.message_id,
+              false,
+            );
+            return;
+          }
+          if (seen.has(item.case_id)) {
+            outcome.duplicates++;
+            return;
+          }
+          seen.add(item.case_id);
+          rows.push({ evidence: scoreCase(compiled, item.output, { runId, hmacSecret: this.settings.hmacSecret, scoredAt }), owner: r });
+        });
+      }
+    }
+    if (rows.length === 0 && settlement.letters.length === 0) return;
+
+    const written = await this.withConflictRetry(() =>
+      this.dataSource.transaction(async (tx) => {
+        const result = await this.insertScored(tx, rows);
+        await this.deadLetters.add(tx, settlement.letters);
+        return result;
+      }),
+    );
+    outcome.inserted += written.inserted;
+    outcome.duplicates += rows.length - written.inserted;
+    outcome.events += written.events;
+  }
+
+  /** Inside the batch transaction: evidence, then one `cases.scored` per run for the rows actually inserted. */
+  private async insertScored(tx: Sql, rows: readonly Owned[]): Promise<{ inserted: number; events: number }> {
+    const runIds = [...new Set(rows.map((r) => r.evidence.run_id))].sort(compare);
+    // Shared: scoring transactions run side by side; a seal (exclusive) waits for them, and they for it. Once
+    // a run is scored every case of it has evidence, so a late output inserts nothing below.
+    await this.locks.shared(tx, runIds);
+    let inserted = 0;
+    let events = 0;
+    for (const runId of runIds) {
+      // One fixed order (case id) for every transaction, so concurrent inserts of one run never deadlock.
+      const ordered = rows.filter((r) => r.evidence.run_id === runId).sort((a, b) => compare(a.evidence.case_id, b.evidence.case_id));
+      const owners = new Map<CaseEvidence, Received<ScoreWorkV1>>(ordered.map((r) => [r.evidence, r.owner]));
+      const written = await this.evidence.insertBatch(
+        tx,
+        ordered.map((r) => r.evidence),
+      );
+      if (written.length === 0) continue;
+      inserted += written.length;
+      // The event's stream is named after the earliest message that contributed a new row: every case of that
+      // message has evidence once this commits, so no later transaction can name the same stream.
+      const cause = written.map((e) => owners.get(e)!).reduce((a, b) => (b.msg.seq < a.msg.seq ? b : a));
+      const data: CasesScoredV1 = {
+        run_id: runId,
+        results: written.map((e) => ({
+          case_id: e.case_id,
+          scorer: e.scorer,
+          scorer_version: e.scorer_version,
+          score: e.score,
+          passed: e.passed,
+          label: e.label,
+        })),
+      };
+      await this.events.append(tx, `${runStreamId(runId)}.cases.${cause.metadata.message_id}`, 0, [
+        { type: RUN_EVENTS.casesScored, version: 1, data, metadata: this.metadata(cause.metadata) },
+      ]);
+      events++;
+    }
+    return { inserted, events };
+  }
+
+  // --- evals.work.seal -------------------------------------------------------------------------------------
+
+  private async seal(seal: Received<SealWorkV1>, outcome: BatchOutcome): Promise<void> {
+    const { msg, data } = seal;
+    if (!(await allAcknowledgedBefore(this.jsm, this.settings.stream, this.settings.durable, msg.seq))) {
+      // Earlier work is still in flight (maybe in another process): come back shortly. Not a failure, so it
+      // never counts toward dead-lettering.
+      msg.nak(this.settings.sealWaitMs);
+      outcome.sealsWaiting++;
+      return;
+    }
+    const settlement = new Settlement();
+    const suite = await this.resolve(data.run_id, [msg], settlement, outcome);
+    if (!suite) {
+      if (settlement.letters.length > 0) await this.deadLetters.add(this.dataSource, settlement.letters);
+      await this.settle(settlement, outcome, false);
+      return;
+    }
+    const appended = await this.withConflictRetry(() => this.dataSource.transaction((tx) => this.sealInTransaction(tx, seal, suite)));
+    if (appended) {
+      outcome.events++;
+      outcome.sealedRunIds.push(data.run_id);
+    }
+    // Acknowledged server side before the next seal of this batch reads the ack floor.
+    await msg.ackAck().catch(() => false);
+  }
+
+  /** Returns false when the run was already scored (a redelivered seal). */
+  private async sealInTransaction(tx: Sql, seal: Received<SealWorkV1>, suite: CompiledSuite): Promise<boolean> {
+    const runId = seal.data.run_id;
+    await this.locks.exclusive(tx, runId);
+    const stream = await this.events.readStream(tx, runStreamId(runId));
+    if (stream.some((e) => e.type === RUN_EVENTS.scored)) return false;
+    const version = stream.length === 0 ? 0 : stream[stream.length - 1].stream_version;
+    const have = await this.evidence.caseIds(tx, runId);
+    const scoredAt = this.clock.now().toISOString();
+    const missing = [...suite.cases.values()].filter((c) => !have.has(c.case_id)).map((c) => missingOutputEvidence(c, { runId, scoredAt }));
+    await this.evidence.insertBatch(
+      tx,
+      [...missing].sort((a, b) => compare(a.case_id, b.case_id)),
+    );
+    const aggregate = await this.evidence.aggregate(tx, runId);
+    const data: RunScoredV1 = {
+      run_id: runId,
+      n: aggregate.n,
+      passed: aggregate.passed,
+      score_sum: aggregate.score_sum,
+      missing_case_ids: missing.map((c) => c.case_id),
+    };
+    await this.events.append(tx, runStreamId(runId), version, [
+      { type: RUN_EVENTS.scored, version: 1, data, metadata: this.metadata(seal.metadata) },
+    ]);
+    return true;
+  }
+
+  // --- shared ----------------------------------------------------------------------------------------------
+
+  /**
+   * The run's compiled suite, or null after deciding the messages' fate: a run or suite version not (yet)
+   * known is retried later and dead-lettered after `deadLetterAfter` deliveries; a suite that cannot be
+   * compiled is dead-lettered at once (it will not get better).
+   */
+  private async resolve(runId: string, msgs: readonly JsMsg[], settlement: Settlement, outcome: BatchOutcome): Promise<CompiledSuite | null> {
+    const run = await this.catalog.run(this.dataSource, runId);
+    if (!run) {
+      for (const msg of msgs) this.retryLater(settlement, outcome, msg, DEAD_LETTER_CODES.unknownRun, `run ${clamp(runId)}: no run.opened event`);
+      return null;
+    }
+    try {
+      const suite = await this.catalog.suite(this.dataSource, run.suite_key, run.suite_version);
+      if (suite) return suite;
+      for (const msg of msgs) {
+        this.retryLater(settlement, outcome, msg, DEAD_LETTER_CODES.unknownSuiteVersion, `run ${clamp(runId)}: suite ${clamp(run.suite_key)} v${run.suite_version} not stored`);
+      }
+      return null;
+    } catch (error) {
+      if (!(error instanceof SuiteCompileError)) throw error;
+      for (const msg of msgs) this.deadLetter(settlement, msg, DEAD_LETTER_CODES.suiteNotScorable, error.message);
+      return null;
+    }
+  }
+
+  private retryLater(settlement: Settlement, outcome: BatchOutcome, msg: JsMsg, code: string, reason: string): void {
+    if (msg.info.deliveryCount >= this.settings.deadLetterAfter) {
+      this.deadLetter(settlement, msg, code, `${reason} after ${msg.info.deliveryCount} deliveries`);
+    } else {
+      settlement.retry.push(msg);
+      outcome.retried++;
+    }
+  }
+
+  /** Records a dead letter; `settleMessage` false when the message itself is still acknowledged as handled. */
+  private deadLetter(settlement: Settlement, msg: JsMsg, code: string, reason: string, messageId?: string, settleMessage = true): void {
+    settlement.letters.push({
+      subject: contractSubject(this.settings.names, msg.subject),
+      code,
+      reason,
+      message_id: messageId ?? (msg.headers?.get('Nats-Msg-Id') || null),
+      stream_seq: msg.seq,
+    });
+    if (settleMessage) settlement.term.push(msg);
+  }
+
+  /** After the commit: settles every message; `confirm` waits for the server to have the acks. */
+  private async settle(settlement: Settlement, outcome: BatchOutcome, confirm: boolean): Promise<void> {
+    for (const letter of settlement.letters) outcome.deadLettered[letter.code] = (outcome.deadLettered[letter.code] ?? 0) + 1;
+    for (const msg of settlement.term) msg.term(settlement.letters.find((l) => l.stream_seq === msg.seq)?.code);
+    for (const msg of settlement.retry) msg.nak(this.settings.retryDelayMs);
+    if (confirm) {
+      // A lost confirmation only delays a seal (it waits for the redelivery), so it is not an error here.
+      await Promise.all(settlement.ack.map((msg) => msg.ackAck().catch(() => false)));
+    } else {
+      for (const msg of settlement.ack) msg.ack();
+    }
+  }
+
+  /**
+   * A StreamVersionConflict rolls the whole transaction back. It means another process wrote the same
+   * stream first (the seal of a redelivered message); doing the work again sees its result and does nothing.
+   */
+  private async withConflictRetry<T>(work: () => Promise<T>, attempts = 3): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await work();
+      } catch (error) {
+        if (!(error instanceof StreamVersionConflict) || attempt >= attempts) throw error;
+      }
+    }
+  }
+
+  private metadata(cause: WorkMetadata): EventMetadata {
+    const correlation = typeof cause.correlation_id === 'string' && cause.correlation_id !== '' ? cause.correlation_id : cause.message_id;
+    return {
+      message_id: this.ids.uuid(),
+      correlation_id: correlation,
+      causation_id: cause.message_id,
+      occurred_at: this.clock.now().toISOString(),
+    };
+  }
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Ids in reasons are the caller's strings: bounded, so a dead letter stays small. */
+function clamp(id: string, max = 200): string {
+  return id.length <= max ? id : `${id.slice(0, max)}...`;
+}

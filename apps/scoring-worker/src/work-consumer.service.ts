@@ -1,0 +1,34 @@
+import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import { JETSTREAM, LOGGER, OutboxRelayService, type JetStreamClient, type JsonLogger } from '@evals/platform';
+import { ScoringService } from './scoring.service';
+import type { WorkerSettings } from './settings';
+import { WORKER_SETTINGS } from './tokens';
+import { WorkConsumer } from './work-consumer';
+
+/** Runs the work consumer for the app's lifetime: started at bootstrap, drained before shutdown (X4). */
+@Injectable()
+export class WorkConsumerService implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly consumer: WorkConsumer;
+
+  constructor(
+    @Inject(JETSTREAM) js: JetStreamClient,
+    @Inject(WORKER_SETTINGS) private readonly settings: WorkerSettings,
+    @Inject(ScoringService) scoring: ScoringService,
+    @Inject(LOGGER) private readonly logger: JsonLogger,
+    @Inject(OutboxRelayService) outbox: OutboxRelayService,
+  ) {
+    this.consumer = new WorkConsumer(js, settings, scoring, logger, { onEvents: () => outbox.relay.notify() });
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    await this.consumer.start();
+    this.logger.event('info', 'consuming work', { stream: this.settings.stream, durable: this.settings.durable, max_batch: this.settings.maxBatch });
+  }
+
+  // Before any onApplicationShutdown hook: the relay and the connections are still up while the batch in
+  // hand commits and is acknowledged.
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.consumer.stop();
+    this.logger.event('info', 'work consumer stopped');
+  }
+}

@@ -1,0 +1,55 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import {
+  BUS_NAMES,
+  CLOCK,
+  DATA_SOURCE,
+  ID_GENERATOR,
+  InfrastructureModule,
+  JETSTREAM_MANAGER,
+  OutboxRelayService,
+  type Clock,
+  type IdGenerator,
+  type JetStreamManager,
+  type JsonLogger,
+} from '@evals/platform';
+import type { BusNames } from '@evals/bus';
+import type { DataSource } from 'typeorm';
+import type { WorkerConfig } from './config';
+import { ScoringService } from './scoring.service';
+import { workerSettings, type WorkerSettings } from './settings';
+import { WORKER_CONFIG, WORKER_SETTINGS } from './tokens';
+import { WorkConsumerService } from './work-consumer.service';
+
+export const APP_NAME = 'scoring-worker';
+
+/**
+ * The scoring worker (docs/pipeline.md step 2): shared infrastructure (database, JetStream with its
+ * topology, /health), the outbox relay, and the work consumer. ScoringService is framework-free and built
+ * by a factory, so the integration tests construct the very same class without Nest.
+ */
+@Module({})
+export class WorkerModule {
+  static forRoot(config: WorkerConfig, logger: JsonLogger): DynamicModule {
+    return {
+      module: WorkerModule,
+      imports: [InfrastructureModule.forRoot({ app: APP_NAME, config, logger })],
+      providers: [
+        { provide: WORKER_CONFIG, useValue: config },
+        {
+          provide: WORKER_SETTINGS,
+          useFactory: (names: BusNames): WorkerSettings => workerSettings({ names, maxBatch: config.maxBatch, hmacSecret: config.hmacSecret }),
+          inject: [BUS_NAMES],
+        },
+        OutboxRelayService,
+        {
+          provide: ScoringService,
+          // JETSTREAM_MANAGER resolves only once the topology is ensured, so the durable exists before we consume.
+          useFactory: (ds: DataSource, jsm: JetStreamManager, settings: WorkerSettings, clock: Clock, ids: IdGenerator) =>
+            new ScoringService(ds, jsm, settings, clock, ids),
+          inject: [DATA_SOURCE, JETSTREAM_MANAGER, WORKER_SETTINGS, CLOCK, ID_GENERATOR],
+        },
+        WorkConsumerService,
+      ],
+    };
+  }
+}
