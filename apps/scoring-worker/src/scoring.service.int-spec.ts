@@ -72,6 +72,7 @@ describe('integration: scoring worker (docs/pipeline.md step 2)', () => {
   });
 
   afterEach(async () => {
+    if (process.env.DEBUG_DUMP) require('node:fs').appendFileSync(process.env.DEBUG_DUMP, JSON.stringify({ letters: await ds.query('SELECT * FROM dead_letters'), outcomes, logs: logLines.slice(-20) }, null, 1) + '\n----\n');
     await Promise.all(consumers.map((c) => c.stop()));
     for (const spec of STREAMS) await jsm.streams.delete(streamOf(names, spec.name)).catch(() => undefined);
   });
@@ -183,6 +184,7 @@ describe('integration: scoring worker (docs/pipeline.md step 2)', () => {
     return (await jsm.streams.info(streamOf(names, 'EVALS_WORK'))).state.messages === 0;
   }
 
+  let afterTimeline = () => undefined as void;
   const handled = () => outcomes.reduce((n, o) => n + o.messages, 0);
 
   // --- tests -----------------------------------------------------------------------------------------------
@@ -317,7 +319,7 @@ describe('integration: scoring worker (docs/pipeline.md step 2)', () => {
 
     await waitFor(async () => (await evidenceOf(runId)).length === 1, 'the valid message scored');
     const letters = await waitFor(async () => {
-      const l = await ds.query(`SELECT code, reason, message_id, subject, stream_seq FROM dead_letters WHERE message_id = ANY($1) ORDER BY stream_seq`, [['bad-json', 'm-bad-output', 'wrong-subject']]);
+      const l = await ds.query(`SELECT code, reason, message_id, subject, stream_seq FROM dead_letters WHERE message_id = ANY($1) ORDER BY stream_seq`, [['bad-json', 'bad-output', 'wrong-subject']]);
       return l.length === 3 ? l : undefined;
     }, 'three dead letters');
     expect(letters.map((l: any) => [l.code, l.reason, l.subject])).toEqual([
@@ -363,6 +365,14 @@ describe('integration: scoring worker (docs/pipeline.md step 2)', () => {
     for (const p of payloads) await js.publish(subjectOf(names, WORK_SUBJECTS.score), p, { msgID: randomUUID() });
     await publishSeal(runId);
     await Promise.all([startConsumer(), startConsumer()]);
+    const t0 = Date.now();
+    const timeline: string[] = [];
+    const stopTimeline = setInterval(async () => {
+      const ci = await jsm.consumers.info(settings.stream, settings.durable).catch(() => null);
+      if (process.env.DEBUG_TIMELINE) require('node:fs').writeFileSync(process.env.DEBUG_TIMELINE, timeline.join('\n'));
+      if (ci) timeline.push(`${Date.now() - t0}ms floor=${ci.ack_floor.stream_seq} pending=${ci.num_ack_pending} waiting=${ci.num_pending} redelivered=${ci.num_redelivered} handled=${handled()}`);
+    }, 1000);
+    afterTimeline = () => { clearInterval(stopTimeline); if (process.env.DEBUG_TIMELINE) require('node:fs').writeFileSync(process.env.DEBUG_TIMELINE, timeline.join('\n')); };
 
     const [scored] = await waitFor(async () => {
       const s = await runScored(runId);
@@ -375,6 +385,7 @@ describe('integration: scoring worker (docs/pipeline.md step 2)', () => {
     expect(announced).toHaveLength(total);
     expect(new Set(announced).size).toBe(total);
     await waitFor(workStreamEmpty, 'work stream drained');
+    afterTimeline();
   }, 90_000);
 
   it('D1: the candidate outputs appear in no table and no log line', async () => {

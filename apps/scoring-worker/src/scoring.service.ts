@@ -347,7 +347,8 @@ export class ScoringService {
   /** After the commit: settles every message; `confirm` waits for the server to have the acks. */
   private async settle(settlement: Settlement, outcome: BatchOutcome, confirm: boolean): Promise<void> {
     for (const letter of settlement.letters) outcome.deadLettered[letter.code] = (outcome.deadLettered[letter.code] ?? 0) + 1;
-    for (const msg of settlement.term) msg.term(settlement.letters.find((l) => l.stream_seq === msg.seq)?.code);
+    // No reason text: servers before 2.10 do not parse `+TERM <reason>` and would redeliver the message.
+    for (const msg of settlement.term) msg.term();
     for (const msg of settlement.retry) msg.nak(this.settings.retryDelayMs);
     if (confirm) {
       // A lost confirmation only delays a seal (it waits for the redelivery), so it is not an error here.

@@ -90,7 +90,8 @@ export class DeadLetterRepository {
     if (letters.length === 0) return;
     await sql.query(
       `INSERT INTO dead_letters (subject, code, reason, message_id, stream_seq)
-       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[])`,
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[])
+       ON CONFLICT (subject, stream_seq) WHERE stream_seq IS NOT NULL DO NOTHING`,
       [
         letters.map((l) => l.subject),
         letters.map((l) => l.code),

@@ -103,6 +103,8 @@ export class InitialSchema1764460800000 implements MigrationInterface {
         stream_seq  bigint,
         received_at timestamptz NOT NULL DEFAULT now()
       )`);
+    // One dead letter per delivery of a stream message, however often it is redelivered.
+    await q.query(`CREATE UNIQUE INDEX dead_letters_delivery ON dead_letters (subject, stream_seq) WHERE stream_seq IS NOT NULL`);
 
     await q.query(`
       CREATE TABLE projection_checkpoints (
