@@ -6,7 +6,9 @@ const path = require('node:path');
 const swcrc = JSON.parse(fs.readFileSync(path.join(__dirname, '.swcrc'), 'utf8'));
 const transform = { '^.+\\.(t|j)s$': ['@swc/jest', { ...swcrc, swcrc: false }] };
 const moduleNameMapper = { '^@evals/([a-z-]+)$': '<rootDir>/libs/$1/src/index.ts' };
-const common = { rootDir: __dirname, transform, moduleNameMapper, testEnvironment: 'node' };
+// NestJS 12 ships as ESM only; Jest's module system needs it compiled to CommonJS (swc, cached).
+const transformIgnorePatterns = ['/node_modules/(?!(@nestjs)/)'];
+const common = { rootDir: __dirname, transform, transformIgnorePatterns, moduleNameMapper, testEnvironment: 'node' };
 
 module.exports = {
   projects: [

@@ -51,3 +51,20 @@ export async function ensureTestServers(): Promise<void> {
     );
   }
 }
+
+/**
+ * Stops and restarts the local NATS server, for tests of behaviour while the bus is down (G6). Only for
+ * the machine's own server (root, Debian package layout); the tests that use it run in band.
+ */
+export function stopNats(): void {
+  execFileSync('bash', ['-c', 'pkill -TERM -x nats-server; for i in $(seq 1 100); do pgrep -x nats-server >/dev/null || exit 0; sleep 0.1; done; exit 1']);
+}
+
+export async function startNats(): Promise<void> {
+  execFileSync('start-stop-daemon', ['--start', '--oknodo', '--background', '--exec', '/usr/sbin/nats-server', '--', '-a', '127.0.0.1', '-p', '4222', '-js', '-sd', '/var/lib/nats-server', '-l', '/var/log/nats-server.log']);
+  const deadline = Date.now() + 15_000;
+  while (!(await isListening(4222))) {
+    if (Date.now() > deadline) throw new Error('NATS did not come back on 127.0.0.1:4222');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

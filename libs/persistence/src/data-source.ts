@@ -1,4 +1,4 @@
-import { DataSource } from 'typeorm';
+import { DataSource, MigrationExecutor } from 'typeorm';
 import { InitialSchema1764460800000 } from './migrations/1764460800000-initial-schema.migration';
 import { ReadModel1764460900000 } from './migrations/1764460900000-read-model.migration';
 import { Regression1764461000000 } from './migrations/1764461000000-regression.migration';
@@ -49,7 +49,10 @@ export async function migrate(dataSource: DataSource): Promise<string[]> {
     await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
     const schema = (dataSource.options as { schema?: string }).schema;
     if (schema) await lock.query(`CREATE SCHEMA IF NOT EXISTS "${schema.replace(/"/g, '')}"`);
-    const applied = await dataSource.runMigrations({ transaction: 'each' });
+    // On the lock's own connection: a pool of one must not wait for a second connection that never comes.
+    const executor = new MigrationExecutor(dataSource, lock);
+    executor.transaction = 'each';
+    const applied = await executor.executePendingMigrations();
     return applied.map((m) => m.name);
   } finally {
     await lock.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);

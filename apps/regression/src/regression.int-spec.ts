@@ -1,0 +1,133 @@
+import { randomUUID } from 'node:crypto';
+import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { JetStreamPublisher } from '@evals/bus';
+import { RUN_EVENTS, runStreamId, type RunOpenedV1 } from '@evals/domain';
+import { createDataSource, EventStore, migrate, OutboxRelay, RegressionRepository } from '@evals/persistence';
+import type { DataSource } from 'typeorm';
+import { createTestSchema, testBusNames, type TestSchema } from '../../../test/support/isolation';
+import { startNats, stopNats, testServers } from '../../../test/support/servers';
+import { RegressionService } from './regression.service';
+
+const opened = (run_id: string, over: Partial<RunOpenedV1> = {}): RunOpenedV1 => ({
+  run_id,
+  suite_key: 'support',
+  suite_version: 1,
+  suite_content_hash: 'h',
+  pass_threshold: 0.5,
+  regression_threshold: 0.1,
+  subject_kind: 'agent',
+  subject_id: 'bot',
+  variant: null,
+  baseline_run_id: null,
+  source: 'ci',
+  case_count: 10,
+  scorer_versions: { exact: '1.0.0' },
+  ...over,
+});
+
+const meta = (at: string) => {
+  const id = randomUUID();
+  return { message_id: id, correlation_id: id, causation_id: id, occurred_at: at };
+};
+
+describe('integration: regression decisions and findings (G1-G6)', () => {
+  let schema: TestSchema;
+  let ds: DataSource;
+  const events = new EventStore();
+  const repo = new RegressionRepository();
+  const service = new RegressionService({ uuid: () => randomUUID() });
+
+  beforeAll(async () => {
+    schema = await createTestSchema('regression');
+    ds = createDataSource({ url: testServers.postgres.url, schema: schema.schema, poolSize: 4 });
+    await ds.initialize();
+    await migrate(ds);
+  }, 60_000);
+
+  afterAll(async () => {
+    await ds?.destroy();
+    await schema?.drop();
+  });
+
+  async function completeRun(run: RunOpenedV1, passed: number, n: number, at: string) {
+    await events.append(ds, runStreamId(run.run_id), 0, [{ type: RUN_EVENTS.opened, version: 1, data: run, metadata: meta(at) }]);
+    return ds.transaction((m) => service.decide(m, { data: { run_id: run.run_id, n, passed, score_sum: passed, missing_case_ids: [] }, metadata: meta(at) }));
+  }
+
+  it('skips an inconclusive_noise run as the automatic baseline (G2, G4) and writes no finding for it', async () => {
+    await completeRun(opened('a-good', { subject_id: 'noisy' }), 9, 10, '2026-11-30T01:00:00.000Z');
+    const noisy = await completeRun(opened('a-noisy', { subject_id: 'noisy' }), 7, 10, '2026-11-30T02:00:00.000Z');
+    expect(noisy).toMatchObject({ kind: 'recorded', finding: false, row: { verdict: 'inconclusive_noise', baseline_run_id: 'a-good', baseline_choice: 'automatic' } });
+    const next = await completeRun(opened('a-next', { subject_id: 'noisy' }), 9, 10, '2026-11-30T03:00:00.000Z');
+    expect(next).toMatchObject({ kind: 'recorded', row: { baseline_run_id: 'a-good', verdict: 'no_regression' } });
+    expect(await repo.findingFor(ds, 'a-noisy')).toBeNull();
+  });
+
+  it('a redelivered run.scored decides nothing twice', async () => {
+    const again = await ds.transaction((m) => service.decide(m, { data: { run_id: 'a-next', n: 10, passed: 0, score_sum: 0, missing_case_ids: [] }, metadata: meta('2026-11-30T04:00:00.000Z') }));
+    expect(again).toEqual({ kind: 'duplicate' });
+    expect((await repo.find(ds, 'a-next'))!.passed).toBe(9);
+  });
+
+  describe('with the bus down (G6)', () => {
+    let nc: NatsConnection;
+    const names = testBusNames('finding');
+    const stream = names.stream('OUT');
+
+    beforeAll(async () => {
+      nc = await connect({ servers: testServers.nats.url, maxReconnectAttempts: -1, reconnectTimeWait: 200 });
+      const jsm = await jetstreamManager(nc);
+      // The relay publishes every outbox row (run events too), so the stream takes every subject of the test.
+      await jsm.streams.add({ name: stream, subjects: [names.subject('>')] });
+    });
+
+    afterAll(async () => {
+      const jsm = await jetstreamManager(nc);
+      await jsm.streams.delete(stream).catch(() => undefined);
+      await nc.close();
+    });
+
+    it('stores the decision and the finding while NATS is stopped, and publishes finding.reported once it is back', async () => {
+      // Newcombe (1998) example (a), the candidate falling from 56/70 to 48/80.
+      await completeRun(opened('b-base', { subject_id: 'down', case_count: 70 }), 56, 70, '2026-11-30T05:00:00.000Z');
+      const relay = new OutboxRelay(ds, new JetStreamPublisher(jetstream(nc), 1_000), { wireSubject: (s) => names.subject(s) });
+      while ((await relay.tick().catch(() => 0)) > 0);
+
+      stopNats();
+      try {
+        const outcome = await completeRun(opened('b-cand', { subject_id: 'down', case_count: 80 }), 48, 80, '2026-11-30T06:00:00.000Z');
+        expect(outcome).toMatchObject({ kind: 'recorded', finding: true, row: { verdict: 'regressed' } });
+        expect(await repo.findingFor(ds, 'b-cand')).not.toBeNull();
+        await expect(relay.tick()).rejects.toBeDefined();
+        const pending = await ds.query(`SELECT subject FROM outbox WHERE published_at IS NULL`);
+        expect(pending.map((r: { subject: string }) => r.subject)).toEqual(['evals.event.run.opened', 'finding.reported']);
+      } finally {
+        await startNats();
+      }
+
+      let relayed = 0;
+      const deadline = Date.now() + 20_000;
+      while (relayed === 0 && Date.now() < deadline) relayed = await relay.tick().catch(() => 0);
+      expect(relayed).toBe(2);
+
+      const jsm = await jetstreamManager(nc);
+      await jsm.consumers.add(stream, { durable_name: 'subscriber', ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.All, filter_subject: names.subject('finding.reported') });
+      const consumer = await jetstream(nc).consumers.get(stream, 'subscriber');
+      const m = await consumer.next({ expires: 5_000 });
+      expect(m).not.toBeNull();
+      const message = m!.json<any>();
+      m!.ack();
+      expect(message.schema).toBe('finding.reported.v1');
+      // Every field of spec section 10.
+      expect(Object.keys(message.data).sort()).toEqual(
+        ['baseline', 'baseline_run_id', 'finding_id', 'kind', 'occurred_at', 'pass_rate_diff', 'run', 'run_id', 'score_drop', 'subject_id', 'subject_kind', 'suite', 'suite_version', 'variant'].sort(),
+      );
+      expect(message.data).toMatchObject({ kind: 'eval_regression', run_id: 'b-cand', baseline_run_id: 'b-base', run: { passed: 48, n: 80 }, baseline: { passed: 56, n: 70 } });
+      // The published interval is Newcombe's for run - baseline: the negation of example (a)'s [0.0524, 0.3339].
+      expect(message.data.pass_rate_diff.lower).toBeCloseTo(-0.3339, 4);
+      expect(message.data.pass_rate_diff.upper).toBeCloseTo(-0.0524, 4);
+      expect(message.data.score_drop).toBeCloseTo(0.2, 12);
+    }, 60_000);
+  });
+});
