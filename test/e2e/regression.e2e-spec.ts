@@ -1,0 +1,115 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import { startCluster, type AppCluster } from '../support/app-processes';
+import { createTestSchema, uniqueSuffix, type TestSchema } from '../support/isolation';
+import { testServers } from '../support/servers';
+
+/**
+ * Regression through the whole path (G1-G5): suites pushed and runs scored over HTTP by separate processes,
+ * the comparison served by the API. Newcombe's published examples are reproduced end to end.
+ */
+interface Reference {
+  statistic: string;
+  inputs: Record<string, number>;
+  expected: [number, number];
+  tolerance: number;
+}
+const sharedDir = process.env.EVALS_SHARED_DIR ?? path.resolve(__dirname, '../../../shared');
+const newcombe = (JSON.parse(fs.readFileSync(path.join(sharedDir, 'reference/stats-reference.json'), 'utf8')) as Reference[]).filter(
+  (r) => r.statistic === 'newcombe10_diff_95',
+);
+
+describe('e2e: regression against a baseline, over HTTP', () => {
+  let schema: TestSchema;
+  let cluster: AppCluster;
+  const suffix = uniqueSuffix();
+  const streamPrefix = `E2G_${suffix}_`;
+
+  beforeAll(async () => {
+    schema = await createTestSchema('e2g');
+    cluster = await startCluster({ schema: schema.schema, streamPrefix, subjectPrefix: `e2g_${suffix}`, apps: ['ingestion', 'scoring-worker', 'read-model', 'regression'] });
+  }, 120_000);
+
+  afterAll(async () => {
+    await cluster?.stopAll();
+    const nc = await connect({ servers: testServers.nats.url });
+    const jsm = await jetstreamManager(nc);
+    for (const s of ['EVALS_INBOUND', 'EVALS_WORK', 'EVALS_EVENTS', 'EVALS_OUTBOUND']) await jsm.streams.delete(`${streamPrefix}${s}`).catch(() => undefined);
+    await nc.close();
+    await schema?.drop();
+  });
+
+  async function pushSuite(key: string, n: number, regressionThreshold = 0.01): Promise<number> {
+    const suite = { key, default_scorer: { type: 'exact' }, pass_threshold: 0.5, regression_threshold: regressionThreshold, cases: Array.from({ length: n }, (_, i) => ({ id: `c${i}`, input: `q${i}`, expected: 'yes' })) };
+    const res = await fetch(cluster.url('ingestion', '/v1/suites'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(suite) });
+    const body = (await res.json()) as any;
+    expect([200, 201]).toContain(res.status);
+    return body.suite.version;
+  }
+
+  async function run(body: Record<string, unknown>, n: number, passing: number): Promise<any> {
+    const outputs = Array.from({ length: n }, (_, i) => ({ case_id: `c${i}`, output: i < passing ? 'yes' : 'no' }));
+    const res = await fetch(cluster.url('ingestion', '/v1/runs'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ subject_kind: 'agent', outputs, ...body }) });
+    const json = (await res.json()) as any;
+    if (res.status !== 200) throw new Error(`POST /v1/runs ${res.status}: ${JSON.stringify(json)}`);
+    return json;
+  }
+
+  it.each(newcombe.map((r, i) => [`${r.inputs.x1}/${r.inputs.n1} vs ${r.inputs.x2}/${r.inputs.n2}`, i, r] as const))(
+    'serves the published Newcombe interval for candidate %s (G1, G3)',
+    async (_name, i, r) => {
+      const { x1, n1, x2, n2 } = r.inputs;
+      const key = `newcombe-${i}-${suffix}`;
+      const baselineVersion = await pushSuite(key, n2);
+      const base = await run({ run_id: `nb-${i}-${suffix}`, suite_key: key, suite_version: baselineVersion, subject_id: `s${i}` }, n2, x2);
+      const candidateVersion = n1 === n2 ? baselineVersion : await pushSuite(key, n1);
+      const cand = await run({ run_id: `nc-${i}-${suffix}`, suite_key: key, suite_version: candidateVersion, subject_id: `s${i}`, baseline_run_id: base.run.run_id }, n1, x1);
+      const c = cand.regression.comparison;
+      expect(cand.regression.chosen_by).toBe('explicit');
+      expect(Math.abs(c.pass_rate_diff.lower - r.expected[0])).toBeLessThanOrEqual(r.tolerance);
+      expect(Math.abs(c.pass_rate_diff.upper - r.expected[1])).toBeLessThanOrEqual(r.tolerance);
+      expect(c.run).toMatchObject({ passed: x1, n: n1 });
+      expect(c.baseline).toMatchObject({ passed: x2, n: n2 });
+      if (candidateVersion !== baselineVersion) expect(c.changes.suite_version).toEqual({ baseline: baselineVersion, run: candidateVersion });
+      const served = (await (await fetch(cluster.url('read-model', `/v1/runs/${cand.run.run_id}`))).json()) as any;
+      expect(served.regression).toEqual(cand.regression);
+    },
+    60_000,
+  );
+
+  it('a drop above the threshold whose interval contains zero is inconclusive_noise: no finding, and skipped as automatic baseline (G2, G4)', async () => {
+    const key = `noise-${suffix}`;
+    await pushSuite(key, 10, 0.1);
+    const good = await run({ run_id: `good-${suffix}`, suite_key: key, subject_id: 'noise' }, 10, 9);
+    expect(good.regression.verdict).toBe('no_baseline');
+    const noisy = await run({ run_id: `noisy-${suffix}`, suite_key: key, subject_id: 'noise' }, 10, 7);
+    expect(noisy.regression).toMatchObject({ verdict: 'inconclusive_noise', chosen_by: 'automatic', baseline_run_id: `good-${suffix}` });
+    expect(noisy.regression.comparison.pass_rate_diff.lower).toBeLessThan(0);
+    expect(noisy.regression.comparison.pass_rate_diff.upper).toBeGreaterThan(0);
+    const next = await run({ run_id: `next-${suffix}`, suite_key: key, subject_id: 'noise' }, 10, 9);
+    expect(next.regression.baseline_run_id).toBe(`good-${suffix}`);
+    const findings = await fetch(cluster.url('ingestion', '/v1/runs'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ suite_key: key, subject_kind: 'agent', subject_id: 'noise', baseline_run_id: `nb-0-${suffix}`, outputs: [] }) });
+    expect(findings.status).toBe(422);
+    expect(((await findings.json()) as any).code).toBe('BASELINE_OTHER_SUITE');
+  }, 60_000);
+
+  it('a pinned baseline beats the automatic one, and an explicit one beats the pin (G5)', async () => {
+    const key = `pins-${suffix}`;
+    await pushSuite(key, 20, 0.1);
+    const first = await run({ run_id: `p1-${suffix}`, suite_key: key, subject_id: 'pinned' }, 20, 18);
+    await run({ run_id: `p2-${suffix}`, suite_key: key, subject_id: 'pinned' }, 20, 19);
+    const pin = await fetch(cluster.url('regression', '/v1/baselines'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ suite_key: key, subject_kind: 'agent', subject_id: 'pinned', run_id: first.run.run_id }) });
+    expect(pin.status).toBe(201);
+    const listed = (await (await fetch(cluster.url('regression', `/v1/baselines?suite_key=${key}`))).json()) as any;
+    expect(listed.pins).toEqual([expect.objectContaining({ run_id: first.run.run_id, subject_id: 'pinned', variant: null })]);
+    const third = await run({ run_id: `p3-${suffix}`, suite_key: key, subject_id: 'pinned' }, 20, 18);
+    expect(third.regression).toMatchObject({ chosen_by: 'pinned', baseline_run_id: first.run.run_id });
+    const fourth = await run({ run_id: `p4-${suffix}`, suite_key: key, subject_id: 'pinned', baseline_run_id: `p2-${suffix}` }, 20, 18);
+    expect(fourth.regression).toMatchObject({ chosen_by: 'explicit', baseline_run_id: `p2-${suffix}` });
+    const otherSuite = await fetch(cluster.url('regression', '/v1/baselines'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ suite_key: `noise-${suffix}`, subject_kind: 'agent', subject_id: 'pinned', run_id: first.run.run_id }) });
+    expect(otherSuite.status).toBe(422);
+    expect(((await otherSuite.json()) as any).code).toBe('BASELINE_OTHER_SUITE');
+  }, 60_000);
+});
