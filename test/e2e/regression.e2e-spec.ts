@@ -112,4 +112,36 @@ describe('e2e: regression against a baseline, over HTTP', () => {
     expect(otherSuite.status).toBe(422);
     expect(((await otherSuite.json()) as any).code).toBe('BASELINE_OTHER_SUITE');
   }, 60_000);
+
+  it('serves the scorecard of a subject with several runs as JSON and CSV, field by field (SC1, GT6)', async () => {
+    const key = `pins-${suffix}`;
+    const json = (await (await fetch(cluster.url('read-model', `/v1/scorecards?suite_key=${key}&format=json`))).json()) as any;
+    expect(json.scorecards).toHaveLength(1);
+    const card = json.scorecards[0];
+    expect(card).toMatchObject({ suite_key: key, subject_kind: 'agent', subject_id: 'pinned', runs: 4, latest_run_id: `p4-${suffix}` });
+    expect(card.latest_pass_rate).toMatchObject({ passed: 18, n: 20, rate: 0.9, level: 0.95 });
+    expect(card.overall_pass_rate).toMatchObject({ passed: 73, n: 80 });
+    expect(card.latest_pass_rate.lower).toBeLessThan(0.9);
+    expect(card.trend).toMatchObject({ runs: 4, first_run_id: `p1-${suffix}`, last_run_id: `p4-${suffix}` });
+    const res = await fetch(cluster.url('read-model', `/v1/scorecards?suite_key=${key}&format=csv`));
+    expect(res.headers.get('content-type')).toContain('text/csv');
+    const [header, row] = (await res.text()).split('\r\n');
+    const fields = Object.fromEntries(header.split(',').map((h, i) => [h, row.split(',')[i]]));
+    expect(fields).toMatchObject({
+      suite_key: key,
+      subject_id: 'pinned',
+      runs: '4',
+      latest_run_id: `p4-${suffix}`,
+      latest_passed: '18',
+      latest_n: '20',
+      latest_pass_rate: '0.900000',
+      latest_ci_lower: card.latest_pass_rate.lower.toFixed(6),
+      latest_ci_upper: card.latest_pass_rate.upper.toFixed(6),
+      overall_passed: '73',
+      overall_n: '80',
+      trend_direction: card.trend.direction,
+      latest_verdict: card.latest_verdict,
+    });
+    expect((await fetch(cluster.url('read-model', '/v1/scorecards?format=xml'))).status).toBe(400);
+  }, 60_000);
 });

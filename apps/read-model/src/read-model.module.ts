@@ -21,6 +21,7 @@ import { EventsConsumer } from './events.consumer';
 import { RunProjector } from './run.projector';
 import { RunQueries } from '@evals/persistence';
 import { RUN_QUERIES, RunsController } from './runs.controller';
+import { ScorecardsController } from './scorecards.controller';
 
 export const READ_MODEL_CONFIG = Symbol('READ_MODEL_CONFIG');
 const EVENTS_CONSUMER = Symbol('EVENTS_CONSUMER');
@@ -52,7 +53,7 @@ export class ReadModelModule {
     return {
       module: ReadModelModule,
       imports: [InfrastructureModule.forRoot({ app: 'read-model', config, logger })],
-      controllers: [RunsController],
+      controllers: [RunsController, ScorecardsController],
       providers: [
         { provide: READ_MODEL_CONFIG, useValue: config },
         { provide: APP_FILTER, useClass: ApiExceptionFilter },

@@ -1,3 +1,5 @@
 export * from './runs';
 export * from './suites';
 export * from './regression';
+export * from './judge';
+export * from './scorecards';

@@ -1,0 +1,78 @@
+import { wilson } from '@evals/stats';
+import { buildScorecard, SCORECARD_CSV_COLUMNS, scorecardsToCsv, type ScorecardRun } from './scorecard';
+
+const run = (i: number, passed: number, n = 20, verdict = 'no_regression'): ScorecardRun => ({
+  run_id: `r${i}`,
+  suite_key: 'support',
+  suite_version: 1 + Math.floor(i / 3),
+  subject_kind: 'agent',
+  subject_id: 'bot',
+  completed_at: `2026-11-30T0${i}:00:00.000Z`,
+  n,
+  passed,
+  score: passed / n,
+  verdict,
+});
+
+describe('unit: scorecards (SC1, GT6)', () => {
+  // Out of order on purpose: the scorecard orders by completion time.
+  const runs = [run(3, 12, 20, 'regressed'), run(0, 18), run(2, 15), run(1, 17)];
+  const card = buildScorecard(runs)!;
+
+  it('counts runs, takes the latest by completion time, pools the overall pass rate', () => {
+    expect(card.runs).toBe(4);
+    expect(card.latest_run_id).toBe('r3');
+    expect(card.latest_verdict).toBe('regressed');
+    expect(card.latest_pass_rate).toEqual({ rate: 0.6, passed: 12, n: 20, lower: wilson(12, 20).lower, upper: wilson(12, 20).upper, level: 0.95 });
+    expect(card.overall_pass_rate).toMatchObject({ passed: 62, n: 80, rate: 62 / 80, lower: wilson(62, 80).lower, upper: wilson(62, 80).upper });
+    expect(card.mean_score).toBeCloseTo((0.9 + 0.85 + 0.75 + 0.6) / 4, 12);
+  });
+
+  it('trend: the least-squares slope of pass rate per run over the window, with its direction', () => {
+    // Pass rates 0.90, 0.85, 0.75, 0.60 at x = 0..3: slope = -0.1 per run.
+    expect(card.trend.slope_per_run).toBeCloseTo(-0.1, 12);
+    expect(card.trend).toMatchObject({ direction: 'declining', runs: 4, first_run_id: 'r0', last_run_id: 'r3' });
+    const windowed = buildScorecard(runs, 2)!;
+    expect(windowed.trend).toMatchObject({ runs: 2, first_run_id: 'r2', last_run_id: 'r3' });
+    expect(windowed.trend.slope_per_run).toBeCloseTo(-0.15, 12);
+    expect(buildScorecard([run(0, 10)])!.trend.direction).toBe('insufficient_data');
+    expect(buildScorecard([])).toBeNull();
+  });
+
+  it('exports CSV with the stable columns, field by field', () => {
+    const csv = scorecardsToCsv([card]);
+    const [header, row, end] = csv.split('\r\n');
+    expect(header.split(',')).toEqual([...SCORECARD_CSV_COLUMNS]);
+    expect(end).toBe('');
+    const fields = Object.fromEntries(header.split(',').map((h, i) => [h, row.split(',')[i]]));
+    expect(fields).toEqual({
+      suite_key: 'support',
+      subject_kind: 'agent',
+      subject_id: 'bot',
+      runs: '4',
+      latest_run_id: 'r3',
+      latest_completed_at: '2026-11-30T03:00:00.000Z',
+      latest_suite_version: '2',
+      latest_pass_rate: '0.600000',
+      latest_passed: '12',
+      latest_n: '20',
+      latest_ci_lower: wilson(12, 20).lower.toFixed(6),
+      latest_ci_upper: wilson(12, 20).upper.toFixed(6),
+      overall_pass_rate: (62 / 80).toFixed(6),
+      overall_passed: '62',
+      overall_n: '80',
+      overall_ci_lower: wilson(62, 80).lower.toFixed(6),
+      overall_ci_upper: wilson(62, 80).upper.toFixed(6),
+      mean_score: card.mean_score.toFixed(6),
+      trend_slope_per_run: (-0.1).toFixed(6),
+      trend_direction: 'declining',
+      trend_runs: '4',
+      latest_verdict: 'regressed',
+    });
+  });
+
+  it('quotes a field with a comma or a quote (RFC 4180)', () => {
+    const csv = scorecardsToCsv([{ ...card, subject_id: 'a,"b"' }]);
+    expect(csv.split('\r\n')[1]).toContain('"a,""b"""');
+  });
+});

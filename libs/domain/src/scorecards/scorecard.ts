@@ -1,0 +1,155 @@
+import { leastSquaresTrend, mean, wilson, TREND_FLAT_EPSILON } from '@evals/stats';
+
+/** One completed run as a scorecard sees it. */
+export interface ScorecardRun {
+  readonly run_id: string;
+  readonly suite_key: string;
+  readonly suite_version: number;
+  readonly subject_kind: string;
+  readonly subject_id: string;
+  readonly completed_at: string;
+  readonly n: number;
+  readonly passed: number;
+  readonly score: number;
+  readonly verdict: string;
+}
+
+export interface RateWithInterval {
+  readonly rate: number | null;
+  readonly passed: number;
+  readonly n: number;
+  readonly lower: number;
+  readonly upper: number;
+  readonly level: 0.95;
+}
+
+/**
+ * SC1: per subject and suite - runs counted, latest and overall pass rate with denominator and 95% Wilson
+ * interval, mean score, trend over the last N runs, latest verdict. docs/scorecards.md documents every field.
+ */
+export interface Scorecard {
+  readonly suite_key: string;
+  readonly subject_kind: string;
+  readonly subject_id: string;
+  readonly runs: number;
+  readonly latest_run_id: string;
+  readonly latest_completed_at: string;
+  readonly latest_suite_version: number;
+  readonly latest_pass_rate: RateWithInterval;
+  /** Pooled over every case of every run counted: sum(passed) / sum(n). */
+  readonly overall_pass_rate: RateWithInterval;
+  /** Mean of the runs' mean case scores. */
+  readonly mean_score: number;
+  readonly trend: {
+    /** Least-squares slope of pass rate per run, over the last `window` runs in completion order. */
+    readonly slope_per_run: number | null;
+    readonly direction: 'improving' | 'declining' | 'flat' | 'insufficient_data';
+    readonly runs: number;
+    readonly window: number;
+    readonly flat_epsilon: number;
+    readonly first_run_id: string | null;
+    readonly last_run_id: string | null;
+  };
+  readonly latest_verdict: string;
+}
+
+export const DEFAULT_TREND_WINDOW = 10;
+
+function rate(passed: number, n: number): RateWithInterval {
+  const w = wilson(passed, n);
+  return { rate: n === 0 ? null : passed / n, passed, n, lower: w.lower, upper: w.upper, level: 0.95 };
+}
+
+/** Builds one scorecard from the completed runs of one suite and subject (any order). */
+export function buildScorecard(runs: readonly ScorecardRun[], window = DEFAULT_TREND_WINDOW): Scorecard | null {
+  if (runs.length === 0) return null;
+  const ordered = [...runs].sort((a, b) => (a.completed_at === b.completed_at ? a.run_id.localeCompare(b.run_id) : a.completed_at < b.completed_at ? -1 : 1));
+  const latest = ordered[ordered.length - 1];
+  const recent = ordered.slice(-window);
+  const trend = leastSquaresTrend(recent.map((r) => (r.n === 0 ? 0 : r.passed / r.n)));
+  const totalPassed = ordered.reduce((s, r) => s + r.passed, 0);
+  const totalN = ordered.reduce((s, r) => s + r.n, 0);
+  return {
+    suite_key: latest.suite_key,
+    subject_kind: latest.subject_kind,
+    subject_id: latest.subject_id,
+    runs: ordered.length,
+    latest_run_id: latest.run_id,
+    latest_completed_at: latest.completed_at,
+    latest_suite_version: latest.suite_version,
+    latest_pass_rate: rate(latest.passed, latest.n),
+    overall_pass_rate: rate(totalPassed, totalN),
+    mean_score: mean(ordered.map((r) => r.score)) ?? 0,
+    trend: {
+      slope_per_run: trend.slope,
+      direction: trend.direction,
+      runs: recent.length,
+      window,
+      flat_epsilon: TREND_FLAT_EPSILON,
+      first_run_id: recent[0]?.run_id ?? null,
+      last_run_id: recent[recent.length - 1]?.run_id ?? null,
+    },
+    latest_verdict: latest.verdict,
+  };
+}
+
+/** Stable CSV columns (docs/scorecards.md): renaming or reordering one is a breaking change. */
+export const SCORECARD_CSV_COLUMNS = [
+  'suite_key',
+  'subject_kind',
+  'subject_id',
+  'runs',
+  'latest_run_id',
+  'latest_completed_at',
+  'latest_suite_version',
+  'latest_pass_rate',
+  'latest_passed',
+  'latest_n',
+  'latest_ci_lower',
+  'latest_ci_upper',
+  'overall_pass_rate',
+  'overall_passed',
+  'overall_n',
+  'overall_ci_lower',
+  'overall_ci_upper',
+  'mean_score',
+  'trend_slope_per_run',
+  'trend_direction',
+  'trend_runs',
+  'latest_verdict',
+] as const;
+
+function cell(value: string | number | null): string {
+  if (value === null) return '';
+  const text = typeof value === 'number' ? (Number.isInteger(value) ? String(value) : value.toFixed(6)) : value;
+  return /[",\n\r]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+/** RFC 4180 CSV, CRLF line ends, a header row, numbers with six decimals. */
+export function scorecardsToCsv(cards: readonly Scorecard[]): string {
+  const rows = cards.map((c) => [
+    c.suite_key,
+    c.subject_kind,
+    c.subject_id,
+    c.runs,
+    c.latest_run_id,
+    c.latest_completed_at,
+    c.latest_suite_version,
+    c.latest_pass_rate.rate,
+    c.latest_pass_rate.passed,
+    c.latest_pass_rate.n,
+    c.latest_pass_rate.lower,
+    c.latest_pass_rate.upper,
+    c.overall_pass_rate.rate,
+    c.overall_pass_rate.passed,
+    c.overall_pass_rate.n,
+    c.overall_pass_rate.lower,
+    c.overall_pass_rate.upper,
+    c.mean_score,
+    c.trend.slope_per_run,
+    c.trend.direction,
+    c.trend.runs,
+    c.latest_verdict,
+  ]);
+  return [SCORECARD_CSV_COLUMNS.join(','), ...rows.map((r) => r.map(cell).join(','))].join('\r\n') + '\r\n';
+}
