@@ -12,7 +12,7 @@ const common = { rootDir: __dirname, transform, transformIgnorePatterns, moduleN
 
 module.exports = {
   projects: [
-    { ...common, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs,bench}/**/*.spec.ts'] },
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs,bench,deploy}/**/*.spec.ts'] },
     {
       ...common,
       displayName: 'int',

@@ -1,3 +1,4 @@
+import { CONSUMERS } from '@evals/bus';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { InfrastructureModule, OutboxRelayService, type JsonLogger } from '@evals/platform';
@@ -14,7 +15,7 @@ export class IngestionModule {
   static forRoot(config: IngestionConfig, logger: JsonLogger): DynamicModule {
     return {
       module: IngestionModule,
-      imports: [InfrastructureModule.forRoot({ app: 'ingestion', config, logger })],
+      imports: [InfrastructureModule.forRoot({ app: 'ingestion', config, logger, consumers: [CONSUMERS.ingestion] })],
       controllers: [RunsController, SuitesController],
       providers: [
         { provide: INGESTION_CONFIG, useValue: config },

@@ -146,6 +146,7 @@ function checkData(type: string, data: unknown): string[] {
         'data.score_sum: inRangeZeroToN',
       );
       need(Array.isArray(d.missing_case_ids) && (d.missing_case_ids as unknown[]).every((c) => typeof c === 'string'), 'data.missing_case_ids: isStringArray');
+      need(d.missing_count === undefined || (isInt(d.missing_count, 0) && (!isInt(d.n, 0) || (d.missing_count as number) <= (d.n as number))), 'data.missing_count: isCountNotAboveN');
       break;
     }
   }

@@ -1,3 +1,4 @@
+import { CONSUMERS } from '@evals/bus';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import {
@@ -52,7 +53,7 @@ export class ReadModelModule {
   static forRoot(config: ReadModelConfig, logger: JsonLogger): DynamicModule {
     return {
       module: ReadModelModule,
-      imports: [InfrastructureModule.forRoot({ app: 'read-model', config, logger })],
+      imports: [InfrastructureModule.forRoot({ app: 'read-model', config, logger, consumers: [CONSUMERS.readModel] })],
       controllers: [RunsController, ScorecardsController],
       providers: [
         { provide: READ_MODEL_CONFIG, useValue: config },

@@ -1,3 +1,4 @@
+import { CONSUMERS } from '@evals/bus';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { InfrastructureModule, OutboxRelayService, type CommonConfig, type JsonLogger } from '@evals/platform';
 import { BaselinesController } from './baselines.controller';
@@ -9,7 +10,7 @@ export class RegressionModule {
   static forRoot(config: CommonConfig, logger: JsonLogger): DynamicModule {
     return {
       module: RegressionModule,
-      imports: [InfrastructureModule.forRoot({ app: 'regression', config, logger })],
+      imports: [InfrastructureModule.forRoot({ app: 'regression', config, logger, consumers: [CONSUMERS.regression] })],
       controllers: [BaselinesController],
       providers: [RegressionService, OutboxRelayService, RunScoredConsumer],
     };

@@ -2,6 +2,7 @@ import type { JetStreamManager, JsMsg } from '@nats-io/jetstream';
 import type { DataSource } from 'typeorm';
 import { allAcknowledgedBefore, contractSubject } from '@evals/bus';
 import {
+  MAX_LISTED_MISSING,
   RUN_EVENTS,
   SuiteCompileError,
   WORK_SUBJECTS,
@@ -25,6 +26,7 @@ import {
   StreamVersionConflict,
   type DeadLetter,
   type EventMetadata,
+  type NewEvent,
   type Sql,
 } from '@evals/persistence';
 import type { Clock, IdGenerator } from '@evals/platform';
@@ -40,6 +42,12 @@ export const DEAD_LETTER_CODES = {
   unknownCase: 'UNKNOWN_CASE',
 } as const;
 
+/**
+ * Results per `cases.scored` event. A result is at most a few hundred bytes (ids, scorer, a label clamped to
+ * 120 characters), so an event stays well under the bus's 1 MiB message limit when the relay publishes it.
+ */
+export const CASES_PER_EVENT = 1_000;
+
 /** What one micro-batch did: counts and ids only, for logs and metrics. */
 export interface BatchOutcome {
   messages: number;
@@ -49,7 +57,10 @@ export interface BatchOutcome {
   duplicates: number;
   /** Events appended (`cases.scored`, `run.scored`): the outbox relay has rows to publish. */
   events: number;
-  deadLettered: Record<string, number>;
+  /** Dead letters written, by contract subject and code. */
+  deadLettered: Array<{ subject: string; code: string }>;
+  /** Evidence rows written from outputs, by scorer name. */
+  scoredByScorer: Record<string, number>;
   /** Messages handed back for a later try (their run or suite version is not known yet). */
   retried: number;
   /** Runs whose seal completed here (`run.scored` appended). */
@@ -72,8 +83,8 @@ interface Owned {
 /** What to do with each message once the transaction committed. */
 class Settlement {
   readonly letters: DeadLetter[] = [];
-  readonly term: JsMsg[] = [];
   readonly retry: JsMsg[] = [];
+  /** Handled - scored, or recorded as a dead letter - and removed from the work queue. */
   readonly ack: JsMsg[] = [];
 }
 
@@ -108,8 +119,9 @@ export class ScoringService {
   ) {}
 
   /**
-   * Handles one micro-batch; every message is acked, naked or termed before this returns. A throw means
-   * nothing of the batch was committed and no message was settled (BatchConsumer naks them all).
+   * Handles one micro-batch; every message is acknowledged or handed back (nak) before this returns. On a
+   * throw the BatchConsumer naks the batch: messages settled already ignore it, and whatever was not committed
+   * is redelivered (every step is idempotent).
    */
   async handle(batch: readonly JsMsg[]): Promise<BatchOutcome> {
     const outcome: BatchOutcome = {
@@ -117,7 +129,8 @@ export class ScoringService {
       inserted: 0,
       duplicates: 0,
       events: 0,
-      deadLettered: {},
+      deadLettered: [],
+      scoredByScorer: {},
       retried: 0,
       sealedRunIds: [],
       sealsWaiting: 0,
@@ -165,26 +178,24 @@ export class ScoringService {
       const seen = new Set<string>();
       for (const r of received) {
         settlement.ack.push(r.msg);
-        r.data.items.forEach((item, i) => {
+        const unknown: string[] = [];
+        for (const item of r.data.items) {
           const compiled = suite.cases.get(item.case_id);
           if (!compiled) {
-            this.deadLetter(
-              settlement,
-              r.msg,
-              DEAD_LETTER_CODES.unknownCase,
-              `data.items[${i}].case_id: not a case of suite ${clamp(suite.suite_key)} v${suite.version}: ${clamp(item.case_id)}`,
-              r.metadata.message_id,
-              false,
-            );
-            return;
-          }
-          if (seen.has(item.case_id)) {
+            unknown.push(item.case_id);
+          } else if (seen.has(item.case_id)) {
             outcome.duplicates++;
-            return;
+          } else {
+            seen.add(item.case_id);
+            rows.push({ evidence: scoreCase(compiled, item.output, { runId, hmacSecret: this.settings.hmacSecret, scoredAt }), owner: r });
           }
-          seen.add(item.case_id);
-          rows.push({ evidence: scoreCase(compiled, item.output, { runId, hmacSecret: this.settings.hmacSecret, scoredAt }), owner: r });
-        });
+        }
+        // Ingestion refuses these already (R1); the rest of the message is scored. One letter per message.
+        if (unknown.length > 0) {
+          const ids = clamp(unknown.map((id) => clamp(id, 100)).join(', '), 800);
+          const reason = `data.items[].case_id: ${unknown.length} not a case of suite ${clamp(suite.suite_key)} v${suite.version}: ${ids}`;
+          this.deadLetter(settlement, r.msg, DEAD_LETTER_CODES.unknownCase, reason, r.metadata.message_id, false);
+        }
       }
     }
     if (rows.length === 0 && settlement.letters.length === 0) return;
@@ -196,18 +207,19 @@ export class ScoringService {
         return result;
       }),
     );
-    outcome.inserted += written.inserted;
-    outcome.duplicates += rows.length - written.inserted;
+    outcome.inserted += written.inserted.length;
+    outcome.duplicates += rows.length - written.inserted.length;
     outcome.events += written.events;
+    for (const e of written.inserted) outcome.scoredByScorer[e.scorer] = (outcome.scoredByScorer[e.scorer] ?? 0) + 1;
   }
 
   /** Inside the batch transaction: evidence, then one `cases.scored` per run for the rows actually inserted. */
-  private async insertScored(tx: Sql, rows: readonly Owned[]): Promise<{ inserted: number; events: number }> {
+  private async insertScored(tx: Sql, rows: readonly Owned[]): Promise<{ inserted: CaseEvidence[]; events: number }> {
     const runIds = [...new Set(rows.map((r) => r.evidence.run_id))].sort(compare);
     // Shared: scoring transactions run side by side; a seal (exclusive) waits for them, and they for it. Once
     // a run is scored every case of it has evidence, so a late output inserts nothing below.
     await this.locks.shared(tx, runIds);
-    let inserted = 0;
+    const inserted: CaseEvidence[] = [];
     let events = 0;
     for (const runId of runIds) {
       // One fixed order (case id) for every transaction, so concurrent inserts of one run never deadlock.
@@ -218,25 +230,25 @@ export class ScoringService {
         ordered.map((r) => r.evidence),
       );
       if (written.length === 0) continue;
-      inserted += written.length;
+      inserted.push(...written);
       // The event's stream is named after the earliest message that contributed a new row: every case of that
       // message has evidence once this commits, so no later transaction can name the same stream.
       const cause = written.map((e) => owners.get(e)!).reduce((a, b) => (b.msg.seq < a.msg.seq ? b : a));
-      const data: CasesScoredV1 = {
-        run_id: runId,
-        results: written.map((e) => ({
-          case_id: e.case_id,
-          scorer: e.scorer,
-          scorer_version: e.scorer_version,
-          score: e.score,
-          passed: e.passed,
-          label: e.label,
-        })),
-      };
-      await this.events.append(tx, `${runStreamId(runId)}.cases.${cause.metadata.message_id}`, 0, [
-        { type: RUN_EVENTS.casesScored, version: 1, data, metadata: this.metadata(cause.metadata) },
-      ]);
-      events++;
+      const results = written.map((e) => ({
+        case_id: e.case_id,
+        scorer: e.scorer,
+        scorer_version: e.scorer_version,
+        score: e.score,
+        passed: e.passed,
+        label: e.label,
+      }));
+      // Several events on the same stream when the batch is large, so each fits a bus message.
+      const chunks: NewEvent<CasesScoredV1>[] = [];
+      for (let i = 0; i < results.length; i += CASES_PER_EVENT) {
+        chunks.push({ type: RUN_EVENTS.casesScored, version: 1, data: { run_id: runId, results: results.slice(i, i + CASES_PER_EVENT) }, metadata: this.metadata(cause.metadata) });
+      }
+      await this.events.append(tx, `${runStreamId(runId)}.cases.${cause.metadata.message_id}`, 0, chunks);
+      events += chunks.length;
     }
     return { inserted, events };
   }
@@ -288,7 +300,8 @@ export class ScoringService {
       n: aggregate.n,
       passed: aggregate.passed,
       score_sum: aggregate.score_sum,
-      missing_case_ids: missing.map((c) => c.case_id),
+      missing_count: missing.length,
+      missing_case_ids: missing.slice(0, MAX_LISTED_MISSING).map((c) => c.case_id),
     };
     await this.events.append(tx, runStreamId(runId), version, [
       { type: RUN_EVENTS.scored, version: 1, data, metadata: this.metadata(seal.metadata) },
@@ -332,7 +345,11 @@ export class ScoringService {
     }
   }
 
-  /** Records a dead letter; `settleMessage` false when the message itself is still acknowledged as handled. */
+  /**
+   * Records a dead letter (written in the batch transaction; one per message - the table keeps the first
+   * per subject and stream sequence, so a redelivery adds none). A dead-lettered message is acknowledged:
+   * the letter is its record. `settleMessage` false when the message is acknowledged as scored anyway.
+   */
   private deadLetter(settlement: Settlement, msg: JsMsg, code: string, reason: string, messageId?: string, settleMessage = true): void {
     settlement.letters.push({
       subject: contractSubject(this.settings.names, msg.subject),
@@ -341,14 +358,12 @@ export class ScoringService {
       message_id: messageId ?? (msg.headers?.get('Nats-Msg-Id') || null),
       stream_seq: msg.seq,
     });
-    if (settleMessage) settlement.term.push(msg);
+    if (settleMessage) settlement.ack.push(msg);
   }
 
   /** After the commit: settles every message; `confirm` waits for the server to have the acks. */
   private async settle(settlement: Settlement, outcome: BatchOutcome, confirm: boolean): Promise<void> {
-    for (const letter of settlement.letters) outcome.deadLettered[letter.code] = (outcome.deadLettered[letter.code] ?? 0) + 1;
-    // No reason text: servers before 2.10 do not parse `+TERM <reason>` and would redeliver the message.
-    for (const msg of settlement.term) msg.term();
+    for (const letter of settlement.letters) outcome.deadLettered.push({ subject: letter.subject, code: letter.code });
     for (const msg of settlement.retry) msg.nak(this.settings.retryDelayMs);
     if (confirm) {
       // A lost confirmation only delays a seal (it waits for the redelivery), so it is not an error here.

@@ -1,5 +1,6 @@
 import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
-import { JETSTREAM, LOGGER, OutboxRelayService, type JetStreamClient, type JsonLogger } from '@evals/platform';
+import { JETSTREAM, LOGGER, OutboxRelayService, metrics, type JetStreamClient, type JsonLogger } from '@evals/platform';
+import type { BatchOutcome } from './scoring.service';
 import { ScoringService } from './scoring.service';
 import type { WorkerSettings } from './settings';
 import { WORKER_SETTINGS } from './tokens';
@@ -17,7 +18,7 @@ export class WorkConsumerService implements OnApplicationBootstrap, BeforeApplic
     @Inject(LOGGER) private readonly logger: JsonLogger,
     @Inject(OutboxRelayService) outbox: OutboxRelayService,
   ) {
-    this.consumer = new WorkConsumer(js, settings, scoring, logger, { onEvents: () => outbox.relay.notify() });
+    this.consumer = new WorkConsumer(js, settings, scoring, logger, { onEvents: () => outbox.relay.notify(), onBatch: record });
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -31,4 +32,12 @@ export class WorkConsumerService implements OnApplicationBootstrap, BeforeApplic
     await this.consumer.stop();
     this.logger.event('info', 'work consumer stopped');
   }
+}
+
+/** Prometheus counters (X2): codes and names as labels, never an id. */
+function record(outcome: BatchOutcome): void {
+  metrics.messagesHandled.inc({ consumer: 'scoring-worker' }, outcome.messages);
+  for (const [scorer, count] of Object.entries(outcome.scoredByScorer)) metrics.casesScored.inc({ scorer }, count);
+  if (outcome.sealedRunIds.length > 0) metrics.runsCompleted.inc(outcome.sealedRunIds.length);
+  for (const letter of outcome.deadLettered) metrics.deadLettered.inc({ subject: letter.subject, code: letter.code });
 }

@@ -73,9 +73,12 @@ export class WorkConsumer {
       retried: outcome.retried,
       seals_waiting: outcome.sealsWaiting,
     });
-    for (const [code, count] of Object.entries(outcome.deadLettered)) {
-      this.logger.event('warn', 'work dead-lettered', { code, count });
+    const letters = new Map<string, { subject: string; code: string; count: number }>();
+    for (const l of outcome.deadLettered) {
+      const key = `${l.subject} ${l.code}`;
+      letters.set(key, { ...l, count: (letters.get(key)?.count ?? 0) + 1 });
     }
+    for (const l of letters.values()) this.logger.event('warn', 'work dead-lettered', l);
     for (const runId of outcome.sealedRunIds) this.logger.event('info', 'run scored', { run_id: runId });
   }
 }

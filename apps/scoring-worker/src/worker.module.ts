@@ -1,3 +1,4 @@
+import { CONSUMERS } from '@evals/bus';
 import { Module, type DynamicModule } from '@nestjs/common';
 import {
   BUS_NAMES,
@@ -32,7 +33,7 @@ export class WorkerModule {
   static forRoot(config: WorkerConfig, logger: JsonLogger): DynamicModule {
     return {
       module: WorkerModule,
-      imports: [InfrastructureModule.forRoot({ app: APP_NAME, config, logger })],
+      imports: [InfrastructureModule.forRoot({ app: APP_NAME, config, logger, consumers: [CONSUMERS.scoringWorker] })],
       providers: [
         { provide: WORKER_CONFIG, useValue: config },
         {

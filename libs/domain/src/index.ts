@@ -3,3 +3,4 @@ export * from './suites';
 export * from './regression';
 export * from './judge';
 export * from './scorecards';
+export * from './monitor';

@@ -28,12 +28,12 @@ export interface EvidenceAggregate {
 export class EvidenceRepository {
   async insertBatch(sql: Sql, rows: readonly EvidenceRow[]): Promise<EvidenceRow[]> {
     if (rows.length === 0) return [];
-    const inserted: Array<{ case_id: string }> = await sql.query(
+    const inserted: Array<{ run_id: string; case_id: string }> = await sql.query(
       `INSERT INTO evidence (run_id, case_id, scorer, scorer_version, score, passed, label, detail_hash, output_chars, scored_at)
        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::float8[], $6::bool[], $7::varchar(120)[],
                             $8::text[], $9::int[], $10::timestamptz[])
        ON CONFLICT (run_id, case_id) DO NOTHING
-       RETURNING case_id`,
+       RETURNING run_id, case_id`,
       [
         rows.map((r) => r.run_id),
         rows.map((r) => r.case_id),
@@ -47,8 +47,9 @@ export class EvidenceRepository {
         rows.map((r) => r.scored_at),
       ],
     );
-    const written = new Set(inserted.map((r) => r.case_id));
-    return rows.filter((r) => written.has(r.case_id));
+    // Keyed by run and case: one batch may hold two runs of the same suite.
+    const written = new Set(inserted.map((r) => `${r.run_id}\u0000${r.case_id}`));
+    return rows.filter((r) => written.has(`${r.run_id}\u0000${r.case_id}`));
   }
 
   async aggregate(sql: Sql, runId: string): Promise<EvidenceAggregate> {

@@ -95,6 +95,11 @@ export interface CommonConfig {
   readonly subjectPrefix: string;
   readonly httpPort: number;
   readonly logLevel: 'debug' | 'info' | 'warn' | 'error';
+  /** `boot`: each app applies pending migrations at start; `job`: a migration job does, apps only check. */
+  readonly migrateMode: 'boot' | 'job';
+  /** Replicas of the JetStream streams the apps declare (3 on a cluster). */
+  readonly streamReplicas: number;
+  readonly databasePoolSize: number;
 }
 
 export const commonConfigSpec = (defaultPort: number): EnvSpec<CommonConfig> => ({
@@ -105,6 +110,9 @@ export const commonConfigSpec = (defaultPort: number): EnvSpec<CommonConfig> => 
   subjectPrefix: { env: 'EVALS_SUBJECT_PREFIX', parse: parsers.identifier(''), description: 'prefix of every subject (tests, shared clusters)' },
   httpPort: { env: 'PORT', parse: parsers.integer(defaultPort, 0, 65535), description: 'HTTP port (health, API)' },
   logLevel: { env: 'LOG_LEVEL', parse: parsers.oneOf(['debug', 'info', 'warn', 'error'] as const, 'info'), description: 'lowest level logged' },
+  migrateMode: { env: 'EVALS_MIGRATE', parse: parsers.oneOf(['boot', 'job'] as const, 'boot'), description: 'who applies migrations' },
+  streamReplicas: { env: 'EVALS_STREAM_REPLICAS', parse: parsers.integer(1, 1, 5), description: 'JetStream stream replicas' },
+  databasePoolSize: { env: 'DATABASE_POOL_SIZE', parse: parsers.integer(10, 1, 200), description: 'PostgreSQL connections per process' },
 });
 
 /** The key of the one-way detail hash (D2). Required: without it short outputs could be guessed back. */

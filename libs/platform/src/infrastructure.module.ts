@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { Controller, Get, Global, HttpException, HttpStatus, Inject, Injectable, Module, type DynamicModule, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import { ensureTopology, JetStreamPublisher, subjectOf, type BusNames } from '@evals/bus';
+import { ensureTopology, JetStreamPublisher, streamOf, subjectOf, type BusNames, type ConsumerSpec } from '@evals/bus';
 import { createDataSource, migrate, OutboxRelay } from '@evals/persistence';
 import type { DataSource } from 'typeorm';
 import type { CommonConfig } from './config';
@@ -46,6 +46,44 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnApplication
 
   async onApplicationShutdown(): Promise<void> {
     await this.relay.stop();
+  }
+}
+
+const CONSUMER_SPECS = Symbol('CONSUMER_SPECS');
+
+/**
+ * Consumer lag (X2): every 10 s, the messages still pending for this app's durable consumers, as the
+ * `evals_consumer_lag_messages` gauge - the signal an autoscaler should follow for the scoring worker.
+ */
+@Injectable()
+export class ConsumerLagService implements OnApplicationBootstrap, OnApplicationShutdown {
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    @Inject(JETSTREAM_MANAGER) private readonly jsm: JetStreamManager,
+    @Inject(BUS_NAMES) private readonly names: BusNames,
+    @Inject(CONSUMER_SPECS) private readonly consumers: readonly ConsumerSpec[],
+  ) {}
+
+  onApplicationBootstrap(): void {
+    if (this.consumers.length === 0) return;
+    const sample = async () => {
+      for (const c of this.consumers) {
+        try {
+          const info = await this.jsm.consumers.info(streamOf(this.names, c.stream), c.durable);
+          metrics.consumerLag.set({ consumer: c.durable }, info.num_pending + info.num_ack_pending);
+        } catch {
+          // The bus is down: the last value stays; /health reports the outage.
+        }
+      }
+    };
+    void sample();
+    this.timer = setInterval(() => void sample(), 10_000);
+    this.timer.unref();
+  }
+
+  onApplicationShutdown(): void {
+    if (this.timer) clearInterval(this.timer);
   }
 }
 
@@ -94,6 +132,8 @@ export interface InfrastructureOptions {
   /** Runs pending migrations at boot (under an advisory lock). Off when a migration job does it. */
   readonly migrate?: boolean;
   readonly poolSize?: number;
+  /** The durable consumers this app reads, for the lag gauge. */
+  readonly consumers?: readonly ConsumerSpec[];
 }
 
 @Global()
@@ -117,11 +157,16 @@ export class InfrastructureModule {
             const ds = createDataSource({
               url: config.databaseUrl,
               schema: config.databaseSchema || undefined,
-              poolSize: options.poolSize ?? 10,
+              poolSize: options.poolSize ?? config.databasePoolSize,
               applicationName: `evals-${options.app}`,
             });
             await ds.initialize();
-            if (options.migrate ?? true) await migrate(ds);
+            if (options.migrate ?? config.migrateMode === 'boot') await migrate(ds);
+            else if (await ds.showMigrations()) {
+              // A migration job owns the schema: starting on an older one would fail in stranger ways later.
+              await ds.destroy();
+              throw new Error('migrations are pending: run the migration job (npm run migrate) first');
+            }
             return ds;
           },
         },
@@ -135,11 +180,13 @@ export class InfrastructureModule {
           provide: JETSTREAM_MANAGER,
           useFactory: async (nc: NatsConnection) => {
             const jsm = await jetstreamManager(nc);
-            await ensureTopology(jsm, names);
+            await ensureTopology(jsm, names, { replicas: config.streamReplicas });
             return jsm;
           },
           inject: [NATS_CONNECTION],
         },
+        { provide: CONSUMER_SPECS, useValue: options.consumers ?? [] },
+        ConsumerLagService,
         ConnectionCloser,
       ],
       exports: [COMMON_CONFIG, LOGGER, BUS_NAMES, CLOCK, ID_GENERATOR, DATA_SOURCE, NATS_CONNECTION, JETSTREAM, JETSTREAM_MANAGER],

@@ -58,6 +58,9 @@ export interface RunScoredV1 {
   readonly n: number;
   readonly passed: number;
   readonly score_sum: number;
+  /** How many cases had no output (R1). */
+  readonly missing_count?: number;
+  /** The first MAX_LISTED_MISSING of them: a 100 000-case run with no outputs must still fit one message. */
   readonly missing_case_ids: readonly string[];
 }
 
@@ -66,6 +69,8 @@ export type RunEvent =
   | { readonly type: 'run.sealed'; readonly version: 1; readonly data: RunSealedV1 }
   | { readonly type: 'cases.scored'; readonly version: 1; readonly data: CasesScoredV1 }
   | { readonly type: 'run.scored'; readonly version: 1; readonly data: RunScoredV1 };
+
+export const MAX_LISTED_MISSING = 1000;
 
 export function runStreamId(runId: string): string {
   return `run-${runId}`;

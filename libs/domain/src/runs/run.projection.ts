@@ -61,7 +61,7 @@ export function evolveRun(doc: RunDoc | null, event: RunEvent, ctx: EventContext
         scored: event.data.n,
         passed: event.data.passed,
         score_sum: event.data.score_sum,
-        missing_outputs: event.data.missing_case_ids.length,
+        missing_outputs: event.data.missing_count ?? event.data.missing_case_ids.length,
         completed_at: ctx.occurred_at,
       };
   }
