@@ -6,6 +6,10 @@ export interface IngestionConfig extends CommonConfig {
   /** How long `POST /v1/runs` waits for the completed run before answering 202. */
   readonly runTimeoutMs: number;
   readonly bodyLimitMb: number;
+  /** Monitor suites (D3) every sampled session signal is scored by; empty: the monitor is off. */
+  readonly monitorSuites: readonly string[];
+  readonly monitorWindowSeconds: number;
+  readonly monitorGraceSeconds: number;
 }
 
 export function loadIngestionConfig(env: Readonly<Record<string, string | undefined>>): IngestionConfig {
@@ -13,6 +17,15 @@ export function loadIngestionConfig(env: Readonly<Record<string, string | undefi
     ...commonConfigSpec(3001),
     runTimeoutMs: { env: 'RUN_TIMEOUT_MS', parse: parsers.integer(120_000, 100, 3_600_000), description: 'synchronous run wait' },
     bodyLimitMb: { env: 'HTTP_BODY_LIMIT_MB', parse: parsers.integer(64, 1, 1024), description: 'largest request body' },
+    monitorSuites: { env: 'EVALS_MONITOR_SUITES', parse: suiteKeyList, description: 'comma-separated monitor suite keys' },
+    monitorWindowSeconds: { env: 'EVALS_MONITOR_WINDOW_SECONDS', parse: parsers.integer(3600, 1, 7 * 24 * 3600), description: 'monitor window width' },
+    monitorGraceSeconds: { env: 'EVALS_MONITOR_GRACE_SECONDS', parse: parsers.integer(300, 0, 24 * 3600), description: 'how long a window waits for late signals after its end' },
   };
   return loadConfig(spec, env);
+}
+
+function suiteKeyList(raw: string | undefined): { ok: true; value: string[] } | { ok: false; problem: string } {
+  const keys = (raw ?? '').split(',').map((k) => k.trim()).filter(Boolean);
+  const bad = keys.filter((k) => !/^[a-z0-9][a-z0-9._-]{0,127}$/.test(k));
+  return bad.length > 0 ? { ok: false, problem: 'must be a comma-separated list of suite keys' } : { ok: true, value: keys };
 }

@@ -7,6 +7,7 @@ import { DeadLetterRepository, type DeadLetter } from '@evals/persistence';
 import { BUS_NAMES, DATA_SOURCE, JETSTREAM, JETSTREAM_MANAGER, LOGGER, metrics, type JsonLogger } from '@evals/platform';
 import type { DataSource } from 'typeorm';
 import { IntakeError } from './intake-error';
+import { MonitorService } from './monitor.service';
 import { RunIntakeService, type Causation } from './run-intake.service';
 
 interface PendingRun {
@@ -31,6 +32,7 @@ export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicatio
 
   constructor(
     private readonly intake: RunIntakeService,
+    private readonly monitor: MonitorService,
     @Inject(DATA_SOURCE) private readonly db: DataSource,
     @Inject(JETSTREAM) private readonly js: JetStreamClient,
     @Inject(JETSTREAM_MANAGER) private readonly jsm: JetStreamManager,
@@ -112,6 +114,12 @@ export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicatio
               break;
             }
             await this.intake.seal(message.data.run_id, cause);
+            await msg.ackAck();
+            break;
+          }
+          case SUBJECTS.SESSION_SIGNAL: {
+            await flush();
+            await this.monitor.admit(message.data, cause);
             await msg.ackAck();
             break;
           }

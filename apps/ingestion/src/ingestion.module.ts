@@ -9,6 +9,7 @@ import { RunIntakeService } from './run-intake.service';
 import { RunsController } from './runs.controller';
 import { SuitesController } from './suites.controller';
 import { SuiteCatalogService } from './suite-catalog.service';
+import { MonitorService } from './monitor.service';
 
 @Module({})
 export class IngestionModule {
@@ -22,6 +23,7 @@ export class IngestionModule {
         { provide: APP_FILTER, useClass: ApiExceptionFilter },
         RunIntakeService,
         SuiteCatalogService,
+        MonitorService,
         InboundConsumer,
         OutboxRelayService,
       ],

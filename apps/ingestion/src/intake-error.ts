@@ -16,7 +16,8 @@ export type IntakeErrorCode =
   | 'SUITE_INVALID'
   | 'RUN_PENDING'
   | 'BASELINE_NOT_FOUND'
-  | 'BASELINE_OTHER_SUITE';
+  | 'BASELINE_OTHER_SUITE'
+  | 'LATE_SIGNAL';
 
 const STATUS: Record<IntakeErrorCode, number> = {
   INVALID_REQUEST: 400,
@@ -33,6 +34,7 @@ const STATUS: Record<IntakeErrorCode, number> = {
   RUN_PENDING: 202,
   BASELINE_NOT_FOUND: 422,
   BASELINE_OTHER_SUITE: 422,
+  LATE_SIGNAL: 409,
 };
 
 export class IntakeError extends Error {

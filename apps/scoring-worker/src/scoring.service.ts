@@ -3,6 +3,7 @@ import type { DataSource } from 'typeorm';
 import { allAcknowledgedBefore, contractSubject } from '@evals/bus';
 import {
   MAX_LISTED_MISSING,
+  baseCaseId,
   RUN_EVENTS,
   SuiteCompileError,
   WORK_SUBJECTS,
@@ -176,11 +177,14 @@ export class ScoringService {
       const suite = await this.resolve(runId, received.map((r) => r.msg), settlement, outcome);
       if (!suite) continue;
       const seen = new Set<string>();
+      // A monitor run (D3) scores one suite case per sampled session: evidence ids are `<case>@<session>`.
+      const monitor = (await this.catalog.run(this.dataSource, runId))?.source === 'session_sample';
       for (const r of received) {
         settlement.ack.push(r.msg);
         const unknown: string[] = [];
         for (const item of r.data.items) {
-          const compiled = suite.cases.get(item.case_id);
+          const base = monitor ? suite.cases.get(baseCaseId(item.case_id)) : undefined;
+          const compiled = suite.cases.get(item.case_id) ?? (base && { ...base, case_id: item.case_id });
           if (!compiled) {
             unknown.push(item.case_id);
           } else if (seen.has(item.case_id)) {
@@ -289,7 +293,10 @@ export class ScoringService {
     const version = stream.length === 0 ? 0 : stream[stream.length - 1].stream_version;
     const have = await this.evidence.caseIds(tx, runId);
     const scoredAt = this.clock.now().toISOString();
-    const missing = [...suite.cases.values()].filter((c) => !have.has(c.case_id)).map((c) => missingOutputEvidence(c, { runId, scoredAt }));
+    // A monitor run has no fixed case list: its cases are the sessions sampled in its window.
+    const opened = stream.find((e) => e.type === RUN_EVENTS.opened)?.data as { source?: string } | undefined;
+    const monitor = opened?.source === 'session_sample';
+    const missing = monitor ? [] : [...suite.cases.values()].filter((c) => !have.has(c.case_id)).map((c) => missingOutputEvidence(c, { runId, scoredAt }));
     await this.evidence.insertBatch(
       tx,
       [...missing].sort((a, b) => compare(a.case_id, b.case_id)),

@@ -51,8 +51,7 @@ const DAY = 24 * 3600;
 export const STREAMS: readonly StreamSpec[] = [
   {
     name: 'EVALS_INBOUND',
-    // evals.session.signal joins when the monitor (D3) consumes it: a stream must not swallow what nobody reads.
-    subjects: ['evals.run.requested', 'evals.output.submitted', 'evals.run.sealed'],
+    subjects: ['evals.run.requested', 'evals.output.submitted', 'evals.run.sealed', 'evals.session.signal'],
     retention: RetentionPolicy.Workqueue,
     maxAgeSeconds: 7 * DAY,
     description: 'Inbound runs, outputs, seals and session signals; deleted once ingested (D1).',

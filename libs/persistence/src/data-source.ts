@@ -2,9 +2,10 @@ import { DataSource, MigrationExecutor } from 'typeorm';
 import { InitialSchema1764460800000 } from './migrations/1764460800000-initial-schema.migration';
 import { ReadModel1764460900000 } from './migrations/1764460900000-read-model.migration';
 import { Regression1764461000000 } from './migrations/1764461000000-regression.migration';
+import { Monitor1764461100000 } from './migrations/1764461100000-monitor.migration';
 
 /** Every schema change, in order. The schema is never synchronised from entities. */
-export const migrations = [InitialSchema1764460800000, ReadModel1764460900000, Regression1764461000000];
+export const migrations = [InitialSchema1764460800000, ReadModel1764460900000, Regression1764461000000, Monitor1764461100000];
 
 export interface PostgresConfig {
   readonly url: string;

@@ -17,3 +17,5 @@ export { RegressionRepository } from './regression.repository';
 export type { BaselinePin, RunVerdictRow } from './regression.repository';
 export { RunQueries, formatSseFrame } from './run.queries';
 export type { CaseFrame, CaseView, RegressionView, RunView, SseFrame, SummaryFrame } from './run.queries';
+export { MonitorWindowRepository } from './monitor-window.repository';
+export type { MonitorWindowRow } from './monitor-window.repository';
