@@ -19,20 +19,20 @@ export type {
   JudgeRequest,
   JudgeUsage,
   JudgeVerdict,
-  Verdict,
+  PassFail,
 } from './judge.port';
 export {
   JUDGE_PROMPT_V1,
   PAIRWISE_PROMPT_V1,
-  PROMPT_TAGS,
+  JUDGE_PROMPT_TAGS,
   buildJudgeMessages,
   buildPairwiseMessages,
-  messageChars,
+  judgeMessageChars,
   neutraliseTags,
-  renderExpected,
+  renderExpectedForJudge,
 } from './judge-prompt';
-export type { ChatMessage, PairwiseOrder, PairwiseRequest, PromptTemplate } from './judge-prompt';
-export { MAX_REPLY_CHARS, parseJudgeReply, parsePairwiseReply } from './judge-parser';
+export type { JudgeChatMessage, PairwiseOrder, PairwiseRequest, JudgePromptTemplate } from './judge-prompt';
+export { MAX_REPLY_CHARS, REPLY_PARSE_FAILURES, parseJudgeReply, parsePairwiseReply } from './judge-parser';
 export type { PairwiseChoice, ParsedPairwise, ParsedVerdict, ReplyParse, ReplyParseFailure } from './judge-parser';
 export { decidePairwise, pairwiseReport } from './pairwise';
 export type { PairwiseCaseResult, PairwiseDecision, PairwiseReport, PairwiseWinner, PositionConsistency } from './pairwise';

@@ -11,24 +11,28 @@
  * reasoning is dropped here (J2, D1), and a failure reason comes from a fixed vocabulary that never quotes
  * the reply.
  */
-import type { Verdict } from './judge.port';
+import type { PassFail } from './judge.port';
 
-export type ReplyParseFailure =
-  | 'empty_reply'
-  | 'reply_too_long'
-  | 'no_verdict'
-  | 'malformed_verdict'
-  | 'verdict_not_last'
-  | 'no_reasoning'
-  | 'invalid_verdict'
-  | 'missing_score'
-  | 'invalid_score'
-  | 'invalid_winner';
+export const REPLY_PARSE_FAILURES = [
+  'empty_reply',
+  'reply_too_long',
+  'no_verdict',
+  'malformed_verdict',
+  'verdict_not_last',
+  'no_reasoning',
+  'invalid_verdict',
+  'missing_score',
+  'invalid_score',
+  'invalid_winner',
+] as const;
+
+/** Why a reply has no usable verdict: a fixed vocabulary that never quotes the reply. */
+export type ReplyParseFailure = (typeof REPLY_PARSE_FAILURES)[number];
 
 export type ReplyParse<T> = ({ readonly ok: true } & T) | { readonly ok: false; readonly reason: ReplyParseFailure };
 
 export interface ParsedVerdict {
-  readonly verdict: Verdict;
+  readonly verdict: PassFail;
   readonly score: number;
 }
 

@@ -6,19 +6,19 @@
 import { canonicalJson } from '../suites/canonical-json';
 import type { JudgeRequest } from './judge.port';
 
-export interface ChatMessage {
+export interface JudgeChatMessage {
   readonly role: 'system' | 'user';
   readonly content: string;
 }
 
-export interface PromptTemplate {
+export interface JudgePromptTemplate {
   readonly id: string;
   readonly system: string;
   /** The closing instruction after the tagged material in the user message. */
   readonly instruction: string;
 }
 
-export const JUDGE_PROMPT_V1: PromptTemplate = {
+export const JUDGE_PROMPT_V1: JudgePromptTemplate = {
   id: 'judge-v1',
   system: [
     'You are an impartial evaluator. You grade one candidate output against a rubric written by the author of a test case.',
@@ -41,7 +41,7 @@ export const JUDGE_PROMPT_V1: PromptTemplate = {
   instruction: 'Grade the candidate output against the rubric. Reason first, then end your reply with the verdict JSON line.',
 };
 
-export const PAIRWISE_PROMPT_V1: PromptTemplate = {
+export const PAIRWISE_PROMPT_V1: JudgePromptTemplate = {
   id: 'pairwise-v1',
   system: [
     'You are an impartial evaluator. You compare two answers to the same task and decide which one better meets a rubric written by the author of a test case.',
@@ -64,9 +64,9 @@ export const PAIRWISE_PROMPT_V1: PromptTemplate = {
 };
 
 /** The tags the prompts wrap material in; the same tags inside material are neutralised so it cannot close them. */
-export const PROMPT_TAGS = ['rubric', 'task_input', 'expected_answer', 'candidate_output', 'answer_first', 'answer_second'] as const;
+export const JUDGE_PROMPT_TAGS = ['rubric', 'task_input', 'expected_answer', 'candidate_output', 'answer_first', 'answer_second'] as const;
 
-const TAG_PATTERN = new RegExp(`<(\\/?)(${PROMPT_TAGS.join('|')})(\\s*)>`, 'gi');
+const TAG_PATTERN = new RegExp(`<(\\/?)(${JUDGE_PROMPT_TAGS.join('|')})(\\s*)>`, 'gi');
 
 /** Replaces `<tag>` / `</tag>` of the prompt's own tags inside material with `&lt;tag&gt;`, so material cannot break out. */
 export function neutraliseTags(text: string): string {
@@ -78,19 +78,19 @@ function block(tag: string, text: string): string {
 }
 
 /** A string expected value is shown as is; any other JSON value in canonical JSON. */
-export function renderExpected(expected: unknown): string {
+export function renderExpectedForJudge(expected: unknown): string {
   return typeof expected === 'string' ? expected : canonicalJson(expected);
 }
 
 function context(rubric: string, expected: unknown, input: string | undefined): string[] {
   const parts = [block('rubric', rubric)];
   if (input !== undefined) parts.push(block('task_input', input));
-  if (expected !== undefined) parts.push(block('expected_answer', renderExpected(expected)));
+  if (expected !== undefined) parts.push(block('expected_answer', renderExpectedForJudge(expected)));
   return parts;
 }
 
 /** The messages of one judge call with `JUDGE_PROMPT_V1`. */
-export function buildJudgeMessages(request: JudgeRequest, template: PromptTemplate = JUDGE_PROMPT_V1): ChatMessage[] {
+export function buildJudgeMessages(request: JudgeRequest, template: JudgePromptTemplate = JUDGE_PROMPT_V1): JudgeChatMessage[] {
   const user = [...context(request.rubric, request.expected, request.input), block('candidate_output', request.output), template.instruction];
   return [
     { role: 'system', content: template.system },
@@ -112,7 +112,7 @@ export interface PairwiseRequest {
 export type PairwiseOrder = 'ab' | 'ba';
 
 /** The messages of one pairwise call with `PAIRWISE_PROMPT_V1`, A first (`ab`) or B first (`ba`). */
-export function buildPairwiseMessages(request: PairwiseRequest, order: PairwiseOrder, template: PromptTemplate = PAIRWISE_PROMPT_V1): ChatMessage[] {
+export function buildPairwiseMessages(request: PairwiseRequest, order: PairwiseOrder, template: JudgePromptTemplate = PAIRWISE_PROMPT_V1): JudgeChatMessage[] {
   const [first, second] = order === 'ab' ? [request.a, request.b] : [request.b, request.a];
   const user = [
     ...context(request.rubric, request.expected, request.input),
@@ -127,7 +127,7 @@ export function buildPairwiseMessages(request: PairwiseRequest, order: PairwiseO
 }
 
 /** Characters of a message list (for the ceil(chars / 4) token estimate). */
-export function messageChars(messages: readonly ChatMessage[]): number {
+export function judgeMessageChars(messages: readonly JudgeChatMessage[]): number {
   let n = 0;
   for (const m of messages) n += m.content.length;
   return n;

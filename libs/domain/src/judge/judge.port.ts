@@ -7,7 +7,7 @@
  * quotes the output or the reply.
  */
 
-export type Verdict = 'pass' | 'fail';
+export type PassFail = 'pass' | 'fail';
 
 export interface JudgeRequest {
   /** The candidate output to grade. Never stored, logged or returned (D1). */
@@ -33,7 +33,7 @@ export interface JudgePricing {
 }
 
 export interface JudgeVerdict {
-  readonly verdict: Verdict;
+  readonly verdict: PassFail;
   /** In [0, 1]. */
   readonly score: number;
   /** The exact model pin that produced the verdict, e.g. `gpt-4o-2024-08-06`. */
@@ -105,7 +105,7 @@ export function isJudgeError(value: unknown): value is JudgeError {
 }
 
 /** S3: a judged case passes when the verdict is pass and the score is at least `min_score`. */
-export function judgePassed(result: { readonly verdict: Verdict; readonly score: number }, minScore: number): boolean {
+export function judgePassed(result: { readonly verdict: PassFail; readonly score: number }, minScore: number): boolean {
   return result.verdict === 'pass' && result.score >= minScore;
 }
 

@@ -9,7 +9,7 @@
  * The value is the verdict and score only: never the output, the reasoning or the reply (D1, J2).
  */
 import { canonicalJson } from '../suites/canonical-json';
-import type { JudgeRequest, Verdict } from './judge.port';
+import type { JudgeRequest, PassFail } from './judge.port';
 
 /** Bumped if the key material's shape ever changes, so old entries simply stop matching. */
 export const VERDICT_CACHE_KEY_SCHEME = 'evals.judge-verdict.v1';
@@ -39,7 +39,7 @@ export function verdictCacheKeyMaterial(parts: VerdictCacheKeyParts): string {
 
 /** What the cache records of a verdict: nothing else. */
 export interface CachedVerdict {
-  readonly verdict: Verdict;
+  readonly verdict: PassFail;
   readonly score: number;
 }
 

@@ -1,0 +1,56 @@
+/**
+ * The LangChain chat model behind a judge (J1). LangChain's and the SDKs' own retries are off
+ * (`maxRetries: 0`): the judge retries itself, within its bound and only on 429/5xx. The key is passed
+ * explicitly; a model is only ever built with one (or for Ollama, which needs none), so no SDK falls back
+ * to a key found in the process environment.
+ */
+import { ChatAnthropic } from '@langchain/anthropic';
+import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
+import { ChatOllama } from '@langchain/ollama';
+import { ChatOpenAICompletions } from '@langchain/openai';
+import { JUDGE_DEFAULTS, type JudgeAdapterConfig } from './config';
+
+export type ChatModelFactory = (config: JudgeAdapterConfig) => BaseChatModel;
+
+function temperatureOf(config: JudgeAdapterConfig): { temperature?: number } {
+  if (config.temperature === null) return {};
+  return { temperature: config.temperature ?? 0 };
+}
+
+export const createChatModel: ChatModelFactory = (config) => {
+  const maxTokens = config.maxOutputTokens ?? JUDGE_DEFAULTS.maxOutputTokens;
+  switch (config.provider) {
+    case 'openai':
+      // The Chat Completions flavour of ChatOpenAI: always POST {baseURL}/chat/completions, which is what
+      // every OpenAI-compatible server (vLLM, LiteLLM, llama.cpp, Azure-compatible gateways) implements.
+      return new ChatOpenAICompletions({
+        model: config.model,
+        apiKey: config.apiKey,
+        configuration: config.baseUrl !== undefined ? { baseURL: config.baseUrl } : {},
+        maxRetries: 0,
+        maxTokens,
+        streaming: false,
+        ...temperatureOf(config),
+      });
+    case 'anthropic':
+      return new ChatAnthropic({
+        model: config.model,
+        apiKey: config.apiKey,
+        ...(config.baseUrl !== undefined ? { anthropicApiUrl: config.baseUrl } : {}),
+        maxRetries: 0,
+        maxTokens,
+        streaming: false,
+        ...temperatureOf(config),
+      });
+    case 'ollama':
+      return new ChatOllama({
+        model: config.model,
+        ...(config.baseUrl !== undefined ? { baseUrl: config.baseUrl } : {}),
+        ...(config.apiKey !== undefined ? { headers: { Authorization: `Bearer ${config.apiKey}` } } : {}),
+        maxRetries: 0,
+        numPredict: maxTokens,
+        streaming: false,
+        ...temperatureOf(config),
+      });
+  }
+};
