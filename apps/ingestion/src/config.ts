@@ -1,4 +1,6 @@
-import { commonConfigSpec, loadConfig, parsers, type CommonConfig, type EnvSpec } from '@evals/platform';
+import { JUDGE_PROMPT_V1 } from '@evals/domain';
+import { JudgeConfigError, loadJudgeConfig, providerNeedsApiKey } from '@evals/judge';
+import { ConfigError, commonConfigSpec, loadConfig, parsers, type CommonConfig, type EnvSpec } from '@evals/platform';
 
 export const INGESTION_CONFIG = Symbol('INGESTION_CONFIG');
 
@@ -10,10 +12,12 @@ export interface IngestionConfig extends CommonConfig {
   readonly monitorSuites: readonly string[];
   readonly monitorWindowSeconds: number;
   readonly monitorGraceSeconds: number;
+  /** The judge the scoring workers call, as the gate needs to know it (J4, GT2); null when none is configured. */
+  readonly judge: { readonly model: string; readonly prompt_version: string; readonly credential_missing: boolean } | null;
 }
 
 export function loadIngestionConfig(env: Readonly<Record<string, string | undefined>>): IngestionConfig {
-  const spec: EnvSpec<IngestionConfig> = {
+  const spec: EnvSpec<Omit<IngestionConfig, 'judge'>> = {
     ...commonConfigSpec(3001),
     runTimeoutMs: { env: 'RUN_TIMEOUT_MS', parse: parsers.integer(120_000, 100, 3_600_000), description: 'synchronous run wait' },
     bodyLimitMb: { env: 'HTTP_BODY_LIMIT_MB', parse: parsers.integer(64, 1, 1024), description: 'largest request body' },
@@ -21,7 +25,17 @@ export function loadIngestionConfig(env: Readonly<Record<string, string | undefi
     monitorWindowSeconds: { env: 'EVALS_MONITOR_WINDOW_SECONDS', parse: parsers.integer(3600, 1, 7 * 24 * 3600), description: 'monitor window width' },
     monitorGraceSeconds: { env: 'EVALS_MONITOR_GRACE_SECONDS', parse: parsers.integer(300, 0, 24 * 3600), description: 'how long a window waits for late signals after its end' },
   };
-  return loadConfig(spec, env);
+  const base = loadConfig<Omit<IngestionConfig, 'judge'>>(spec as EnvSpec<Omit<IngestionConfig, 'judge'>>, env);
+  try {
+    const judge = loadJudgeConfig(env);
+    return {
+      ...base,
+      judge: judge && { model: judge.model, prompt_version: JUDGE_PROMPT_V1.id, credential_missing: providerNeedsApiKey(judge.provider) && !judge.apiKey },
+    };
+  } catch (error) {
+    if (error instanceof JudgeConfigError) throw new ConfigError([`${error.variable}: ${error.message}`]);
+    throw error;
+  }
 }
 
 function suiteKeyList(raw: string | undefined): { ok: true; value: string[] } | { ok: false; problem: string } {

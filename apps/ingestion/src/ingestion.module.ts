@@ -10,6 +10,9 @@ import { RunsController } from './runs.controller';
 import { SuitesController } from './suites.controller';
 import { SuiteCatalogService } from './suite-catalog.service';
 import { MonitorService } from './monitor.service';
+import { GateController } from './gate.controller';
+import { GateService } from './gate.service';
+import { RunWaiter } from './run-waiter';
 
 @Module({})
 export class IngestionModule {
@@ -17,11 +20,13 @@ export class IngestionModule {
     return {
       module: IngestionModule,
       imports: [InfrastructureModule.forRoot({ app: 'ingestion', config, logger, consumers: [CONSUMERS.ingestion] })],
-      controllers: [RunsController, SuitesController],
+      controllers: [RunsController, SuitesController, GateController],
       providers: [
         { provide: INGESTION_CONFIG, useValue: config },
         { provide: APP_FILTER, useClass: ApiExceptionFilter },
         RunIntakeService,
+        RunWaiter,
+        GateService,
         SuiteCatalogService,
         MonitorService,
         InboundConsumer,

@@ -17,7 +17,9 @@ export type IntakeErrorCode =
   | 'RUN_PENDING'
   | 'BASELINE_NOT_FOUND'
   | 'BASELINE_OTHER_SUITE'
-  | 'LATE_SIGNAL';
+  | 'LATE_SIGNAL'
+  | 'GATE_NOT_FOUND'
+  | 'NOTHING_TO_OVERRIDE';
 
 const STATUS: Record<IntakeErrorCode, number> = {
   INVALID_REQUEST: 400,
@@ -35,6 +37,8 @@ const STATUS: Record<IntakeErrorCode, number> = {
   BASELINE_NOT_FOUND: 422,
   BASELINE_OTHER_SUITE: 422,
   LATE_SIGNAL: 409,
+  GATE_NOT_FOUND: 404,
+  NOTHING_TO_OVERRIDE: 409,
 };
 
 export class IntakeError extends Error {

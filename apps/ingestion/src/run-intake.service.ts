@@ -4,6 +4,7 @@ import { JetStreamPublisher, subjectOf, type BusNames } from '@evals/bus';
 import {
   compileSuite,
   encodeWork,
+  sampleCaseIds,
   RUN_EVENTS,
   runStreamId,
   WORK_SUBJECTS,
@@ -29,6 +30,10 @@ export interface OpenRunCommand {
   readonly source: RunSource;
   /** Present: the run is complete with these outputs and is sealed at once. Absent: outputs follow. */
   readonly outputs?: readonly WorkItem[];
+  /** GT3: score only the cases this seed samples; outputs for other cases are ignored. */
+  readonly sample?: { readonly size: number; readonly seed: string };
+  readonly judge_cache?: boolean;
+  readonly judge_skip?: string;
 }
 
 export interface Causation {
@@ -40,7 +45,9 @@ export interface Causation {
 /** What the intake knows about an open run; immutable but for `sealed`. */
 export interface RunTicket {
   readonly opened: RunOpenedV1;
+  /** The cases this run scores: the suite version's, or its sample's (GT3). */
   readonly caseIds: ReadonlySet<string>;
+  readonly allCaseIds: ReadonlySet<string>;
   readonly version: number;
 }
 
@@ -93,8 +100,9 @@ export class RunIntakeService {
       }
       if (cmd.baseline_run_id) await this.checkBaseline(cmd.baseline_run_id, suite.suite_key);
       const compiled = this.compile(suite);
-      const caseIds = new Set(suite.cases.map((c) => c.case_id));
-      if (cmd.outputs) checkOutputs(cmd.outputs, caseIds);
+      const allCaseIds = suite.cases.map((c) => c.case_id);
+      if (cmd.outputs) checkOutputs(cmd.outputs, new Set(allCaseIds));
+      const sampled = cmd.sample ? sampleCaseIds(allCaseIds, cmd.sample) : null;
       const opened: RunOpenedV1 = {
         run_id: cmd.run_id,
         suite_key: suite.suite_key,
@@ -107,8 +115,11 @@ export class RunIntakeService {
         variant: cmd.variant ?? null,
         baseline_run_id: cmd.baseline_run_id ?? null,
         source: cmd.source,
-        case_count: suite.cases.length,
+        case_count: sampled ? sampled.length : suite.cases.length,
         scorer_versions: compiled.scorer_versions,
+        ...(cmd.sample && sampled ? { sample: { size: cmd.sample.size, seed: cmd.sample.seed, case_ids: sampled } } : {}),
+        ...(cmd.judge_cache ? { judge_cache: true } : {}),
+        ...(cmd.judge_skip ? { judge_skip: cmd.judge_skip } : {}),
       };
       const events: NewEvent[] = [this.event(RUN_EVENTS.opened, opened, cause)];
       if (cmd.outputs) events.push(this.event(RUN_EVENTS.sealed, { run_id: cmd.run_id }, cause));
@@ -125,8 +136,8 @@ export class RunIntakeService {
       ticket = (await this.ticket(cmd.run_id))!;
     }
     if (cmd.outputs) {
-      checkOutputs(cmd.outputs, ticket.caseIds);
-      await this.forward(cmd.run_id, cmd.outputs, cause);
+      checkOutputs(cmd.outputs, ticket.allCaseIds);
+      await this.forward(cmd.run_id, cmd.outputs.filter((o) => ticket.caseIds.has(o.case_id)), cause);
       await this.publishSeal(cmd.run_id, cause);
     }
     return { created, ticket };
@@ -150,7 +161,8 @@ export class RunIntakeService {
     if (cached) return { ...cached, version: stream.length };
     const data = opened.data as RunOpenedV1;
     const suite = await this.suites.find(this.db, data.suite_key, data.suite_version);
-    const ticket = { opened: data, caseIds: new Set((suite?.cases ?? []).map((c) => c.case_id)) };
+    const allCaseIds = new Set((suite?.cases ?? []).map((c) => c.case_id));
+    const ticket = { opened: data, allCaseIds, caseIds: data.sample ? new Set(data.sample.case_ids) : allCaseIds };
     if (this.tickets.size >= 10_000) this.tickets.delete(this.tickets.keys().next().value!);
     this.tickets.set(runId, ticket);
     return { ...ticket, version: stream.length };

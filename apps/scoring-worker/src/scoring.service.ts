@@ -294,9 +294,13 @@ export class ScoringService {
     const have = await this.evidence.caseIds(tx, runId);
     const scoredAt = this.clock.now().toISOString();
     // A monitor run has no fixed case list: its cases are the sessions sampled in its window.
-    const opened = stream.find((e) => e.type === RUN_EVENTS.opened)?.data as { source?: string } | undefined;
+    const opened = stream.find((e) => e.type === RUN_EVENTS.opened)?.data as { source?: string; sample?: { case_ids: string[] } | null } | undefined;
     const monitor = opened?.source === 'session_sample';
-    const missing = monitor ? [] : [...suite.cases.values()].filter((c) => !have.has(c.case_id)).map((c) => missingOutputEvidence(c, { runId, scoredAt }));
+    // A gate run with a sample scores only the sampled cases (GT3).
+    const inRun = opened?.sample ? new Set(opened.sample.case_ids) : null;
+    const missing = monitor
+      ? []
+      : [...suite.cases.values()].filter((c) => !have.has(c.case_id) && (!inRun || inRun.has(c.case_id))).map((c) => missingOutputEvidence(c, { runId, scoredAt }));
     await this.evidence.insertBatch(
       tx,
       [...missing].sort((a, b) => compare(a.case_id, b.case_id)),

@@ -4,3 +4,4 @@ export * from './regression';
 export * from './judge';
 export * from './scorecards';
 export * from './monitor';
+export * from './gate';

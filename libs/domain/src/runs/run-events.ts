@@ -30,6 +30,12 @@ export interface RunOpenedV1 {
   readonly case_count: number;
   /** Scorer name -> version for every scorer the suite version uses (G4: what changed between runs). */
   readonly scorer_versions: Readonly<Record<string, string>>;
+  /** GT3: a gate run scores only the cases its seed sampled; `case_count` is then the sample size. */
+  readonly sample?: { readonly size: number; readonly seed: string; readonly case_ids: readonly string[] } | null;
+  /** J6: judge calls of this run go through the verdict cache (gate runs only). */
+  readonly judge_cache?: boolean;
+  /** GT4: the judge must not be called at all; judge cases fail with this label (e.g. `budget_blocked`). */
+  readonly judge_skip?: string | null;
 }
 
 export interface RunSealedV1 {
@@ -44,6 +50,9 @@ export interface CaseResultV1 {
   readonly passed: boolean;
   /** Fixed-vocabulary scorer label, redacted and clamped (D2). */
   readonly label: string;
+  /** `llm_judge` cases: the exact judge model pin and prompt version that graded it (G4: what changed). */
+  readonly judge_model?: string;
+  readonly prompt_version?: string;
 }
 
 /** One batch of newly inserted evidence rows; a redelivered batch inserts nothing and emits nothing. */
@@ -62,6 +71,35 @@ export interface RunScoredV1 {
   readonly missing_count?: number;
   /** The first MAX_LISTED_MISSING of them: a 100 000-case run with no outputs must still fit one message. */
   readonly missing_case_ids: readonly string[];
+  /** The run's judge usage, summed from its evidence; present when the suite version has `llm_judge` cases. */
+  readonly judge?: RunJudgeUsageV1;
+}
+
+/**
+ * What the judge did for one run (J1, J6, GT2, GT4), summed over its `llm_judge` evidence. Counts, tokens
+ * and money only. `model`/`prompt_version` are the pin that graded the cases (null when none was called).
+ */
+export interface RunJudgeUsageV1 {
+  /** `llm_judge` cases that had an output (missing outputs are not judge cases here). */
+  readonly cases: number;
+  /** Judge calls made for them: cases neither answered from the cache nor refused before any call. */
+  readonly calls: number;
+  /** Cases whose judge call ended in an error code (`judge_unparseable`, `judge_timeout`, ...). */
+  readonly errors: number;
+  /** Cases failed `judge_credential_missing`: no key, no call (GT2: the gate declares a warning). */
+  readonly credential_missing: number;
+  /** Cases failed `judge_not_configured`: the worker has no judge. */
+  readonly not_configured: number;
+  /** Cases failed without a call because the run said so (`judge_skip`, e.g. `budget_blocked` - GT4). */
+  readonly skipped: number;
+  /** Gate runs (J6): recorded verdicts used, and lookups that missed (and called the judge). */
+  readonly cache_hits: number;
+  readonly cache_misses: number;
+  readonly input_tokens: number;
+  readonly output_tokens: number;
+  readonly cost_usd: number;
+  readonly model: string | null;
+  readonly prompt_version: string | null;
 }
 
 export type RunEvent =

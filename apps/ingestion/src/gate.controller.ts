@@ -1,0 +1,27 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Req } from '@nestjs/common';
+import { GateService, type Actor } from './gate.service';
+
+/** The gate's HTTP surface (GT1-GT6, docs/gate.md). */
+@Controller('v1/gate')
+export class GateController {
+  constructor(private readonly gates: GateService) {}
+
+  @Post()
+  @HttpCode(200)
+  gate(@Body() body: unknown): Promise<Record<string, unknown>> {
+    return this.gates.gate(body);
+  }
+
+  @Get(':id')
+  status(@Param('id') id: string): Promise<Record<string, unknown>> {
+    return this.gates.status(id);
+  }
+
+  @Post(':id/override')
+  @HttpCode(200)
+  override(@Param('id') id: string, @Body() body: { reason?: unknown } | undefined, @Req() req: { principal?: { id?: string; key_id?: string; name?: string } }): Promise<Record<string, unknown>> {
+    const p = req.principal;
+    const actor: Actor = { key_id: p?.key_id ?? p?.id ?? 'anonymous', name: p?.name ?? 'anonymous' };
+    return this.gates.override(id, body?.reason, actor);
+  }
+}

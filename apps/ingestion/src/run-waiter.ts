@@ -1,0 +1,38 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { RunQueries, type RunView } from '@evals/persistence';
+import { DATA_SOURCE } from '@evals/platform';
+import type { DataSource } from 'typeorm';
+import { INGESTION_CONFIG, type IngestionConfig } from './config';
+import { IntakeError } from './intake-error';
+
+/**
+ * Waits for a run to be completed and compared with its baseline (R5, G1), polling the read model with a
+ * backoff; past RUN_TIMEOUT_MS it answers 202 RUN_PENDING with where to look.
+ */
+@Injectable()
+export class RunWaiter {
+  private readonly queries: RunQueries;
+
+  constructor(
+    @Inject(DATA_SOURCE) db: DataSource,
+    @Inject(INGESTION_CONFIG) private readonly config: IngestionConfig,
+  ) {
+    this.queries = new RunQueries(db);
+  }
+
+  async completed(runId: string, options: { includeCases?: boolean } = {}): Promise<RunView> {
+    const deadline = Date.now() + this.config.runTimeoutMs;
+    let delay = 10;
+    for (;;) {
+      const view = await this.queries.run(runId, options);
+      if (view && view.run.status === 'completed' && view.eval_result && view.regression) return view;
+      if (Date.now() > deadline) throw new IntakeError('RUN_PENDING', `run ${runId} is still being scored: GET /v1/runs/${runId}`, 'run_id');
+      await new Promise((r) => setTimeout(r, delay));
+      delay = Math.min(delay * 2, 200);
+    }
+  }
+
+  find(runId: string, options: { includeCases?: boolean } = {}): Promise<RunView | null> {
+    return this.queries.run(runId, options);
+  }
+}

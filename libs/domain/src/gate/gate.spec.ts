@@ -1,0 +1,76 @@
+import { decideGate, effectiveVerdict, overrideReasonProblem, sampleCaseIds, type GateInputs } from './gate';
+
+const ok: GateInputs = {
+  pass_rate: 0.9,
+  passed: 45,
+  n: 50,
+  pass_threshold: 0.8,
+  regression_verdict: 'no_regression',
+  judge: { used: false, status: null, credential_missing: false, cases_not_scored: 0 },
+  budget: 'not_needed',
+};
+
+describe('unit: the gate decision (GT1-GT6)', () => {
+  it('passes with no reason', () => {
+    expect(decideGate(ok)).toEqual({ verdict: 'pass', reasons: [], warnings: [] });
+  });
+
+  it.each([
+    ['regressed', { regression_verdict: 'regressed' }],
+    ['below_pass_threshold', { pass_rate: 0.7, passed: 35 }],
+    ['below_pass_threshold', { pass_rate: null, passed: 0, n: 0 }],
+    ['judge_uncalibrated', { judge: { used: true, status: 'not_certified', credential_missing: false, cases_not_scored: 0 } }],
+    ['judge_uncalibrated', { judge: { used: true, status: 'uncalibrated', credential_missing: false, cases_not_scored: 0 } }],
+    ['budget_blocked', { budget: 'blocked' }],
+    ['budget_blocked', { budget: 'throttled' }],
+    ['budget_blocked', { budget: 'store_unreadable' }],
+  ] as const)('fails with %s', (code, over) => {
+    const d = decideGate({ ...ok, ...(over as Partial<GateInputs>) });
+    expect(d.verdict).toBe('fail');
+    expect(d.reasons.map((r) => r.code)).toEqual([code]);
+  });
+
+  it('a pass rate exactly at the threshold passes (R2: >=)', () => {
+    expect(decideGate({ ...ok, pass_rate: 0.8, passed: 40 }).verdict).toBe('pass');
+  });
+
+  it('a missing judge credential is a declared warning, never a silent pass (GT2)', () => {
+    const d = decideGate({ ...ok, judge: { used: true, status: 'certified', credential_missing: true, cases_not_scored: 3 } });
+    expect(d.warnings.map((w) => w.code)).toContain('judge_credential_missing');
+    expect(d.warnings.find((w) => w.code === 'judge_credential_missing')!.message).toContain('3 judge case(s) not scored');
+  });
+
+  it('reports every reason at once', () => {
+    const d = decideGate({ ...ok, regression_verdict: 'regressed', pass_rate: 0.5, passed: 25, budget: 'blocked', judge: { used: true, status: 'not_certifiable', credential_missing: false, cases_not_scored: 0 } });
+    expect(d.reasons.map((r) => r.code).sort()).toEqual(['below_pass_threshold', 'budget_blocked', 'judge_uncalibrated', 'regressed']);
+  });
+
+  it('warns, without failing, when there is no baseline or the drop is noise', () => {
+    expect(decideGate({ ...ok, regression_verdict: 'no_baseline' })).toMatchObject({ verdict: 'pass', warnings: [{ code: 'no_baseline' }] });
+    expect(decideGate({ ...ok, regression_verdict: 'inconclusive_noise' })).toMatchObject({ verdict: 'pass', warnings: [{ code: 'inconclusive_noise' }] });
+  });
+});
+
+describe('unit: sampling and overrides (GT3, GT5)', () => {
+  const ids = Array.from({ length: 200 }, (_, i) => `c${i}`);
+
+  it('the same seed gives the same sample; another seed another one', () => {
+    const a = sampleCaseIds(ids, { size: 20, seed: 'ci-1' });
+    expect(a).toHaveLength(20);
+    expect(sampleCaseIds(ids, { size: 20, seed: 'ci-1' })).toEqual(a);
+    expect(sampleCaseIds(ids, { size: 20, seed: 'ci-2' })).not.toEqual(a);
+    expect(sampleCaseIds(ids, undefined)).toBe(ids);
+  });
+
+  it('the effective verdict follows the last override; the recorded one is untouched', () => {
+    expect(effectiveVerdict('fail', [])).toBe('fail');
+    expect(effectiveVerdict('fail', [{ after: 'pass' }])).toBe('pass');
+  });
+
+  it('refuses a missing, short or empty-sounding reason', () => {
+    expect(overrideReasonProblem(undefined)).toMatch(/required/);
+    expect(overrideReasonProblem('ok')).toMatch(/at least 20/);
+    expect(overrideReasonProblem('a'.repeat(40))).toMatch(/say something/);
+    expect(overrideReasonProblem('Known flaky upstream; approved by release manager J. Doe')).toBeNull();
+  });
+});

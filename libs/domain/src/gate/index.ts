@@ -1,0 +1,2 @@
+export { decideGate, effectiveVerdict, MIN_OVERRIDE_REASON_CHARS, overrideReasonProblem, sampleCaseIds } from './gate';
+export type { BudgetDecision, GateDecision, GateInputs, GateNote, GateReasonCode, GateSample, GateWarningCode, JudgeCalibrationStatus, OverrideEntry } from './gate';
