@@ -201,4 +201,15 @@ describe('e2e: runs over HTTP and over NATS, through separate processes', () => 
     expect(logs.length).toBeGreaterThan(0);
     for (const n of needles) expect(logs).not.toContain(n);
   }, 120_000);
+
+  it('serves the OpenAPI document generated from the code, and Prometheus metrics (X1, X2)', async () => {
+    const doc = (await (await fetch(cluster.url('ingestion', '/openapi.json'))).json()) as any;
+    expect(doc.openapi).toMatch(/^3\./);
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v1/runs', '/v1/suites', '/v1/suites/{key}', '/v1/gate', '/v1/gate/{id}/override']));
+    const readDoc = (await (await fetch(cluster.url('read-model', '/openapi.json'))).json()) as any;
+    expect(Object.keys(readDoc.paths)).toEqual(expect.arrayContaining(['/v1/runs/{id}', '/v1/runs/{id}/events', '/v1/scorecards']));
+    const metrics = await (await fetch(cluster.url('scoring-worker', '/metrics'))).text();
+    expect(metrics).toMatch(/evals_cases_scored_total\{scorer="json_equal"\} [1-9]/);
+    expect(metrics).toContain('evals_consumer_lag_messages');
+  });
 });

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { ConfigError, JsonLogger } from '@evals/platform';
+import { ConfigError, JsonLogger, serveOpenApi } from '@evals/platform';
 import { loadIngestionConfig } from './config';
 import { IngestionModule } from './ingestion.module';
 
@@ -21,6 +21,7 @@ async function main(): Promise<void> {
   app.useBodyParser('json', { limit: `${config.bodyLimitMb}mb` });
   app.useBodyParser('text', { limit: `${config.bodyLimitMb}mb`, type: ['application/yaml', 'application/x-yaml', 'text/yaml', 'text/plain'] });
   app.enableShutdownHooks();
+  serveOpenApi(app, 'ingestion', '0.1.0');
   await app.listen(config.httpPort, '0.0.0.0');
   logger.event('info', 'ingestion listening', { port: config.httpPort });
 }

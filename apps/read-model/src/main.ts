@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { ConfigError, JsonLogger } from '@evals/platform';
+import { ConfigError, JsonLogger, serveOpenApi } from '@evals/platform';
 import { loadReadModelConfig } from './config';
 import { ReadModelModule } from './read-model.module';
 
@@ -20,6 +20,7 @@ async function main(): Promise<void> {
   const logger = new JsonLogger('read-model', config.logLevel);
   const app = await NestFactory.create<NestExpressApplication>(ReadModelModule.forRoot(config, logger), { logger });
   app.enableShutdownHooks();
+  serveOpenApi(app, 'read-model', '0.1.0');
   await app.listen(config.httpPort, '0.0.0.0');
   logger.event('info', 'read-model listening', { port: config.httpPort });
 }

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import { ConfigError, JsonLogger } from '@evals/platform';
+import { ConfigError, JsonLogger, serveOpenApi } from '@evals/platform';
 import { loadRegressionConfig } from './config';
 import { RegressionModule } from './regression.module';
 
@@ -18,6 +18,7 @@ async function main(): Promise<void> {
   const logger = new JsonLogger('regression', config.logLevel);
   const app = await NestFactory.create(RegressionModule.forRoot(config, logger), { logger });
   app.enableShutdownHooks();
+  serveOpenApi(app, 'regression', '0.1.0');
   await app.listen(config.httpPort, '0.0.0.0');
   logger.event('info', 'regression listening', { port: config.httpPort });
 }

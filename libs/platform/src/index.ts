@@ -7,3 +7,4 @@ export { onShutdown } from './shutdown';
 export { BUS_NAMES, CLOCK, COMMON_CONFIG, DATA_SOURCE, ID_GENERATOR, JETSTREAM, JETSTREAM_MANAGER, LOGGER, NATS_CONNECTION } from './tokens';
 export type { Clock, IdGenerator } from './tokens';
 export { MetricsController, metrics, registry } from './metrics';
+export { serveOpenApi } from './openapi';
