@@ -39,7 +39,10 @@ export interface Comparison {
 export function compareRuns(run: RunAggregate, baseline: RunAggregate, regressionThreshold: number): Comparison {
   const d = newcombeDiff(run.passed, run.n, baseline.passed, baseline.n);
   const scoreDrop = baseline.score - run.score;
-  const excludesZero = d.diff !== null && (d.upper < 0 || d.lower > 0);
+  // "Excludes zero" on the side of a drop: with deterministic scorers a score drop is a pass-rate drop, and
+  // when a judge's graded scores fall while the pass rate significantly rose, the signals disagree - that
+  // is no evidence of a regression.
+  const excludesZero = d.diff !== null && d.upper < 0;
   const verdict: RegressionVerdict =
     scoreDrop > regressionThreshold ? (excludesZero ? 'regressed' : 'inconclusive_noise') : 'no_regression';
   return {
