@@ -212,4 +212,20 @@ describe('e2e: runs over HTTP and over NATS, through separate processes', () => 
     expect(metrics).toMatch(/evals_cases_scored_total\{scorer="json_equal"\} [1-9]/);
     expect(metrics).toContain('evals_consumer_lag_messages');
   });
+
+  it('refuses a 2 MiB output: 413 OUTPUT_TOO_LARGE over HTTP without echoing it; the bus server refuses it at publish', async () => {
+    const marker = `BIG-${randomUUID()}`;
+    const big = marker + 'x'.repeat(2 * 1024 * 1024);
+    const res = await fetch(cluster.url('ingestion', '/v1/runs'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ suite_key: 'extraction-json', subject_kind: 'agent', subject_id: 'extractor', outputs: [{ case_id: goodOutputs[0].case_id, output: big }] }),
+    });
+    const text = await res.text();
+    expect(res.status).toBe(413);
+    expect(JSON.parse(text)).toMatchObject({ code: 'OUTPUT_TOO_LARGE', field: 'outputs[0].output' });
+    expect(text).not.toContain(marker);
+    // NATS's default max_payload (1 MiB) stops it before it reaches us: nothing to lose, the publisher is told.
+    await expect(publish('evals.output.submitted', { run_id: 'x', case_id: 'y', output: big })).rejects.toThrow(/payload/i);
+  });
 });
