@@ -142,4 +142,22 @@ describe('e2e: dead letters and crash recovery', () => {
     expect(r.score).toBe(c.score);
     expect(r.metrics.passed).toBe(CASES - Math.ceil(CASES / 3));
   }, 400_000);
+
+  it('a scoring worker stopped with SIGTERM mid-run finishes or returns its in-flight work, and exits (X4)', async () => {
+    const runId = `term-${suffix}`;
+    await streamRun(runId, CASES);
+    await eventually(async () => ((await count('SELECT count(*) AS n FROM evidence WHERE run_id = $1', [runId])) > 0 ? true : undefined), 120_000, 'first evidence');
+    const started = Date.now();
+    await cluster.stop('scoring-worker', 'SIGTERM');
+    const stoppedIn = Date.now() - started;
+    expect(cluster.apps.get('scoring-worker')!.child.signalCode ?? cluster.apps.get('scoring-worker')!.child.exitCode).not.toBeNull();
+    expect(stoppedIn).toBeLessThan(20_000);
+    const atStop = await count('SELECT count(*) AS n FROM evidence WHERE run_id = $1', [runId]);
+    await cluster.start('scoring-worker');
+    const r = await result(runId);
+    expect(atStop).toBeLessThanOrEqual(CASES);
+    expect(r.metrics).toMatchObject({ n: CASES, missing_outputs: 0, passed: CASES - Math.ceil(CASES / 3) });
+    expect(await count('SELECT count(*) AS n FROM evidence WHERE run_id = $1', [runId])).toBe(CASES);
+    expect(cluster.logs()).toMatch(/SIGTERM|stopping|stopped/i);
+  }, 400_000);
 });
