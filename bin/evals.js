@@ -1,13 +1,20 @@
 #!/usr/bin/env node
-// The `evals` CLI. Runs the compiled build when there is one (npm run build), else the TypeScript
-// sources through swc, so `npx evals` works straight after `npm ci` in a checkout.
+// The `evals` CLI. In a checkout (the TypeScript sources and swc are there) it runs the sources, so it is
+// never a stale build; an installed package, which has only the build, runs dist/.
 const fs = require('node:fs');
 const path = require('node:path');
 
-const built = path.join(__dirname, '..', 'dist', 'apps', 'cli', 'src', 'main.js');
-if (fs.existsSync(built)) {
-  require(built);
+const root = path.join(__dirname, '..');
+const source = path.join(root, 'apps', 'cli', 'src', 'main.ts');
+let swc = null;
+try {
+  swc = require.resolve('@swc-node/register', { paths: [root] });
+} catch {
+  swc = null;
+}
+if (swc && fs.existsSync(source)) {
+  require(swc);
+  require(source);
 } else {
-  require('@swc-node/register');
-  require(path.join(__dirname, '..', 'apps', 'cli', 'src', 'main.ts'));
+  require(path.join(root, 'dist', 'apps', 'cli', 'src', 'main.js'));
 }

@@ -75,18 +75,26 @@ export function loadOutputs(file: string): Map<string, string> {
   return outputs;
 }
 
-export function scoreLocally(label: string, suite: SuiteDefinition, scorers: readonly CompiledScorer[], outputs: ReadonlyMap<string, string>): LocalRun {
+export function scoreLocally(
+  label: string,
+  suite: SuiteDefinition,
+  scorers: readonly CompiledScorer[],
+  outputs: ReadonlyMap<string, string>,
+  onProgress?: (done: number, total: number) => void,
+): LocalRun {
   const known = new Set(suite.cases.map((c) => c.id));
   for (const id of outputs.keys()) {
     if (!known.has(id)) throw new CliError(EXIT.USAGE, `${label}: output for unknown case ${id} (R1)`);
   }
   const cases = suite.cases.map((c, i): LocalCaseResult => {
     const scorer = scorers[i];
+    onProgress?.(i, suite.cases.length);
     const output = outputs.get(c.id);
     if (output === undefined) return { case_id: c.id, scorer: scorer.name, score: 0, passed: false, label: 'missing_output' };
     if (scorer.kind === 'judge') return { case_id: c.id, scorer: scorer.name, score: 0, passed: false, label: 'judge_not_configured' };
     return { case_id: c.id, scorer: scorer.name, ...scorer.score(output) };
   });
+  onProgress?.(suite.cases.length, suite.cases.length);
   const n = cases.length;
   const passed = cases.filter((c) => c.passed).length;
   const w = wilson(passed, n);
@@ -96,4 +104,9 @@ export function scoreLocally(label: string, suite: SuiteDefinition, scorers: rea
 
 export function compareLocal(run: LocalRun, baseline: LocalRun, threshold: number): Comparison {
   return compareRuns({ run_id: run.label, n: run.n, passed: run.passed, score: run.score }, { run_id: baseline.label, n: baseline.n, passed: baseline.passed, score: baseline.score }, threshold);
+}
+
+/** The outputs file as the HTTP API takes it, `[{case_id, output}]`, in file order (same checks as loadOutputs). */
+export function loadOutputList(file: string): Array<{ case_id: string; output: string }> {
+  return [...loadOutputs(file)].map(([case_id, output]) => ({ case_id, output }));
 }

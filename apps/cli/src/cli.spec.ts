@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { runCli, type Io } from './commands';
+import { runCli, type Io } from './cli';
 import { formatRate } from './format';
 
 const root = path.resolve(__dirname, '../../..');

@@ -1,0 +1,74 @@
+import type { Io } from './command';
+import { COMMANDS, findCommand } from './commands';
+import { ApiError, CliError, EXIT } from './exit-codes';
+
+export type { Io } from './command';
+
+const EXIT_LINE = 'Exit codes: 0 pass, 1 evaluation or gate failed, 2 usage, configuration or refused input, 3 service unreachable.';
+
+const ENVIRONMENT = [
+  'Environment:',
+  '  EVALS_SERVER             ingestion API (default http://127.0.0.1:3001)',
+  '  EVALS_READ_SERVER        read model (default: EVALS_SERVER with port + 2)',
+  '  EVALS_REGRESSION_SERVER  regression app (default: EVALS_SERVER with port + 3)',
+  '  EVALS_API_KEY            sent as Authorization: Bearer <key>',
+  '  NO_COLOR                 no colours; EVALS_NO_PROGRESS: no progress line',
+];
+
+export function help(name?: string): string {
+  const command = name ? COMMANDS.find((c) => c.name === name) : undefined;
+  if (command) {
+    const lines = [command.summary, '', `Usage: ${command.usage}`];
+    if (command.options && command.options.length > 0) lines.push('', 'Options:', ...command.options.map((o) => `  ${o}`));
+    lines.push('', 'Example:', ...command.example.split('\n').map((e) => `  ${e}`), '', EXIT_LINE);
+    return lines.join('\n');
+  }
+  const width = Math.max(...COMMANDS.map((c) => c.name.length));
+  return [
+    'evals: score agent outputs against versioned golden suites, with honest statistics.',
+    '',
+    'Usage: evals COMMAND [options]   (evals COMMAND --help for one command)',
+    '',
+    ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    '',
+    ...ENVIRONMENT,
+    '',
+    EXIT_LINE,
+    'Docs: docs/cli.md',
+  ].join('\n');
+}
+
+export async function runCli(argv: readonly string[], io: Io): Promise<number> {
+  const args = [...argv];
+  if (args.length === 0 || args[0] === '--help' || args[0] === '-h' || args[0] === 'help') {
+    const topic = args[0] === 'help' && args.length > 1 ? args.slice(1).join(' ') : undefined;
+    io.out(help(topic));
+    return args.length === 0 ? EXIT.USAGE : EXIT.PASS;
+  }
+  const found = findCommand(args);
+  if (!found) {
+    io.err(`evals: unknown command ${args.slice(0, 2).join(' ')}\n\n${help()}`);
+    return EXIT.USAGE;
+  }
+  const { command, rest } = found;
+  const dashDash = rest.indexOf('--');
+  const flags = dashDash === -1 ? rest : rest.slice(0, dashDash);
+  if (flags.includes('--help') || flags.includes('-h')) {
+    io.out(help(command.name));
+    return EXIT.PASS;
+  }
+  try {
+    return await command.run(rest, io);
+  } catch (error) {
+    if (error instanceof CliError) {
+      io.err(`evals ${command.name}: ${error.message}`);
+      if (error instanceof ApiError && flags.includes('--json') && error.body !== null) io.out(JSON.stringify(error.body, null, 2));
+      if (error.exitCode === EXIT.USAGE && !(error instanceof ApiError) && /required|unknown option|unexpected argument|expected \d|give --|go together|must be/i.test(error.message)) {
+        io.err(`usage: ${command.usage}\n(evals ${command.name} --help for options and an example)`);
+      }
+      return error.exitCode;
+    }
+    io.err(`evals ${command.name}: unexpected error: ${error instanceof Error ? error.name : 'error'}`);
+    return EXIT.USAGE;
+  }
+}

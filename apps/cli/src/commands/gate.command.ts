@@ -1,0 +1,109 @@
+import { randomUUID } from 'node:crypto';
+import * as path from 'node:path';
+import { integerOption, parseOptions, REPORT_OPTION_HELP, REPORT_OPTIONS, required, SERVER_OPTION_HELP, SERVER_OPTIONS, type Command } from '../command';
+import { emitReport } from '../emit';
+import { CliError, EXIT, UnreachableError } from '../exit-codes';
+import { clientFor, isObject, url, type ApiClient } from '../http';
+import { loadOutputList } from '../local-evaluation';
+import { createProgress, NO_PROGRESS, type Progress } from '../progress';
+import { fromGate } from '../report';
+import { watchRunProgress } from '../run-watch';
+
+/**
+ * `evals gate` (GT1-GT6; docs/gate.md): the same inputs as `POST /v1/gate`. Exit 0 when the gate passes,
+ * 1 when it fails (regressed, below the pass threshold, judge uncalibrated, budget blocked), 2 when our
+ * input is refused, 3 when the service cannot be reached. Warnings are printed, never change the exit code.
+ */
+export const gateCommand: Command = {
+  name: 'gate',
+  summary: 'Run the regression gate (POST /v1/gate): a blocking CI verdict, exit 0 pass / 1 fail.',
+  usage:
+    'evals gate --suite KEY --subject-id ID (--outputs FILE.jsonl | --run-id ID) [--suite-version N] [--subject-kind KIND] [--variant V] [--baseline RUN] [--sample-size N --seed S] [--json] [--junit FILE] [--summary FILE]',
+  options: [
+    '--suite KEY              suite key (required)',
+    '--subject-id ID          subject of the run (required)',
+    '--outputs FILE.jsonl     score these outputs as a new run (with --run-id as its idempotency key)',
+    '--run-id ID              without --outputs: gate this existing completed run',
+    '--suite-version N        default: the latest version',
+    '--subject-kind KIND      default agent',
+    '--variant V              variant of the subject (automatic baseline: same variant, G4)',
+    '--baseline RUN           explicit baseline run id (G5)',
+    '--sample-size N          score a seeded sample of N cases (GT3); needs --seed',
+    '--seed S                 the sample seed: same seed, same sample',
+    ...REPORT_OPTION_HELP,
+    ...SERVER_OPTION_HELP,
+    '                         (default --timeout for the gate: 600 s)',
+  ],
+  example:
+    'evals gate --suite support-triage --subject-id support-bot --outputs outputs.jsonl --run-id "ci-$GITHUB_RUN_ID" --sample-size 50 --seed "ci-$GITHUB_RUN_ID" --junit reports/gate.xml --summary "$GITHUB_STEP_SUMMARY"',
+  async run(args, io) {
+    const { values } = parseOptions(args, {
+      suite: { type: 'string' },
+      'suite-version': { type: 'string' },
+      'subject-kind': { type: 'string' },
+      'subject-id': { type: 'string' },
+      variant: { type: 'string' },
+      baseline: { type: 'string' },
+      outputs: { type: 'string' },
+      'run-id': { type: 'string' },
+      'sample-size': { type: 'string' },
+      seed: { type: 'string' },
+      ...REPORT_OPTIONS,
+      ...SERVER_OPTIONS,
+    });
+    const suiteVersion = integerOption(values['suite-version'], '--suite-version', 1);
+    const sampleSize = integerOption(values['sample-size'], '--sample-size', 1);
+    if ((sampleSize === undefined) !== (values.seed === undefined)) throw new CliError(EXIT.USAGE, '--sample-size and --seed go together (GT3: the seed chooses the sample)');
+    if (!values.outputs && !values['run-id']) throw new CliError(EXIT.USAGE, 'give --outputs FILE.jsonl (a new run) or --run-id ID (an existing run)');
+    required(values.suite, '--suite');
+    required(values['subject-id'], '--subject-id');
+    let outputs: Array<{ case_id: string; output: string }> | undefined;
+    const client = clientFor(values, io, 600);
+    if (values.outputs) outputs = loadOutputList(path.resolve(io.cwd, values.outputs));
+    const runId = values['run-id'] ?? `cli-${randomUUID()}`;
+    const body = {
+      suite_key: values.suite,
+      ...(suiteVersion !== undefined ? { suite_version: suiteVersion } : {}),
+      subject_kind: values['subject-kind'] ?? 'agent',
+      subject_id: values['subject-id'],
+      ...(values.variant ? { variant: values.variant } : {}),
+      ...(values.baseline ? { baseline_run_id: values.baseline } : {}),
+      ...(outputs ? { outputs } : {}),
+      run_id: runId,
+      ...(sampleSize !== undefined ? { sample: { size: sampleSize, seed: values.seed } } : {}),
+    };
+    const now = io.now ?? Date.now;
+    const started = now();
+    const progress = createProgress(io, values.json, outputs ? `gate: scoring ${outputs.length} outputs on the server` : `gate: checking run ${runId}`);
+    const stopWatch = outputs && progress !== NO_PROGRESS ? watchRunProgress(client, runId, progress) : () => undefined;
+    let gate: unknown;
+    try {
+      const answer = await client.post(url(client.endpoints.ingestion, '/v1/gate'), { json: body });
+      stopWatch();
+      gate = await untilVerdict(client, answer.body, started + client.timeoutMs, progress, now);
+    } finally {
+      stopWatch();
+      progress.stop();
+    }
+    return emitReport(io, fromGate(gate, (now() - started) / 1000), gate, values);
+  },
+};
+
+/**
+ * A gate answer carries its verdict. Should the service ever answer before deciding (a `gate_id` without
+ * `effective_verdict`, e.g. 202), the CLI polls `GET /v1/gate/:id` until it has one, within --timeout.
+ */
+export async function untilVerdict(client: ApiClient, first: unknown, deadline: number, progress: Progress, now: () => number): Promise<unknown> {
+  let body = first;
+  let delay = 250;
+  for (;;) {
+    const b = isObject(body) ? body : {};
+    if (typeof b.effective_verdict === 'string') return body;
+    if (typeof b.gate_id !== 'string') throw new CliError(EXIT.UNREACHABLE, 'the gate answered without a verdict or a gate id');
+    if (now() > deadline) throw new UnreachableError(`gate ${b.gate_id} has no verdict yet; check later with: evals gate status ${b.gate_id}`);
+    progress.phase(`gate ${b.gate_id}: waiting for the verdict`);
+    await new Promise((r) => setTimeout(r, delay));
+    delay = Math.min(delay * 2, 2000);
+    body = (await client.get(url(client.endpoints.ingestion, `/v1/gate/${encodeURIComponent(b.gate_id)}`))).body;
+  }
+}

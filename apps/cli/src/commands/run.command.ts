@@ -1,0 +1,100 @@
+import { randomUUID } from 'node:crypto';
+import * as path from 'node:path';
+import { integerOption, parseOptions, REPORT_OPTION_HELP, REPORT_OPTIONS, required, SERVER_OPTION_HELP, SERVER_OPTIONS, type Command } from '../command';
+import { emitReport } from '../emit';
+import { clientFor, isObject, url, type ApiClient } from '../http';
+import { loadOutputList } from '../local-evaluation';
+import { createProgress, NO_PROGRESS } from '../progress';
+import { fromRunView } from '../report';
+import { waitForCompletedRun, watchRunProgress } from '../run-watch';
+
+/**
+ * `evals run` (R5, G1-G5): sends an outputs file to `POST /v1/runs` with source `ci`, waits for the scored
+ * and compared run, prints the run table and the regression comparison. Exit 1 when the run is below its
+ * pass threshold (R2) or regressed against its baseline (G2).
+ */
+export const runCommand: Command = {
+  name: 'run',
+  summary: 'Score an outputs file on the service: the run table and the regression comparison.',
+  usage:
+    'evals run --suite KEY --outputs FILE.jsonl --subject-id ID [--subject-kind KIND] [--suite-version N] [--variant V] [--baseline RUN] [--run-id ID] [--json] [--junit FILE] [--summary FILE]',
+  options: [
+    '--suite KEY              suite key (required)',
+    '--outputs FILE.jsonl     one {"case_id", "output"} object per line (required)',
+    '--subject-id ID          the agent (or other subject) the outputs come from (required)',
+    '--subject-kind KIND      default agent',
+    '--suite-version N        default: the latest version',
+    '--variant V              e.g. a prompt version; the automatic baseline is the same variant (G4)',
+    '--baseline RUN           explicit baseline run id (beats a pinned one, G5)',
+    '--run-id ID              idempotency key: the same id again returns the same run (default: cli-<uuid>)',
+    ...REPORT_OPTION_HELP,
+    ...SERVER_OPTION_HELP,
+    '                         (default --timeout for a run: 600 s)',
+  ],
+  example:
+    'evals run --suite support-triage --outputs examples/support-triage.good.outputs.jsonl --subject-id support-bot --variant prompt-v7 --junit reports/evals.xml --summary "$GITHUB_STEP_SUMMARY"',
+  async run(args, io) {
+    const { values } = parseOptions(args, {
+      suite: { type: 'string' },
+      'suite-version': { type: 'string' },
+      outputs: { type: 'string' },
+      'subject-kind': { type: 'string' },
+      'subject-id': { type: 'string' },
+      variant: { type: 'string' },
+      baseline: { type: 'string' },
+      'run-id': { type: 'string' },
+      ...REPORT_OPTIONS,
+      ...SERVER_OPTIONS,
+    });
+    const suiteKey = required(values.suite, '--suite');
+    const outputsFile = required(values.outputs, '--outputs');
+    const subjectId = required(values['subject-id'], '--subject-id');
+    const suiteVersion = integerOption(values['suite-version'], '--suite-version', 1);
+    const client = clientFor(values, io, 600);
+    const outputs = loadOutputList(path.resolve(io.cwd, outputsFile));
+    const runId = values['run-id'] ?? `cli-${randomUUID()}`;
+    const body = {
+      run_id: runId,
+      suite_key: suiteKey,
+      ...(suiteVersion !== undefined ? { suite_version: suiteVersion } : {}),
+      subject_kind: values['subject-kind'] ?? 'agent',
+      subject_id: subjectId,
+      ...(values.variant ? { variant: values.variant } : {}),
+      ...(values.baseline ? { baseline_run_id: values.baseline } : {}),
+      source: 'ci',
+      outputs,
+    };
+    const now = io.now ?? Date.now;
+    const started = now();
+    const deadline = started + client.timeoutMs;
+    const progress = createProgress(io, values.json, `scoring ${outputs.length} outputs on the server`);
+    const stopWatch = progress === NO_PROGRESS ? () => undefined : watchRunProgress(client, runId, progress);
+    let view: unknown;
+    try {
+      const answer = await client.post(url(client.endpoints.ingestion, '/v1/runs'), { json: body });
+      stopWatch();
+      view = answer.status === 202 ? await waitForCompletedRun(client, runId, deadline, progress, now) : answer.body;
+    } finally {
+      stopWatch();
+      progress.stop();
+    }
+    const cases = await fetchCases(client, runId, Boolean(values.junit || values.summary), Boolean(values.json));
+    const report = fromRunView(view, cases, (now() - started) / 1000);
+    return emitReport(io, report, view, values);
+  },
+};
+
+/**
+ * The per-case results come from the read model (`?include=cases`). Needed for --junit and --summary (then
+ * a failure to get them is an error, exit 2 or 3); for the table they are a courtesy (failing case ids).
+ */
+async function fetchCases(client: ApiClient, runId: string, needed: boolean, json: boolean): Promise<unknown[] | null> {
+  if (!needed && json) return null;
+  try {
+    const answer = await client.get(url(client.endpoints.read, `/v1/runs/${encodeURIComponent(runId)}`, { include: 'cases' }), needed ? {} : { timeoutMs: 5000 });
+    return isObject(answer.body) && Array.isArray(answer.body.cases) ? answer.body.cases : null;
+  } catch (error) {
+    if (needed) throw error;
+    return null;
+  }
+}

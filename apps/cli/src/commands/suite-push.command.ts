@@ -1,0 +1,47 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parseOptions, SERVER_OPTION_HELP, SERVER_OPTIONS, type Command } from '../command';
+import { CliError, EXIT } from '../exit-codes';
+import { styles } from '../format';
+import { clientFor, isObject, url } from '../http';
+import { loadSuite } from '../local-evaluation';
+
+/**
+ * `evals suite push FILE` (V2, V3): validates the file locally (file, line, case and field for every
+ * problem, exit 2), then POSTs the YAML as application/yaml to the ingestion API. Identical content returns
+ * the existing version (HTTP 200), new content mints one (201).
+ */
+export const suitePushCommand: Command = {
+  name: 'suite push',
+  summary: 'Push a suite file to the service: prints the version, created or existing (V2, V3).',
+  usage: 'evals suite push FILE [--json] [--server URL]',
+  options: ['--json                   print the API answer {created, suite} as JSON', ...SERVER_OPTION_HELP],
+  example: 'evals suite push examples/support-triage.suite.yaml --server http://127.0.0.1:3001',
+  async run(args, io) {
+    const { values, positionals } = parseOptions(args, { json: { type: 'boolean' }, ...SERVER_OPTIONS }, { min: 1, max: 1, names: 'suite FILE' });
+    const file = path.resolve(io.cwd, positionals[0]);
+    loadSuite(file); // the same validation as the server, offline, with line numbers
+    let yaml: string;
+    try {
+      yaml = fs.readFileSync(file, 'utf8');
+    } catch {
+      throw new CliError(EXIT.USAGE, `cannot read suite file ${file}`);
+    }
+    const client = clientFor(values, io, 60);
+    const answer = await client.post(url(client.endpoints.ingestion, '/v1/suites'), { text: yaml, contentType: 'application/yaml' });
+    if (values.json) {
+      io.out(JSON.stringify(answer.body, null, 2));
+      return EXIT.PASS;
+    }
+    const body = isObject(answer.body) ? answer.body : {};
+    const suite = isObject(body.suite) ? body.suite : {};
+    const s = styles(io.env, io.isTty);
+    const created = body.created === true;
+    const same = typeof body.same_content_as === 'number' ? ` (same content as v${body.same_content_as})` : '';
+    io.out(
+      `${s.bold(`${String(suite.suite_key ?? '?')} v${String(suite.version ?? '?')}`)}: ${created ? s.green('created') : 'existing (identical content, nothing changed)'}${same}` +
+        `\n  ${String(suite.case_count ?? '?')} cases, content ${String(suite.content_hash ?? '?')}`,
+    );
+    return EXIT.PASS;
+  },
+};

@@ -1,0 +1,63 @@
+import { gateAnswer, runView, REGRESSED_COMPARISON } from './cli.testing';
+import { escape, renderMarkdown } from './markdown';
+import { fromGate, fromRunView } from './report';
+
+describe('unit: the Markdown summary for CI job summaries (X5, GT6)', () => {
+  it('gives the verdict, reasons, warnings, rates with denominators and intervals, and the comparison', () => {
+    const md = renderMarkdown(fromGate(gateAnswer()));
+    const lines = md.split('\n');
+    expect(lines[0]).toBe('## evals gate: FAIL');
+    expect(md).toContain('**Suite** `support-triage` v3');
+    expect(md).toContain('**Run** `ci-4711`');
+    // the table: a header, a separator, the baseline row (Wilson from the counts) and the run row
+    expect(md).toContain('| | pass rate (95% CI) | mean score | pass threshold |');
+    expect(md).toMatch(/\| baseline `ci-4700` \| 96\.0% \(48\/50, 95% CI \d+\.\d-\d+\.\d%\) \| \| \|/);
+    expect(md).toContain('| run | 84.0% (42/50, 95% CI 71.5-91.7%) | 0.840 | 80% |');
+    expect(md).toMatch(/\*\*Reasons\*\*\n\n- `regressed`: score dropped 0\.12/);
+    expect(md).toMatch(/\*\*Warnings\*\*\n\n- `judge_credential_missing`: no judge credential/);
+    expect(md).toContain('**Comparison**: REGRESSED against `ci-4700` (explicit).');
+    expect(md).toContain('pass-rate difference -12.0 pp (95% CI -25.0 to -1.0 pp)');
+    expect(md).toContain('run 42/50 vs baseline 48/50');
+    expect(md).toContain('**judge**: certified, model gpt-4o-2024-08-06');
+    expect(md).toContain('**Failing cases** (2 of 3)');
+    expect(md).toContain('`route-refund-status` mismatch');
+  });
+
+  it('says PASS and shows an override: effective pass, recorded fail', () => {
+    const md = renderMarkdown(fromGate(gateAnswer({ effective_verdict: 'pass', override: { by: 'alice', reason: 'flaky judge, see QA-812', before: 'fail', after: 'pass' } })));
+    expect(md.split('\n')[0]).toBe('## evals gate: PASS');
+    expect(md).toContain('Effective verdict **pass**; recorded verdict **fail** (overridden, GT5).');
+    expect(md).toMatch(/\*\*override\*\*: fail -&gt; pass, by alice/);
+  });
+
+  it('summarises a run: below threshold and regressed, what changed since the baseline', () => {
+    const md = renderMarkdown(fromRunView(runView({ n: 50, passed: 30, verdict: 'regressed', comparison: REGRESSED_COMPARISON })));
+    expect(md.split('\n')[0]).toBe('## evals run: FAIL');
+    expect(md).toContain('`below_pass_threshold`');
+    expect(md).toContain('`regressed`');
+    expect(md).toContain('Changed since the baseline: suite version 1 -&gt; 2.');
+  });
+
+  it('is link-free and escapes whatever the server says: no markup, no HTML, no autolinks', () => {
+    const md = renderMarkdown(
+      fromGate(
+        gateAnswer({
+          reasons: [{ code: 'regressed', message: 'see [here](http://evil.example/x) <img src=x> | *bold* www.example.com ops@example.com' }],
+        }),
+      ),
+    );
+    expect(md).not.toMatch(/(?<!\\)\]\(/);
+    expect(md).not.toContain('http://');
+    expect(md).not.toContain('<img');
+    expect(md).not.toMatch(/www\.example/);
+    expect(md).not.toMatch(/ops@example/);
+    expect(md).toContain('\\[here\\]');
+    expect(md).toContain('\\| \\*bold\\*');
+    expect(escape('a\nb')).toBe('a b');
+  });
+
+  it('never includes a candidate output', () => {
+    const md = renderMarkdown(fromGate(gateAnswer({ cases: [{ case_id: 'c1', passed: false, score: 0, label: 'mismatch', output: 'CANARY-OUTPUT-9931' }] })));
+    expect(md).not.toContain('CANARY-OUTPUT-9931');
+  });
+});

@@ -1,0 +1,103 @@
+import { baselineRate, comparisonText, failingCases, rateText, verdictWord, type EvalReport } from './report';
+
+/**
+ * A Markdown summary for CI job summaries (`--summary "$GITHUB_STEP_SUMMARY"`; docs/cli.md): the verdict,
+ * its reasons and warnings, the rates with their denominators and 95% intervals (GT6), the comparison. It
+ * is link-free: no Markdown links, no HTML, and text from the server is escaped so that nothing in it
+ * becomes markup or an autolink. No candidate output appears (the report has none).
+ */
+const MAX_FAILING_LISTED = 50;
+
+export function renderMarkdown(r: EvalReport): string {
+  const title = r.kind === 'gate' ? 'evals gate' : r.kind === 'run' ? 'evals run' : 'evals score';
+  const out: string[] = [];
+  out.push(`## ${title}: ${r.verdict === 'pass' ? 'PASS' : 'FAIL'}`);
+  out.push('');
+  const facts = [
+    `**Suite** ${code(r.suite_key)}${r.suite_version !== null ? ` v${r.suite_version}` : ''}`,
+    r.subject ? `**Subject** ${code(r.subject)}` : null,
+    r.variant ? `**Variant** ${code(r.variant)}` : null,
+    r.run_id ? `**Run** ${code(r.run_id)}` : null,
+    r.gate_id ? `**Gate** ${code(r.gate_id)}` : null,
+  ].filter(Boolean);
+  out.push(facts.join(' · '));
+  if (r.recorded_verdict && r.recorded_verdict !== r.verdict) {
+    out.push('');
+    out.push(`Effective verdict **${r.verdict}**; recorded verdict **${escape(r.recorded_verdict)}** (overridden, GT5).`);
+  }
+  out.push('');
+  out.push('| | pass rate (95% CI) | mean score | pass threshold |');
+  out.push('|---|---|---|---|');
+  const base = r.comparison ? baselineRate(r.comparison) : null;
+  if (base) out.push(`| baseline ${cell(r.comparison?.baseline_run_id ?? '')} | ${rateText(base)} | | |`);
+  if (r.rate) {
+    out.push(`| run | ${rateText(r.rate)} | ${r.score !== null ? r.score.toFixed(3) : 'n/a'} | ${r.pass_threshold !== null ? `${(r.pass_threshold * 100).toFixed(0)}%` : ''} |`);
+  }
+  if (r.reasons.length > 0) {
+    out.push('');
+    out.push('**Reasons**');
+    out.push('');
+    for (const x of r.reasons) out.push(`- ${code(x.code)}${x.message ? `: ${escape(x.message)}` : ''}`);
+  }
+  if (r.warnings.length > 0) {
+    out.push('');
+    out.push('**Warnings**');
+    out.push('');
+    for (const x of r.warnings) out.push(`- ${code(x.code)}${x.message ? `: ${escape(x.message)}` : ''}`);
+  }
+  if (r.comparison) {
+    const c = r.comparison;
+    out.push('');
+    out.push(
+      `**Comparison**: ${escape(verdictWord(c.verdict))}${c.baseline_run_id ? ` against ${code(c.baseline_run_id)}` : ''}${c.chosen_by ? ` (${escape(c.chosen_by)})` : ''}. ${escape(capitalize(comparisonText(c)))}`.trimEnd(),
+    );
+    if (c.changes.length > 0) out.push(`Changed since the baseline: ${c.changes.map(escape).join('; ')}.`);
+  }
+  if (r.details.length > 0) {
+    out.push('');
+    for (const [label, value] of r.details) out.push(`- **${escape(label)}**: ${escape(value)}`);
+  }
+  const failing = failingCases(r);
+  if (failing.length > 0) {
+    out.push('');
+    out.push(`**Failing cases** (${failing.length} of ${r.cases!.length})`);
+    out.push('');
+    const shown = failing.slice(0, MAX_FAILING_LISTED);
+    out.push(shown.map((c) => `${code(c.case_id)} ${escape(c.label)}`).join(', ') + (failing.length > shown.length ? `, and ${failing.length - shown.length} more` : ''));
+  }
+  out.push('');
+  return out.join('\n');
+}
+
+function capitalize(s: string): string {
+  return s.charAt(0).toUpperCase() + s.slice(1);
+}
+
+/** Escapes Markdown and HTML metacharacters, and breaks anything an autolinker would turn into a link. */
+export function escape(s: string): string {
+  return delink(
+    s
+      .replace(/[\r\n]+/g, ' ')
+      .replace(/([\\`*_[\]|~])/g, '\\$1')
+      .replace(/&/g, '&amp;')
+      .replace(/</g, '&lt;')
+      .replace(/>/g, '&gt;'),
+  );
+}
+
+/**
+ * Inline code for ids and codes (never autolinked inside a code span); anything that could end the span or a
+ * table cell (a backtick, a pipe, a line break - never in a valid id) falls back to escaped text.
+ */
+function code(s: string): string {
+  return /[`|\r\n]/.test(s) ? escape(s) : `\`${s}\``;
+}
+
+function cell(s: string): string {
+  return s ? code(s) : '';
+}
+
+/** A zero-width space after the scheme or `www` keeps GitHub's autolinker (and others) from linking. */
+function delink(s: string): string {
+  return s.replace(/:\/\//g, ':\u200b//').replace(/\bwww\./gi, (m) => `${m.slice(0, 3)}\u200b.`).replace(/@/g, '@\u200b');
+}

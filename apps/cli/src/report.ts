@@ -1,0 +1,382 @@
+import { wilson } from '@evals/stats';
+import type { Comparison } from '@evals/domain';
+import { formatDiff, formatRate, type Styles, table } from './format';
+import { isObject } from './http';
+import type { LocalRun } from './local-evaluation';
+
+/**
+ * One verdict, whatever produced it (a gate answer, a run of `POST /v1/runs`, a local `evals score`), in
+ * the shape the three renderers need: the terminal table (here), JUnit XML (junit.ts) and the Markdown
+ * summary (markdown.ts). It holds case ids, scores and labels; it has no field for a candidate output (D1),
+ * so no renderer can print one.
+ */
+export interface Note {
+  readonly code: string;
+  readonly message: string;
+}
+
+export interface Rate {
+  readonly passed: number;
+  readonly n: number;
+  readonly lower: number;
+  readonly upper: number;
+}
+
+export interface CaseLine {
+  readonly case_id: string;
+  /** null: listed but not scored (skipped in JUnit). */
+  readonly passed: boolean | null;
+  readonly score: number | null;
+  readonly label: string;
+  readonly scorer?: string;
+}
+
+export interface ComparisonLine {
+  readonly verdict: string;
+  readonly baseline_run_id: string | null;
+  readonly chosen_by: string | null;
+  readonly score_drop: number | null;
+  readonly regression_threshold: number | null;
+  readonly diff: { readonly diff: number | null; readonly lower: number; readonly upper: number } | null;
+  readonly run: { readonly passed: number; readonly n: number } | null;
+  readonly baseline: { readonly passed: number; readonly n: number } | null;
+  /** What changed between the baseline and the run (G4), one human line each. */
+  readonly changes: readonly string[];
+  /** The baseline could not be used (e.g. BASELINE_NOT_FOUND). */
+  readonly error: Note | null;
+}
+
+export interface EvalReport {
+  readonly kind: 'run' | 'gate' | 'score';
+  readonly suite_key: string;
+  readonly suite_version: number | null;
+  /** `kind/id`. */
+  readonly subject: string | null;
+  readonly variant: string | null;
+  readonly run_id: string | null;
+  readonly gate_id: string | null;
+  /** For a gate, the effective verdict (GT5): what CI acts on. */
+  readonly verdict: 'pass' | 'fail';
+  readonly recorded_verdict: string | null;
+  readonly reasons: readonly Note[];
+  readonly warnings: readonly Note[];
+  readonly rate: Rate | null;
+  readonly score: number | null;
+  readonly pass_threshold: number | null;
+  readonly comparison: ComparisonLine | null;
+  /** Further facts as label and value: judge, budget, sample, override. */
+  readonly details: ReadonlyArray<readonly [string, string]>;
+  /** null when the cases are not known (not fetched). */
+  readonly cases: readonly CaseLine[] | null;
+  readonly timestamp: string | null;
+  readonly elapsed_seconds: number | null;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Adapters
+
+/** A gate answer (`POST /v1/gate`, `GET /v1/gate/:id`; docs/gate.md). Read defensively: unknown fields are ignored. */
+export function fromGate(body: unknown, elapsedSeconds: number | null = null): EvalReport {
+  const g = isObject(body) ? body : {};
+  const run = obj(g.run);
+  const effective = str(g.effective_verdict);
+  const recorded = str(g.recorded_verdict);
+  const details: Array<[string, string]> = [];
+  const judge = obj(g.judge);
+  if (Object.keys(judge).length > 0) details.push(['judge', describeJudge(judge)]);
+  const budget = obj(g.budget);
+  if (str(budget.decision)) details.push(['budget', str(budget.decision)!]);
+  const sample = obj(g.sample);
+  if (num(sample.size) !== null) details.push(['sample', `${num(sample.size)} cases, seed ${str(sample.seed) ?? String(sample.seed ?? '')}`]);
+  const override = obj(g.override);
+  if (Object.keys(override).length > 0) details.push(['override', describeOverride(override)]);
+  const n = num(run.n);
+  const passed = num(run.passed);
+  return {
+    kind: 'gate',
+    suite_key: str(run.suite_key) ?? str(g.suite_key) ?? 'unknown-suite',
+    suite_version: num(run.suite_version),
+    subject: str(run.subject_kind) && str(run.subject_id) ? `${str(run.subject_kind)}/${str(run.subject_id)}` : null,
+    variant: str(run.variant),
+    run_id: str(run.run_id),
+    gate_id: str(g.gate_id),
+    verdict: effective === 'pass' ? 'pass' : 'fail',
+    recorded_verdict: recorded,
+    reasons: notes(g.reasons),
+    warnings: notes(g.warnings),
+    rate: n !== null && passed !== null ? rateOf(passed, n, obj(run.pass_rate_ci)) : null,
+    score: num(run.score),
+    pass_threshold: num(run.pass_threshold),
+    comparison: comparisonLine(g.comparison, null),
+    details,
+    cases: Array.isArray(g.cases) ? g.cases.map(caseLine) : null,
+    timestamp: str(g.recorded_at),
+    elapsed_seconds: elapsedSeconds,
+  };
+}
+
+/** A completed run (`POST /v1/runs`, `GET /v1/runs/:id`): fails below the pass threshold (R2) or regressed (G2). */
+export function fromRunView(body: unknown, cases: unknown = null, elapsedSeconds: number | null = null): EvalReport {
+  const v = isObject(body) ? body : {};
+  const run = obj(v.run);
+  const summary = obj(run.summary);
+  const regression = obj(v.regression);
+  const reasons: Note[] = [];
+  const warnings: Note[] = [];
+  const threshold = num(run.pass_threshold);
+  const n = num(summary.n) ?? 0;
+  const passed = num(summary.passed) ?? 0;
+  if (summary.run_passed === false) {
+    reasons.push({ code: 'below_pass_threshold', message: `pass rate ${n ? ((passed / n) * 100).toFixed(1) : 'n/a'}% is below the pass threshold ${threshold !== null ? `${(threshold * 100).toFixed(0)}%` : ''}`.trim() });
+  }
+  const verdict = str(regression.verdict);
+  const comparison = comparisonLine(regression.comparison, regression);
+  if (verdict === 'regressed') reasons.push({ code: 'regressed', message: `regressed against baseline ${comparison?.baseline_run_id ?? ''}`.trim() });
+  if (verdict === 'inconclusive_noise') {
+    warnings.push({ code: 'inconclusive_noise', message: 'the score dropped by more than the threshold, but the 95% interval of the pass-rate difference contains zero: not a regression (G2)' });
+  }
+  if (comparison?.error) warnings.push(comparison.error);
+  const missing = num(run.missing_outputs);
+  if (missing) warnings.push({ code: 'missing_outputs', message: `${missing} case(s) had no output and failed with missing_output (R1)` });
+  const subjectKind = str(run.subject_kind);
+  const subjectId = str(run.subject_id);
+  const caseList = Array.isArray(cases) ? cases : isObject(v) && Array.isArray(v.cases) ? v.cases : null;
+  return {
+    kind: 'run',
+    suite_key: str(run.suite_key) ?? 'unknown-suite',
+    suite_version: num(run.suite_version),
+    subject: subjectKind && subjectId ? `${subjectKind}/${subjectId}` : null,
+    variant: str(run.variant),
+    run_id: str(run.run_id),
+    gate_id: null,
+    verdict: reasons.length === 0 ? 'pass' : 'fail',
+    recorded_verdict: null,
+    reasons,
+    warnings,
+    rate: rateOf(passed, n, obj(summary.pass_rate_ci)),
+    score: num(summary.score),
+    pass_threshold: threshold,
+    comparison,
+    details: verdict === 'no_baseline' ? [['baseline', 'none yet: the first completed run of this suite and subject (G4)']] : [],
+    cases: caseList ? caseList.map(caseLine) : null,
+    timestamp: str(run.completed_at),
+    elapsed_seconds: elapsedSeconds,
+  };
+}
+
+/** `evals score`: a run scored in this process, optionally compared with a local baseline. */
+export function fromLocal(suiteKey: string, passThreshold: number, run: LocalRun, comparison: Comparison | undefined, elapsedSeconds: number | null = null): EvalReport {
+  const reasons: Note[] = [];
+  if (!run.run_passed) reasons.push({ code: 'below_pass_threshold', message: `pass rate below the pass threshold ${(passThreshold * 100).toFixed(0)}%` });
+  if (comparison?.verdict === 'regressed') reasons.push({ code: 'regressed', message: 'regressed against the baseline outputs' });
+  const warnings: Note[] = [];
+  if (comparison?.verdict === 'inconclusive_noise') warnings.push({ code: 'inconclusive_noise', message: 'score drop above the threshold, but the interval contains zero: not a regression (G2)' });
+  return {
+    kind: 'score',
+    suite_key: suiteKey,
+    suite_version: null,
+    subject: null,
+    variant: null,
+    run_id: null,
+    gate_id: null,
+    verdict: reasons.length === 0 ? 'pass' : 'fail',
+    recorded_verdict: null,
+    reasons,
+    warnings,
+    rate: { passed: run.passed, n: run.n, lower: run.interval.lower, upper: run.interval.upper },
+    score: run.score,
+    pass_threshold: passThreshold,
+    comparison: comparison ? comparisonLine(comparison, null) : null,
+    details: [],
+    cases: run.cases.map((c) => ({ case_id: c.case_id, passed: c.passed, score: c.score, label: c.label, scorer: c.scorer })),
+    timestamp: null,
+    elapsed_seconds: elapsedSeconds,
+  };
+}
+
+function comparisonLine(raw: unknown, regression: Record<string, unknown> | null): ComparisonLine | null {
+  const c = obj(raw);
+  const reg = regression ?? {};
+  if (Object.keys(c).length === 0) return null;
+  const error = obj(c.error);
+  if (str(error.code)) {
+    return { verdict: str(reg.verdict) ?? 'no_baseline', baseline_run_id: str(reg.baseline_run_id), chosen_by: null, score_drop: null, regression_threshold: null, diff: null, run: null, baseline: null, changes: [], error: { code: str(error.code)!, message: str(error.message) ?? '' } };
+  }
+  const d = obj(c.pass_rate_diff);
+  const lower = num(d.lower);
+  const upper = num(d.upper);
+  return {
+    verdict: str(c.verdict) ?? str(reg.verdict) ?? 'unknown',
+    baseline_run_id: str(c.baseline_run_id) ?? str(reg.baseline_run_id),
+    chosen_by: str(c.chosen_by) ?? str(reg.chosen_by),
+    score_drop: num(c.score_drop),
+    regression_threshold: num(c.regression_threshold),
+    diff: lower !== null && upper !== null ? { diff: num(d.diff), lower, upper } : null,
+    run: counts(c.run),
+    baseline: counts(c.baseline),
+    changes: describeChanges(c.changes),
+    error: null,
+  };
+}
+
+function describeChanges(raw: unknown): string[] {
+  const c = obj(raw);
+  const lines: string[] = [];
+  const sv = obj(c.suite_version);
+  if (num(sv.baseline) !== null) lines.push(`suite version ${num(sv.baseline)} -> ${num(sv.run)}`);
+  if (Array.isArray(c.scorer_versions)) {
+    for (const s of c.scorer_versions.map(obj)) lines.push(`scorer ${str(s.scorer)} ${str(s.baseline) ?? 'none'} -> ${str(s.run) ?? 'none'}`);
+  }
+  for (const key of ['judge_model', 'prompt_version'] as const) {
+    const p = obj(c[key]);
+    if ('baseline' in p || 'run' in p) lines.push(`${key.replace('_', ' ')} ${str(p.baseline) ?? 'none'} -> ${str(p.run) ?? 'none'}`);
+  }
+  return lines;
+}
+
+function describeJudge(j: Record<string, unknown>): string {
+  if (j.used === false) return 'not used';
+  const cache = obj(j.cache);
+  const parts = [
+    str(j.status),
+    str(j.model) ? `model ${str(j.model)}` : undefined,
+    str(j.prompt_version) ? `prompt ${str(j.prompt_version)}` : undefined,
+    num(j.cases_not_scored) ? `${num(j.cases_not_scored)} case(s) not scored` : undefined,
+    str(j.skipped) ? `judge skipped: ${str(j.skipped)}` : undefined,
+    num(cache.hits) !== null ? `cache ${num(cache.hits)} hit(s) / ${num(cache.misses) ?? 0} miss(es)` : undefined,
+  ];
+  return parts.filter(Boolean).join(', ');
+}
+
+function describeOverride(o: Record<string, unknown>): string {
+  const who = str(o.actor_name) ?? str(o.by) ?? str(o.who) ?? str(o.actor);
+  const when = str(o.at) ?? str(o.when) ?? str(o.overridden_at);
+  const before = str(o.before) ?? str(o.effective_verdict_before);
+  const after = str(o.after) ?? str(o.effective_verdict_after);
+  return [before && after ? `${before} -> ${after}` : undefined, who ? `by ${who}` : undefined, when ? `at ${when}` : undefined, str(o.reason) ? `reason: ${str(o.reason)}` : undefined].filter(Boolean).join(', ') || 'yes';
+}
+
+function caseLine(raw: unknown): CaseLine {
+  const c = obj(raw);
+  return {
+    case_id: str(c.case_id) ?? '(no id)',
+    passed: typeof c.passed === 'boolean' ? c.passed : null,
+    score: num(c.score),
+    label: str(c.label) ?? (c.passed === true ? 'passed' : 'failed'),
+    ...(str(c.scorer) ? { scorer: str(c.scorer)! } : {}),
+  };
+}
+
+function rateOf(passed: number, n: number, ci: Record<string, unknown>): Rate {
+  const lower = num(ci.lower);
+  const upper = num(ci.upper);
+  if (lower !== null && upper !== null) return { passed, n, lower, upper };
+  const w = wilson(passed, n);
+  return { passed, n, lower: w.lower, upper: w.upper };
+}
+
+function counts(raw: unknown): { passed: number; n: number } | null {
+  const o = obj(raw);
+  const passed = num(o.passed);
+  const n = num(o.n);
+  return passed !== null && n !== null ? { passed, n } : null;
+}
+
+function notes(raw: unknown): Note[] {
+  if (!Array.isArray(raw)) return [];
+  return raw.map((r) => (typeof r === 'string' ? { code: r, message: '' } : { code: str(obj(r).code) ?? 'unknown', message: str(obj(r).message) ?? '' }));
+}
+
+function obj(v: unknown): Record<string, unknown> {
+  return isObject(v) ? v : {};
+}
+
+function str(v: unknown): string | null {
+  return typeof v === 'string' && v !== '' ? v : null;
+}
+
+function num(v: unknown): number | null {
+  return typeof v === 'number' && Number.isFinite(v) ? v : null;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Shared wording
+
+export function rateText(r: Rate): string {
+  return formatRate(r.passed, r.n, r.lower, r.upper);
+}
+
+/** The baseline's pass rate with its Wilson interval, computed from the counts the comparison carries (G3). */
+export function baselineRate(c: ComparisonLine): Rate | null {
+  if (!c.baseline) return null;
+  const w = wilson(c.baseline.passed, c.baseline.n);
+  return { passed: c.baseline.passed, n: c.baseline.n, lower: w.lower, upper: w.upper };
+}
+
+export function comparisonText(c: ComparisonLine): string {
+  if (c.error) return `baseline not usable: ${c.error.code}${c.error.message ? ` (${c.error.message})` : ''}`;
+  const parts: string[] = [];
+  if (c.score_drop !== null) parts.push(`score drop ${c.score_drop.toFixed(3)}${c.regression_threshold !== null ? ` (threshold ${c.regression_threshold})` : ''}`);
+  if (c.diff) parts.push(`pass-rate difference ${formatDiff(c.diff.diff, c.diff.lower, c.diff.upper)}, Newcombe hybrid score`);
+  if (c.run && c.baseline) parts.push(`run ${c.run.passed}/${c.run.n} vs baseline ${c.baseline.passed}/${c.baseline.n}`);
+  return parts.join('; ');
+}
+
+export function verdictWord(verdict: string): string {
+  return verdict === 'regressed' ? 'REGRESSED' : verdict === 'inconclusive_noise' ? 'inconclusive (noise)' : verdict === 'no_regression' ? 'no regression' : verdict.replace(/_/g, ' ');
+}
+
+export function failingCases(report: EvalReport): CaseLine[] {
+  return (report.cases ?? []).filter((c) => c.passed === false);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Terminal
+
+export function renderReport(r: EvalReport, s: Styles): string {
+  const lines: string[] = [];
+  const title = r.kind === 'gate' ? `gate ${r.gate_id ?? ''}`.trim() : r.kind === 'run' ? `run ${r.run_id ?? ''}`.trim() : `suite ${r.suite_key}`;
+  const verdict = r.verdict === 'pass' ? s.green('PASS') : s.red('FAIL');
+  lines.push(s.bold(`${title}: `) + verdict + (r.recorded_verdict && r.recorded_verdict !== r.verdict ? s.yellow(` (recorded ${r.recorded_verdict}, overridden)`) : ''));
+  const where = [
+    `suite ${r.suite_key}${r.suite_version !== null ? ` v${r.suite_version}` : ''}`,
+    r.subject,
+    r.variant ? `variant ${r.variant}` : null,
+    r.kind === 'gate' && r.run_id ? `run ${r.run_id}` : null,
+  ].filter(Boolean);
+  lines.push(s.dim(where.join(' | ')));
+  lines.push('');
+  const rows: string[][] = [['', 'pass rate', 'mean score', r.pass_threshold !== null ? `pass threshold ${(r.pass_threshold * 100).toFixed(0)}%` : '']];
+  const base = r.comparison ? baselineRate(r.comparison) : null;
+  if (base) rows.push([`baseline ${r.comparison?.baseline_run_id ?? ''}`.trim(), rateText(base), '', '']);
+  if (r.rate) {
+    const below = r.reasons.some((x) => x.code === 'below_pass_threshold');
+    rows.push(['run', rateText(r.rate), r.score !== null ? r.score.toFixed(3) : 'n/a', r.pass_threshold === null ? '' : below ? s.red('below threshold') : s.green('at or above')]);
+  }
+  lines.push(table(rows));
+  if (r.comparison) {
+    const c = r.comparison;
+    const word = c.verdict === 'regressed' ? s.red(verdictWord(c.verdict)) : c.verdict === 'inconclusive_noise' ? s.yellow(verdictWord(c.verdict)) : s.green(verdictWord(c.verdict));
+    lines.push('');
+    lines.push(`regression: ${word}${c.baseline_run_id ? ` against ${c.baseline_run_id}` : ''}${c.chosen_by ? ` (${c.chosen_by})` : ''}`);
+    const text = comparisonText(c);
+    if (text) lines.push(`  ${text}`);
+    if (c.changes.length > 0) lines.push(`  changed since the baseline: ${c.changes.join('; ')}`);
+  }
+  for (const [label, value] of r.details) lines.push(`${label}: ${value}`);
+  if (r.reasons.length > 0) {
+    lines.push(s.red('reasons:'));
+    for (const x of r.reasons) lines.push(`  - ${x.code}${x.message ? `: ${x.message}` : ''}`);
+  }
+  if (r.warnings.length > 0) {
+    lines.push(s.yellow('warnings:'));
+    for (const x of r.warnings) lines.push(`  - ${x.code}${x.message ? `: ${x.message}` : ''}`);
+  }
+  const failing = failingCases(r);
+  if (failing.length > 0) {
+    const shown = failing.slice(0, 20).map((c) => `${c.case_id} (${c.label})`);
+    lines.push(s.dim(`failing cases (${failing.length} of ${r.cases!.length}): ${shown.join(', ')}${failing.length > shown.length ? ', ...' : ''}`));
+  }
+  lines.push(`verdict: ${verdict}`);
+  return lines.join('\n');
+}
