@@ -4,6 +4,7 @@
 #   <no argument>          node dist/apps/$APP/src/main.js           (APP defaults to ingestion)
 #   <app> [args...]        node dist/apps/<app>/src/main.js [args...] (any app with a compiled main)
 #   migrate [args...]      node dist/libs/persistence/src/migrate.js  (the migration job)
+#   keys [args...]         node dist/libs/platform/src/auth/create-key.js (API keys: create, list, revoke)
 #   anything else          run as given (node ..., sh, ...)
 set -eu
 
@@ -17,6 +18,10 @@ if [ "$#" -gt 0 ]; then
     migrate)
       shift
       exec node "$ROOT/dist/libs/persistence/src/migrate.js" "$@"
+      ;;
+    keys)
+      shift
+      exec node "$ROOT/dist/libs/platform/src/auth/create-key.js" "$@"
       ;;
     -*)
       ;; # flags for the default app

@@ -49,6 +49,8 @@ export async function startCluster(options: {
     EVALS_SUBJECT_PREFIX: options.subjectPrefix,
     EVALS_HMAC_SECRET: 'e2e-secret-0123456789-0123456789-0123456789',
     LOG_LEVEL: 'info',
+    // Access control is off unless a test asks for it (env: { EVALS_AUTH: 'required' }): test/e2e/access.e2e-spec.ts.
+    EVALS_AUTH: 'disabled',
     ...(options.env ?? {}),
   };
   const apps = new Map<AppName, AppProcess>();

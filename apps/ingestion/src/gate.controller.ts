@@ -1,4 +1,5 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Req } from '@nestjs/common';
+import { RequireTier } from '@evals/platform';
 import { GateService, type Actor } from './gate.service';
 
 /** The gate's HTTP surface (GT1-GT6, docs/gate.md). */
@@ -6,17 +7,20 @@ import { GateService, type Actor } from './gate.service';
 export class GateController {
   constructor(private readonly gates: GateService) {}
 
+  @RequireTier('operator')
   @Post()
   @HttpCode(200)
   gate(@Body() body: unknown): Promise<Record<string, unknown>> {
     return this.gates.gate(body);
   }
 
+  @RequireTier('viewer')
   @Get(':id')
   status(@Param('id') id: string): Promise<Record<string, unknown>> {
     return this.gates.status(id);
   }
 
+  @RequireTier('admin')
   @Post(':id/override')
   @HttpCode(200)
   override(@Param('id') id: string, @Body() body: { reason?: unknown } | undefined, @Req() req: { principal?: { id?: string; key_id?: string; name?: string } }): Promise<Record<string, unknown>> {

@@ -19,7 +19,7 @@ export class IngestionModule {
   static forRoot(config: IngestionConfig, logger: JsonLogger): DynamicModule {
     return {
       module: IngestionModule,
-      imports: [InfrastructureModule.forRoot({ app: 'ingestion', config, logger, consumers: [CONSUMERS.ingestion] })],
+      imports: [InfrastructureModule.forRoot({ app: 'ingestion', config, logger, consumers: [CONSUMERS.ingestion], keyManagement: true })],
       controllers: [RunsController, SuitesController, GateController],
       providers: [
         { provide: INGESTION_CONFIG, useValue: config },

@@ -1,5 +1,5 @@
 import { Body, Controller, HttpCode, Inject, Post } from '@nestjs/common';
-import { CLOCK, ID_GENERATOR, type Clock, type IdGenerator } from '@evals/platform';
+import { CLOCK, ID_GENERATOR, RequireTier, type Clock, type IdGenerator } from '@evals/platform';
 import { parseRunRequest } from './run-request';
 import { RunIntakeService } from './run-intake.service';
 import { RunWaiter } from './run-waiter';
@@ -17,6 +17,7 @@ export class RunsController {
     @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
   ) {}
 
+  @RequireTier('operator')
   @Post()
   @HttpCode(200)
   async create(@Body() body: unknown): Promise<Record<string, unknown>> {

@@ -1,4 +1,5 @@
 import { Body, Controller, Get, Headers, Param, Post, Res } from '@nestjs/common';
+import { RequireTier } from '@evals/platform';
 import { parseSuiteYaml, validateSuite, type SuiteValidation } from '@evals/domain';
 import type { SuiteVersionWithCases } from '@evals/persistence';
 import type { Response } from 'express';
@@ -15,6 +16,7 @@ import { SuiteCatalogService } from './suite-catalog.service';
 export class SuitesController {
   constructor(private readonly catalog: SuiteCatalogService) {}
 
+  @RequireTier('operator')
   @Post()
   async push(@Body() body: unknown, @Headers('content-type') contentType: string | undefined, @Res({ passthrough: true }) res: Response): Promise<Record<string, unknown>> {
     const validation: SuiteValidation =
@@ -35,11 +37,13 @@ export class SuitesController {
     return { created: result.created, ...(result.same_content_as ? { same_content_as: result.same_content_as } : {}), suite: result.version };
   }
 
+  @RequireTier('viewer')
   @Get(':key')
   async latest(@Param('key') key: string): Promise<Record<string, unknown>> {
     return view(await this.catalog.find(key), key);
   }
 
+  @RequireTier('viewer')
   @Get(':key/versions/:version')
   async version(@Param('key') key: string, @Param('version') version: string): Promise<Record<string, unknown>> {
     const n = Number(version);

@@ -91,6 +91,8 @@ describe('integration: read-model process over HTTP (R3, R4, R6, GT6)', () => {
         EVALS_SUBJECT_PREFIX: names.subjectPrefix,
         PORT: String(port),
         LOG_LEVEL: 'warn',
+        // Access control is tested in test/e2e/access.e2e-spec.ts; here the reads go without a key.
+        EVALS_AUTH: 'disabled',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

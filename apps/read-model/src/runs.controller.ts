@@ -1,4 +1,5 @@
 import { Controller, Get, Inject, NotFoundException, Param, Query, Res } from '@nestjs/common';
+import { RequireTier } from '@evals/platform';
 import type { Response } from 'express';
 import { formatSseFrame, RunQueries, type RunView } from '@evals/persistence';
 
@@ -16,6 +17,7 @@ export class RunsController {
   constructor(@Inject(RUN_QUERIES) private readonly queries: RunQueries) {}
 
   /** 200 `{run, eval_result, cases?}`; `?include=cases` adds the per-case evidence, ordered by case id. */
+  @RequireTier('viewer')
   @Get(':id')
   async get(@Param('id') id: string, @Query('include') include?: string | string[]): Promise<RunView> {
     const includes = (Array.isArray(include) ? include : [include ?? '']).flatMap((v) => String(v).split(','));
@@ -28,6 +30,7 @@ export class RunsController {
    * Server-Sent Events replay of the persisted run (R6): one `case` frame per evidence row, one `summary`
    * frame, then the response ends. Read-only: replaying twice gives the same bytes.
    */
+  @RequireTier('viewer')
   @Get(':id/events')
   async events(@Param('id') id: string, @Res() res: Response): Promise<void> {
     const frames = await this.queries.replay(id);

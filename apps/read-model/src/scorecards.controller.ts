@@ -1,7 +1,7 @@
 import { Controller, Get, HttpException, Inject, Query, Res } from '@nestjs/common';
 import { buildScorecard, DEFAULT_TREND_WINDOW, scorecardsToCsv, type Scorecard } from '@evals/domain';
 import { RegressionRepository } from '@evals/persistence';
-import { DATA_SOURCE } from '@evals/platform';
+import { DATA_SOURCE, RequireTier } from '@evals/platform';
 import type { Response } from 'express';
 import type { DataSource } from 'typeorm';
 
@@ -16,6 +16,7 @@ export class ScorecardsController {
 
   constructor(@Inject(DATA_SOURCE) private readonly db: DataSource) {}
 
+  @RequireTier('viewer')
   @Get()
   async list(
     @Res({ passthrough: true }) res: Response,

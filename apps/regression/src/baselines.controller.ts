@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, HttpException, Inject, Post, Query } from '@nestjs/common';
 import { isSafeId, isSuiteKey, isToken } from '@evals/contracts';
 import { RegressionRepository } from '@evals/persistence';
-import { DATA_SOURCE } from '@evals/platform';
+import { DATA_SOURCE, RequireTier } from '@evals/platform';
 import type { DataSource } from 'typeorm';
 
 function fail(status: number, code: string, message: string, field?: string): never {
@@ -18,6 +18,7 @@ export class BaselinesController {
 
   constructor(@Inject(DATA_SOURCE) private readonly db: DataSource) {}
 
+  @RequireTier('operator')
   @Post()
   @HttpCode(201)
   async pin(@Body() body: Record<string, unknown>) {
@@ -36,6 +37,7 @@ export class BaselinesController {
     return { pin };
   }
 
+  @RequireTier('viewer')
   @Get()
   async list(@Query('suite_key') suiteKey?: string, @Query('subject_id') subjectId?: string) {
     return { pins: await this.repo.pins(this.db, { suite_key: suiteKey, subject_id: subjectId }) };

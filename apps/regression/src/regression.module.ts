@@ -1,18 +1,38 @@
 import { CONSUMERS } from '@evals/bus';
 import { Module, type DynamicModule } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
+import type { LangChainJudge } from '@evals/judge';
 import { InfrastructureModule, OutboxRelayService, type CommonConfig, type JsonLogger } from '@evals/platform';
 import { BaselinesController } from './baselines.controller';
+import { CalibrationSetsController, CalibrationsController, JudgesController } from './calibration.controller';
+import { RegressionApiExceptionFilter } from './calibration.exception-filter';
+import { REGRESSION_JUDGE, loadRegressionJudge } from './calibration.judge';
+import { CalibrationService } from './calibration.service';
+import { ComparisonsController } from './comparison.controller';
+import { ComparisonService } from './comparison.service';
 import { RegressionService } from './regression.service';
 import { RunScoredConsumer } from './run-scored.consumer';
 
 @Module({})
 export class RegressionModule {
-  static forRoot(config: CommonConfig, logger: JsonLogger): DynamicModule {
+  /**
+   * `judge`: the judge of calibration (J4) and pairwise comparison (J5); by default built from the `JUDGE_*`
+   * variables (a bad one throws ConfigError naming it), null when JUDGE_PROVIDER is unset.
+   */
+  static forRoot(config: CommonConfig, logger: JsonLogger, judge: LangChainJudge | null = loadRegressionJudge(process.env)): DynamicModule {
     return {
       module: RegressionModule,
       imports: [InfrastructureModule.forRoot({ app: 'regression', config, logger, consumers: [CONSUMERS.regression] })],
-      controllers: [BaselinesController],
-      providers: [RegressionService, OutboxRelayService, RunScoredConsumer],
+      controllers: [BaselinesController, CalibrationSetsController, CalibrationsController, JudgesController, ComparisonsController],
+      providers: [
+        RegressionService,
+        OutboxRelayService,
+        RunScoredConsumer,
+        { provide: REGRESSION_JUDGE, useValue: judge },
+        CalibrationService,
+        ComparisonService,
+        { provide: APP_FILTER, useClass: RegressionApiExceptionFilter },
+      ],
     };
   }
 }

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { encodeMessage, SUBJECTS } from '@evals/contracts';
 import { chooseBaseline, compareRuns, RUN_EVENTS, runStreamId, whatChanged, type BaselineDecision, type CompletedRunRef, type RunOpenedV1, type RunScoredV1 } from '@evals/domain';
-import { EventStore, Outbox, RegressionRepository, type RunVerdictRow, type Sql } from '@evals/persistence';
+import { EventStore, JudgeEvidenceRepository, Outbox, RegressionRepository, type RunVerdictRow, type Sql } from '@evals/persistence';
 import { ID_GENERATOR, type IdGenerator } from '@evals/platform';
 
 export interface ScoredEvent {
@@ -21,6 +21,7 @@ export class RegressionService {
   private readonly events = new EventStore();
   private readonly repo = new RegressionRepository();
   private readonly outbox = new Outbox();
+  private readonly judgeEvidence = new JudgeEvidenceRepository();
 
   constructor(@Inject(ID_GENERATOR) private readonly ids: IdGenerator) {}
 
@@ -63,10 +64,16 @@ export class RegressionService {
       const base = (decision.run.run_id === explicit?.run_id ? explicit : decision.run.run_id === pinned?.run_id ? pinned : history.find((h) => h.run_id === decision.run.run_id))!;
       const c = compareRuns({ run_id: runId, n, passed: scored.data.passed, score }, { run_id: base.run_id, n: base.n, passed: base.passed, score: base.score }, opened.regression_threshold);
       verdict = c.verdict;
+      // G4: the judge model pin and prompt version that graded each run's llm_judge cases (from evidence).
+      const baseJudge = await this.judgeEvidence.judgePin(sql, base.run_id);
+      const runJudge = await this.judgeEvidence.judgePin(sql, runId);
       comparison = {
         ...c,
         chosen_by: decision.chosen_by,
-        changes: whatChanged({ suite_version: base.suite_version, scorer_versions: base.scorer_versions }, { suite_version: opened.suite_version, scorer_versions: opened.scorer_versions }),
+        changes: whatChanged(
+          { suite_version: base.suite_version, scorer_versions: base.scorer_versions, ...baseJudge },
+          { suite_version: opened.suite_version, scorer_versions: opened.scorer_versions, ...runJudge },
+        ),
       };
     }
     const row: RunVerdictRow = {

@@ -12,7 +12,7 @@ describe('integration: append-only tables refuse UPDATE, DELETE and TRUNCATE (V2
     schema = await createTestSchema('appendonly');
     ds = createDataSource({ url: testServers.postgres.url, schema: schema.schema, poolSize: 2 });
     await ds.initialize();
-    expect(await migrate(ds)).toEqual(['InitialSchema1764460800000', 'ReadModel1764460900000', 'Regression1764461000000', 'Monitor1764461100000']);
+    expect(await migrate(ds)).toEqual(['InitialSchema1764460800000', 'ReadModel1764460900000', 'Regression1764461000000', 'Monitor1764461100000', 'ApiKeys1764461200000', 'Gate1764461300000', 'Judge1764461400000']);
     await ds.query(`INSERT INTO events (stream_id, stream_version, type, version, data, metadata, message_id)
       VALUES ('run-1', 1, 'evals.run.opened', 1, '{}', '{}', gen_random_uuid())`);
     await ds.query(`INSERT INTO suite_versions (suite_key, version, content_hash, default_scorer, pass_threshold,

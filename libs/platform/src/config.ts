@@ -7,7 +7,8 @@ export type EnvSpec<T> = { [K in keyof T]: VariableSpec<T[K]> };
 
 export interface VariableSpec<V> {
   readonly env: string;
-  readonly parse: (raw: string | undefined) => { ok: true; value: V } | { ok: false; problem: string };
+  /** `env` is the whole environment, for the rare rule that depends on another variable (EVALS_AUTH). */
+  readonly parse: (raw: string | undefined, env: Readonly<Record<string, string | undefined>>) => { ok: true; value: V } | { ok: false; problem: string };
   readonly secret?: boolean;
   readonly description: string;
 }
@@ -24,7 +25,7 @@ export function loadConfig<T>(spec: EnvSpec<T>, env: Readonly<Record<string, str
   const out: Partial<T> = {};
   for (const key of Object.keys(spec) as Array<keyof T>) {
     const variable = spec[key];
-    const result = variable.parse(env[variable.env]);
+    const result = variable.parse(env[variable.env], env);
     if (result.ok) out[key] = result.value;
     else problems.push(`${variable.env}: ${result.problem}`);
   }
@@ -70,6 +71,17 @@ export const parsers = {
         ? { ok: true, value: n }
         : { ok: false, problem: `must be an integer from ${min} to ${max}` };
     },
+  optionalUrl:
+    (protocols: readonly string[]) =>
+    (raw: string | undefined): Parsed<string> => {
+      if (raw === undefined || raw === '') return { ok: true, value: '' };
+      try {
+        const url = new URL(raw);
+        return protocols.includes(url.protocol.replace(/:$/, '')) ? { ok: true, value: raw } : { ok: false, problem: `must be a ${protocols.join(' or ')} URL` };
+      } catch {
+        return { ok: false, problem: `is not a valid URL` };
+      }
+    },
   oneOf:
     <V extends string>(values: readonly V[], fallback: V) =>
     (raw: string | undefined): Parsed<V> =>
@@ -86,8 +98,40 @@ export const parsers = {
     },
 };
 
+/**
+ * Access control (docs/security.md): API keys with tiers on every HTTP route, and per-key rate limits on
+ * write routes. Part of every app's configuration, because InfrastructureModule installs the guard in all.
+ */
+export interface AuthConfig {
+  /** `required` (default): every route but /health and /metrics needs a key. `disabled`: local embedded/demo use only. */
+  readonly authMode: 'required' | 'disabled';
+  /** Write requests (POST, PUT, PATCH, DELETE) per key per minute: a token bucket of this size, refilled continuously. */
+  readonly rateLimitPerMinute: number;
+  /** Redis for rate limits shared by every replica; empty: each process counts alone, in memory. */
+  readonly redisUrl: string;
+  /** Server-side pepper of the API key hashes; must be the same for the apps and the key command. */
+  readonly apiKeyPepper: string;
+}
+
+export const authConfigSpec: EnvSpec<AuthConfig> = {
+  authMode: {
+    env: 'EVALS_AUTH',
+    parse: (raw, env) => {
+      const parsed = parsers.oneOf(['required', 'disabled'] as const, 'required')(raw);
+      if (parsed.ok && parsed.value === 'disabled' && env['NODE_ENV'] === 'production') {
+        return { ok: false, problem: 'disabled is refused when NODE_ENV=production (it serves every request as admin)' };
+      }
+      return parsed;
+    },
+    description: 'required (default) or disabled (local embedded/demo use only)',
+  },
+  rateLimitPerMinute: { env: 'EVALS_RATE_LIMIT_PER_MINUTE', parse: parsers.integer(600, 1, 1_000_000), description: 'write requests per API key per minute' },
+  redisUrl: { env: 'REDIS_URL', parse: parsers.optionalUrl(['redis', 'rediss']), secret: true, description: 'Redis for shared rate limits (empty: in memory per process)' },
+  apiKeyPepper: { env: 'EVALS_API_KEY_PEPPER', parse: parsers.optionalString(''), secret: true, description: 'pepper of the API key hashes' },
+};
+
 /** What every service process needs; apps add their own variables next to these. */
-export interface CommonConfig {
+export interface CommonConfig extends AuthConfig {
   readonly databaseUrl: string;
   readonly databaseSchema: string;
   readonly natsUrl: string;
@@ -113,6 +157,7 @@ export const commonConfigSpec = (defaultPort: number): EnvSpec<CommonConfig> => 
   migrateMode: { env: 'EVALS_MIGRATE', parse: parsers.oneOf(['boot', 'job'] as const, 'boot'), description: 'who applies migrations' },
   streamReplicas: { env: 'EVALS_STREAM_REPLICAS', parse: parsers.integer(1, 1, 5), description: 'JetStream stream replicas' },
   databasePoolSize: { env: 'DATABASE_POOL_SIZE', parse: parsers.integer(10, 1, 200), description: 'PostgreSQL connections per process' },
+  ...authConfigSpec,
 });
 
 /** The key of the one-way detail hash (D2). Required: without it short outputs could be guessed back. */

@@ -1,5 +1,5 @@
-export { ConfigError, commonConfigSpec, hmacConfigSpec, loadConfig, parsers } from './config';
-export type { CommonConfig, EnvSpec, HmacConfig, VariableSpec } from './config';
+export { ConfigError, authConfigSpec, commonConfigSpec, hmacConfigSpec, loadConfig, parsers } from './config';
+export type { AuthConfig, CommonConfig, EnvSpec, HmacConfig, VariableSpec } from './config';
 export { HealthController, InfrastructureModule, OutboxRelayService } from './infrastructure.module';
 export type { InfrastructureOptions, JetStreamClient, JetStreamManager, NatsConnection } from './infrastructure.module';
 export { JsonLogger } from './logger';
@@ -8,3 +8,24 @@ export { BUS_NAMES, CLOCK, COMMON_CONFIG, DATA_SOURCE, ID_GENERATOR, JETSTREAM, 
 export type { Clock, IdGenerator } from './tokens';
 export { MetricsController, metrics, registry } from './metrics';
 export { serveOpenApi } from './openapi';
+export {
+  API_KEY_STORE,
+  AUTH_DISABLED_PRINCIPAL,
+  AuthGuard,
+  AuthModule,
+  KeysController,
+  MemoryRateLimiter,
+  Principal,
+  Public,
+  RedisRateLimiter,
+  RequireTier,
+  ROUTE_ACCESS,
+  TIERS,
+  UndeclaredRouteAccessError,
+  bearerToken,
+  decideAccess,
+  routeAccessTable,
+  sqlApiKeyStore,
+  tierAtLeast,
+} from './auth';
+export type { ApiKeyStore, AuthenticatedRequest, AuthPrincipal, AuthSettings, RateLimiter, RouteAccess, RouteAccessEntry, Tier } from './auth';

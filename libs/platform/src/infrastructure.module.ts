@@ -4,6 +4,10 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { Controller, Get, Global, HttpException, HttpStatus, Inject, Injectable, Module, type DynamicModule, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { ensureTopology, JetStreamPublisher, streamOf, subjectOf, type BusNames, type ConsumerSpec } from '@evals/bus';
 import { createDataSource, migrate, OutboxRelay } from '@evals/persistence';
+import { API_KEY_STORE, sqlApiKeyStore } from './auth/api-key-store';
+import { AuthModule } from './auth/auth.module';
+import { Public } from './auth/decorators';
+import { KeysController } from './auth/keys.controller';
 import type { DataSource } from 'typeorm';
 import type { CommonConfig } from './config';
 import { JsonLogger } from './logger';
@@ -88,6 +92,7 @@ export class ConsumerLagService implements OnApplicationBootstrap, OnApplication
 }
 
 @Controller()
+@Public()
 export class HealthController {
   constructor(
     @Inject(DATA_SOURCE) private readonly dataSource: DataSource,
@@ -134,6 +139,8 @@ export interface InfrastructureOptions {
   readonly poolSize?: number;
   /** The durable consumers this app reads, for the lag gauge. */
   readonly consumers?: readonly ConsumerSpec[];
+  /** Serves key management (`/v1/keys`, admin tier) in this app; one app of the deployment does. */
+  readonly keyManagement?: boolean;
 }
 
 @Global()
@@ -144,7 +151,16 @@ export class InfrastructureModule {
     const names: BusNames = { streamPrefix: config.streamPrefix, subjectPrefix: config.subjectPrefix };
     return {
       module: InfrastructureModule,
-      controllers: [HealthController, MetricsController],
+      // Access control on every route of the app (docs/security.md): the guard, the boot-time tier check.
+      imports: [
+        AuthModule.forRoot({
+          mode: config.authMode,
+          rateLimitPerMinute: config.rateLimitPerMinute,
+          redisUrl: config.redisUrl,
+          redisKeyPrefix: `evals:ratelimit:${config.databaseSchema || 'default'}:`,
+        }),
+      ],
+      controllers: [HealthController, MetricsController, ...(options.keyManagement ? [KeysController] : [])],
       providers: [
         { provide: COMMON_CONFIG, useValue: config },
         { provide: LOGGER, useValue: options.logger },
@@ -185,11 +201,12 @@ export class InfrastructureModule {
           },
           inject: [NATS_CONNECTION],
         },
+        { provide: API_KEY_STORE, useFactory: (ds: DataSource) => sqlApiKeyStore(ds, config.apiKeyPepper), inject: [DATA_SOURCE] },
         { provide: CONSUMER_SPECS, useValue: options.consumers ?? [] },
         ConsumerLagService,
         ConnectionCloser,
       ],
-      exports: [COMMON_CONFIG, LOGGER, BUS_NAMES, CLOCK, ID_GENERATOR, DATA_SOURCE, NATS_CONNECTION, JETSTREAM, JETSTREAM_MANAGER],
+      exports: [COMMON_CONFIG, LOGGER, BUS_NAMES, CLOCK, ID_GENERATOR, DATA_SOURCE, NATS_CONNECTION, JETSTREAM, JETSTREAM_MANAGER, API_KEY_STORE],
     };
   }
 }

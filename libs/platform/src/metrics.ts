@@ -1,4 +1,5 @@
 import { Controller, Get, Header } from '@nestjs/common';
+import { Public } from './auth/decorators';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 
 /**
@@ -17,9 +18,11 @@ export const metrics = {
   consumerLag: new Gauge({ name: 'evals_consumer_lag_messages', help: 'Messages pending for a durable consumer', labelNames: ['consumer'], registers: [registry] }),
   judgeCalls: new Counter({ name: 'evals_judge_calls_total', help: 'Calls to the judge model', labelNames: ['outcome'], registers: [registry] }),
   cacheLookups: new Counter({ name: 'evals_verdict_cache_lookups_total', help: 'Verdict cache lookups', labelNames: ['result'], registers: [registry] }),
+  accessDenied: new Counter({ name: 'evals_http_access_denied_total', help: 'HTTP requests refused by access control, by code', labelNames: ['code'], registers: [registry] }),
 };
 
 @Controller()
+@Public()
 export class MetricsController {
   @Get('metrics')
   @Header('content-type', registry.contentType)

@@ -1,0 +1,131 @@
+import type { EvidenceRow } from './evidence.repository';
+import type { Sql } from './sql';
+
+/** The judge columns of an evidence row (J1, J2, J6): the pin, the prompt version, tokens, cost, cache use. */
+export interface JudgeEvidenceColumns {
+  readonly judge_model: string;
+  readonly prompt_version: string;
+  readonly judge_cost_usd: number;
+  readonly judge_input_tokens: number;
+  readonly judge_output_tokens: number;
+  /** true: cache hit; false: looked up and missed; null: the cache was not used. */
+  readonly judge_cached: boolean | null;
+}
+
+export interface JudgedEvidenceRow extends EvidenceRow {
+  readonly judge: JudgeEvidenceColumns;
+}
+
+/** The judge usage of one run, summed from its `llm_judge` evidence. */
+export interface RunJudgeUsage {
+  readonly cases: number;
+  readonly calls: number;
+  readonly errors: number;
+  readonly credential_missing: number;
+  readonly not_configured: number;
+  readonly skipped: number;
+  readonly cache_hits: number;
+  readonly cache_misses: number;
+  readonly input_tokens: number;
+  readonly output_tokens: number;
+  readonly cost_usd: number;
+  readonly model: string | null;
+  readonly prompt_version: string | null;
+}
+
+/** Error labels of a judge call that was made (or attempted on the wire). */
+const CALL_ERRORS = ['judge_unparseable', 'judge_timeout', 'judge_rate_limited', 'judge_unavailable'];
+
+/**
+ * Evidence of judged cases (S3). Same table, same append-only rules and the same `ON CONFLICT DO NOTHING`
+ * as EvidenceRepository, plus the judge columns. Also the per-run judge summary (`run.scored.judge`) and
+ * the judge pin of a run (G4: what changed between two runs).
+ */
+export class JudgeEvidenceRepository {
+  /** Inserts judged rows; returns those actually written (a redelivered batch writes nothing twice). */
+  async insertBatch(sql: Sql, rows: readonly JudgedEvidenceRow[]): Promise<JudgedEvidenceRow[]> {
+    if (rows.length === 0) return [];
+    const inserted: Array<{ run_id: string; case_id: string }> = await sql.query(
+      `INSERT INTO evidence (run_id, case_id, scorer, scorer_version, score, passed, label, detail_hash, output_chars, scored_at,
+                             judge_model, prompt_version, judge_cost_usd, judge_input_tokens, judge_output_tokens, judge_cached)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::float8[], $6::bool[], $7::varchar(120)[],
+                            $8::text[], $9::int[], $10::timestamptz[], $11::text[], $12::text[], $13::float8[], $14::int[], $15::int[], $16::bool[])
+       ON CONFLICT (run_id, case_id) DO NOTHING
+       RETURNING run_id, case_id`,
+      [
+        rows.map((r) => r.run_id),
+        rows.map((r) => r.case_id),
+        rows.map((r) => r.scorer),
+        rows.map((r) => r.scorer_version),
+        rows.map((r) => r.score),
+        rows.map((r) => r.passed),
+        rows.map((r) => r.label),
+        rows.map((r) => r.detail_hash),
+        rows.map((r) => r.output_chars),
+        rows.map((r) => r.scored_at),
+        rows.map((r) => r.judge.judge_model),
+        rows.map((r) => r.judge.prompt_version),
+        rows.map((r) => r.judge.judge_cost_usd),
+        rows.map((r) => r.judge.judge_input_tokens),
+        rows.map((r) => r.judge.judge_output_tokens),
+        rows.map((r) => r.judge.judge_cached),
+      ],
+    );
+    const written = new Set(inserted.map((r) => `${r.run_id}\u0000${r.case_id}`));
+    return rows.filter((r) => written.has(`${r.run_id}\u0000${r.case_id}`));
+  }
+
+  /** Which of these cases of a run already have evidence (so a redelivered output is not judged - and paid - again). */
+  async existing(sql: Sql, runId: string, caseIds: readonly string[]): Promise<Set<string>> {
+    if (caseIds.length === 0) return new Set();
+    const rows: Array<{ case_id: string }> = await sql.query(`SELECT case_id FROM evidence WHERE run_id = $1 AND case_id = ANY($2::text[])`, [runId, [...caseIds]]);
+    return new Set(rows.map((r) => r.case_id));
+  }
+
+  /** The run's judge summary, or null when it has no `llm_judge` case with an output. */
+  async runUsage(sql: Sql, runId: string): Promise<RunJudgeUsage | null> {
+    const [row] = await sql.query(
+      `SELECT count(*)::int AS cases,
+              count(*) FILTER (WHERE judge_model IS NOT NULL AND judge_cached IS NOT TRUE AND label <> 'judge_credential_missing')::int AS calls,
+              count(*) FILTER (WHERE label = ANY($2::text[]))::int AS errors,
+              count(*) FILTER (WHERE label = 'judge_credential_missing')::int AS credential_missing,
+              count(*) FILTER (WHERE label = 'judge_not_configured')::int AS not_configured,
+              count(*) FILTER (WHERE judge_model IS NULL AND label <> 'judge_not_configured')::int AS skipped,
+              count(*) FILTER (WHERE judge_cached IS TRUE)::int AS cache_hits,
+              count(*) FILTER (WHERE judge_cached IS FALSE)::int AS cache_misses,
+              coalesce(sum(judge_input_tokens), 0)::bigint AS input_tokens,
+              coalesce(sum(judge_output_tokens), 0)::bigint AS output_tokens,
+              coalesce(sum(judge_cost_usd), 0)::float8 AS cost_usd,
+              min(judge_model) AS model,
+              min(prompt_version) AS prompt_version
+       FROM evidence WHERE run_id = $1 AND scorer = 'llm_judge' AND label <> 'missing_output'`,
+      [runId, CALL_ERRORS],
+    );
+    if (!row || row.cases === 0) return null;
+    return {
+      cases: row.cases,
+      calls: row.calls,
+      errors: row.errors,
+      credential_missing: row.credential_missing,
+      not_configured: row.not_configured,
+      skipped: row.skipped,
+      cache_hits: row.cache_hits,
+      cache_misses: row.cache_misses,
+      input_tokens: Number(row.input_tokens),
+      output_tokens: Number(row.output_tokens),
+      cost_usd: Number(row.cost_usd),
+      model: row.model ?? null,
+      prompt_version: row.prompt_version ?? null,
+    };
+  }
+
+  /** The judge pin that graded a run's cases (G4), or nulls when no judge graded any. */
+  async judgePin(sql: Sql, runId: string): Promise<{ judge_model: string | null; prompt_version: string | null }> {
+    const rows = await sql.query(
+      `SELECT judge_model, prompt_version FROM evidence WHERE run_id = $1 AND judge_model IS NOT NULL
+       ORDER BY judge_model, prompt_version LIMIT 1`,
+      [runId],
+    );
+    return rows.length === 0 ? { judge_model: null, prompt_version: null } : { judge_model: rows[0].judge_model, prompt_version: rows[0].prompt_version };
+  }
+}

@@ -1,0 +1,126 @@
+import { randomUUID } from 'node:crypto';
+import type { DataSource } from 'typeorm';
+import { createTestSchema, type TestSchema } from '../../../test/support/isolation';
+import { testServers } from '../../../test/support/servers';
+import { CalibrationRepository } from './calibration.repository';
+import { ComparisonRepository } from './comparison.repository';
+import { createDataSource, migrate } from './data-source';
+import { JudgeEvidenceRepository } from './judge-evidence.repository';
+import { JudgeStatusRepository, judgeCorrectedPassRate } from './judge-status.repository';
+
+const MODEL = 'gpt-4o-2024-08-06';
+const rate = (numerator: number, denominator: number) => ({ value: numerator / denominator, numerator, denominator, lower: 0, upper: 1 });
+const report = (status: string, sens = rate(9, 10), spec = rate(8, 10)) => ({
+  n: 20,
+  agreement: rate(17, 20),
+  kappa: { value: 0.7, observed: 0.85, expected: 0.5 },
+  sensitivity: sens,
+  specificity: spec,
+  targets: { agreement: 0.85, kappa: 0.6 },
+  status,
+  reasons: status === 'certified' ? [] : ['kappa_below_target'],
+});
+
+// J4, J5, D4: the judge's evidence tables are append-only in the database; the latest report is a pin's status.
+describe('integration: judge repositories and their append-only tables (J4, J5, D4)', () => {
+  let schema: TestSchema;
+  let ds: DataSource;
+  const calibration = new CalibrationRepository();
+  const status = new JudgeStatusRepository();
+  const comparisons = new ComparisonRepository();
+  const evidence = new JudgeEvidenceRepository();
+  const setId = randomUUID();
+
+  beforeAll(async () => {
+    schema = await createTestSchema('judgerepo');
+    ds = createDataSource({ url: testServers.postgres.url, schema: schema.schema, poolSize: 2 });
+    await ds.initialize();
+    await migrate(ds);
+    await calibration.createSet(ds, { id: setId, name: 'set', golden: true, rubric: 'r', suite_key: null, suite_version: null, item_count: 2 }, [
+      { item_id: 'i1', case_id: null, output_hash: 'a'.repeat(64), human_verdict: 'pass', output_chars: 5, golden_output: 'hello', golden_input: null },
+      { item_id: 'i2', case_id: 'c2', output_hash: 'b'.repeat(64), human_verdict: 'fail', output_chars: 2, golden_output: null, golden_input: null },
+    ]);
+    await comparisons.add(ds, { id: randomUUID(), run_a: 'a', run_b: 'b', judge_model: MODEL, prompt_version: 'pairwise-v1', rubric_hash: 'c'.repeat(64), report: { ties: 1 } });
+  });
+
+  afterAll(async () => {
+    await ds?.destroy();
+    await schema?.drop();
+  });
+
+  it('an uncalibrated pin, then the latest report wins; the corrected pass rate only for a certified pin', async () => {
+    expect(await status.status(ds, MODEL, 'judge-v1')).toMatchObject({ status: 'uncalibrated', report_id: null, reasons: ['never_calibrated'] });
+    const first = await calibration.addReport(ds, { id: randomUUID(), set_id: setId, judge_model: MODEL, prompt_version: 'judge-v1', targets: { agreement: 0.85, kappa: 0.6 }, report: report('not_certified'), status: 'not_certified' });
+    const notYet = await status.status(ds, MODEL, 'judge-v1');
+    expect(notYet).toMatchObject({ status: 'not_certified', report_id: first.id, kappa: 0.7, reasons: ['kappa_below_target'] });
+    expect(judgeCorrectedPassRate(notYet, 0.6)).toBeNull();
+    const second = await calibration.addReport(ds, { id: randomUUID(), set_id: setId, judge_model: MODEL, prompt_version: 'judge-v1', targets: { agreement: 0.85, kappa: 0.6 }, report: report('certified'), status: 'certified' });
+    const certified = await status.status(ds, MODEL, 'judge-v1');
+    expect(certified).toMatchObject({ status: 'certified', report_id: second.id, set_id: setId, n: 20 });
+    // Rogan-Gladen: (0.6 + 0.8 - 1) / (0.9 + 0.8 - 1) = 0.4 / 0.7.
+    expect(judgeCorrectedPassRate(certified, 0.6)!.corrected).toBeCloseTo(0.4 / 0.7, 12);
+    expect(await status.status(ds, MODEL, 'judge-v2')).toMatchObject({ status: 'uncalibrated' });
+    expect((await calibration.reportsForSet(ds, setId)).map((r) => r.id)).toEqual([second.id, first.id]);
+  });
+
+  it('a golden text over 4 000 characters and a bad hash or verdict are refused by the database itself', async () => {
+    const bad = (over: Record<string, unknown>) =>
+      calibration.createSet(ds, { id: randomUUID(), name: 'x', golden: true, rubric: 'r', suite_key: null, suite_version: null, item_count: 1 }, [
+        { item_id: 'i', case_id: null, output_hash: 'a'.repeat(64), human_verdict: 'pass', output_chars: 1, golden_output: null, golden_input: null, ...over } as never,
+      ]);
+    await expect(bad({ golden_output: 'x'.repeat(4001) })).rejects.toThrow(/check/i);
+    await expect(bad({ output_hash: 'XYZ' })).rejects.toThrow(/check/i);
+    await expect(bad({ human_verdict: 'maybe' })).rejects.toThrow(/check/i);
+  });
+
+  it.each([
+    ['calibration_sets', `UPDATE calibration_sets SET name = 'x'`],
+    ['calibration_items', `UPDATE calibration_items SET human_verdict = 'pass'`],
+    ['calibration_reports', `UPDATE calibration_reports SET status = 'certified'`],
+    ['comparison_reports', `UPDATE comparison_reports SET report = '{}'`],
+  ])('%s: UPDATE, DELETE and TRUNCATE fail in the database', async (table, update) => {
+    const [{ n: before }] = await ds.query(`SELECT count(*)::int AS n FROM ${table}`);
+    expect(before).toBeGreaterThan(0);
+    await expect(ds.query(update)).rejects.toThrow(new RegExp(`table ${table} is append-only: UPDATE refused`));
+    await expect(ds.query(`DELETE FROM ${table}`)).rejects.toThrow(new RegExp(`table ${table} is append-only: DELETE refused`));
+    await expect(ds.query(`TRUNCATE ${table} CASCADE`)).rejects.toThrow(/append-only: TRUNCATE refused/);
+  });
+
+  it('judged evidence: inserted once, summed per run, and the run judge pin read back (G4)', async () => {
+    const row = (case_id: string, label: string, cached: boolean | null, cost: number) => ({
+      run_id: 'r1',
+      case_id,
+      scorer: 'llm_judge',
+      scorer_version: '1.0.0',
+      score: label === 'judge_pass' ? 0.9 : 0,
+      passed: label === 'judge_pass',
+      label,
+      detail_hash: 'h',
+      output_chars: 10,
+      scored_at: new Date().toISOString(),
+      judge: { judge_model: MODEL, prompt_version: 'judge-v1', judge_cost_usd: cost, judge_input_tokens: cost > 0 ? 100 : 0, judge_output_tokens: cost > 0 ? 10 : 0, judge_cached: cached },
+    });
+    const rows = [row('c1', 'judge_pass', false, 0.001), row('c2', 'judge_pass', true, 0), row('c3', 'judge_unparseable', false, 0.002), row('c4', 'judge_credential_missing', false, 0)];
+    expect(await evidence.insertBatch(ds, rows)).toHaveLength(4);
+    expect(await evidence.insertBatch(ds, rows)).toHaveLength(0);
+    expect(await evidence.existing(ds, 'r1', ['c1', 'c9'])).toEqual(new Set(['c1']));
+    expect(await evidence.runUsage(ds, 'r1')).toEqual({
+      cases: 4,
+      calls: 2,
+      errors: 1,
+      credential_missing: 1,
+      not_configured: 0,
+      skipped: 0,
+      cache_hits: 1,
+      cache_misses: 3,
+      input_tokens: 200,
+      output_tokens: 20,
+      cost_usd: expect.closeTo(0.003, 12),
+      model: MODEL,
+      prompt_version: 'judge-v1',
+    });
+    expect(await evidence.runUsage(ds, 'none')).toBeNull();
+    expect(await evidence.judgePin(ds, 'r1')).toEqual({ judge_model: MODEL, prompt_version: 'judge-v1' });
+    expect(await evidence.judgePin(ds, 'none')).toEqual({ judge_model: null, prompt_version: null });
+  });
+});

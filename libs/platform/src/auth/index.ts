@@ -1,0 +1,16 @@
+export { API_KEY_STORE, sqlApiKeyStore } from './api-key-store';
+export type { ApiKeyStore } from './api-key-store';
+export { AUTH_SETTINGS, AuthGuard, RATE_LIMITER } from './auth.guard';
+export type { AuthSettings } from './auth.guard';
+export { AuthModule, createRateLimiter } from './auth.module';
+export { bearerToken, decideAccess, isWriteMethod } from './decision';
+export type { AccessDecision, AccessRequest, ForbiddenBody, RateLimitedBody, UnauthenticatedBody } from './decision';
+export { Principal, Public, RequireTier, ROUTE_ACCESS } from './decorators';
+export type { AuthenticatedRequest } from './decorators';
+export { KeysController } from './keys.controller';
+export { MemoryRateLimiter, RedisRateLimiter, TOKEN_BUCKET_LUA } from './rate-limiter';
+export type { RateDecision, RateLimiter } from './rate-limiter';
+export { RouteAccessAudit, UndeclaredRouteAccessError, routeAccessTable } from './route-audit';
+export type { RouteAccessEntry } from './route-audit';
+export { AUTH_DISABLED_PRINCIPAL, TIERS, isRouteAccess, isTier, tierAtLeast, tierRank } from './tiers';
+export type { AuthPrincipal, RouteAccess, Tier } from './tiers';
