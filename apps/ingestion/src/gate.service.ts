@@ -10,7 +10,7 @@ import {
   type BudgetDecision,
   type JudgeCalibrationStatus,
 } from '@evals/domain';
-import { BudgetRepository, EventStore, GateRepository, SuiteRepository, type RunView, type Sql } from '@evals/persistence';
+import { BudgetRepository, EventStore, GateRepository, JudgeStatusRepository, SuiteRepository, type RunView, type Sql } from '@evals/persistence';
 import { CLOCK, DATA_SOURCE, ID_GENERATOR, type Clock, type IdGenerator } from '@evals/platform';
 import type { DataSource } from 'typeorm';
 import { INGESTION_CONFIG, type IngestionConfig } from './config';
@@ -38,6 +38,7 @@ export class GateService {
   private readonly gates = new GateRepository();
   private readonly budgets = new BudgetRepository();
   private readonly events = new EventStore();
+  private readonly judgeStatuses = new JudgeStatusRepository();
 
   constructor(
     private readonly intake: RunIntakeService,
@@ -181,12 +182,7 @@ export class GateService {
 
   private async judgeStatus(model: string, promptVersion: string): Promise<JudgeCalibrationStatus> {
     try {
-      const rows = await this.db.query(
-        `SELECT status FROM calibration_reports WHERE judge_model = $1 AND prompt_version = $2 ORDER BY created_at DESC LIMIT 1`,
-        [model, promptVersion],
-      );
-      const s = rows[0]?.status as string | undefined;
-      return s === 'certified' || s === 'not_certified' || s === 'not_certifiable' ? s : 'uncalibrated';
+      return (await this.judgeStatuses.status(this.db, model, promptVersion)).status;
     } catch {
       // No calibration store: nothing certifies the judge.
       return 'uncalibrated';

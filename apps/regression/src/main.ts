@@ -1,22 +1,29 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { JudgeConfigError } from '@evals/judge';
 import { ConfigError, JsonLogger, serveOpenApi } from '@evals/platform';
+import { loadRegressionJudge } from './calibration.judge';
 import { loadRegressionConfig } from './config';
 import { RegressionModule } from './regression.module';
 
 async function main(): Promise<void> {
   let config;
+  let judge;
   try {
     config = loadRegressionConfig(process.env);
+    judge = loadRegressionJudge(process.env);
   } catch (error) {
-    if (error instanceof ConfigError) {
+    if (error instanceof ConfigError || error instanceof JudgeConfigError) {
       process.stderr.write(`regression: ${error.message}\n`);
       process.exit(2);
     }
     throw error;
   }
   const logger = new JsonLogger('regression', config.logLevel);
-  const app = await NestFactory.create(RegressionModule.forRoot(config, logger), { logger });
+  const app = await NestFactory.create<NestExpressApplication>(RegressionModule.forRoot(config, logger, judge), { logger, bodyParser: false });
+  // Calibrations and pairwise comparisons carry the outputs they judge (used in memory, never stored).
+  app.useBodyParser('json', { limit: '64mb' });
   app.enableShutdownHooks();
   serveOpenApi(app, 'regression', '0.1.0');
   await app.listen(config.httpPort, '0.0.0.0');

@@ -24,7 +24,15 @@ async function main(): Promise<void> {
   app.enableShutdownHooks();
   serveOpenApi(app, 'scoring-worker', '0.1.0');
   await app.listen(config.httpPort);
-  logger.event('info', 'scoring worker started', { port: config.httpPort });
+  const judge = config.judge;
+  logger.event('info', 'scoring worker started', {
+    port: config.httpPort,
+    // The pin and whether a key is set - never the key, never the endpoint's credentials (X3).
+    judge_provider: judge?.provider ?? null,
+    judge_model: judge?.model ?? null,
+    judge_credential: judge ? (judge.provider === 'ollama' || Boolean(judge.apiKey) ? 'set' : 'missing') : null,
+    verdict_cache: Boolean(judge && config.redisUrl),
+  });
 }
 
 main().catch((error: unknown) => {

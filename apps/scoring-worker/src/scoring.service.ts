@@ -8,6 +8,7 @@ import {
   SuiteCompileError,
   WORK_SUBJECTS,
   decodeWork,
+  judgeSkippedEvidence,
   missingOutputEvidence,
   runStreamId,
   scoreCase,
@@ -23,14 +24,17 @@ import {
   DeadLetterRepository,
   EventStore,
   EvidenceRepository,
+  JudgeEvidenceRepository,
   RunLocks,
   StreamVersionConflict,
   type DeadLetter,
   type EventMetadata,
+  type JudgedEvidenceRow,
   type NewEvent,
   type Sql,
 } from '@evals/persistence';
 import type { Clock, IdGenerator } from '@evals/platform';
+import { emptyTally, judgeJobs, type JudgeJob, type JudgeTally, type WorkerJudge } from './judge-scoring';
 import { RunCatalog } from './run-catalog';
 import type { WorkerSettings } from './settings';
 
@@ -68,6 +72,8 @@ export interface BatchOutcome {
   sealedRunIds: string[];
   /** Seals handed back because work published before them is still in flight. */
   sealsWaiting: number;
+  /** `llm_judge` cases graded in this batch, by label, and the verdict cache's hits and misses (gate runs). */
+  judge: JudgeTally;
 }
 
 interface Received<TData> {
@@ -110,6 +116,7 @@ export class ScoringService {
   private readonly evidence = new EvidenceRepository();
   private readonly deadLetters = new DeadLetterRepository();
   private readonly locks = new RunLocks();
+  private readonly judgeEvidence = new JudgeEvidenceRepository();
 
   constructor(
     private readonly dataSource: DataSource,
@@ -117,6 +124,8 @@ export class ScoringService {
     private readonly settings: WorkerSettings,
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
+    /** The judge of `llm_judge` cases; null: they fail `judge_not_configured` (GT2: never a silent pass). */
+    private readonly judge: WorkerJudge | null = null,
   ) {}
 
   /**
@@ -135,6 +144,7 @@ export class ScoringService {
       retried: 0,
       sealedRunIds: [],
       sealsWaiting: 0,
+      judge: emptyTally(),
     };
     const settlement = new Settlement();
     const scores: Received<ScoreWorkV1>[] = [];
@@ -165,6 +175,7 @@ export class ScoringService {
 
   private async score(scores: readonly Received<ScoreWorkV1>[], settlement: Settlement, outcome: BatchOutcome): Promise<void> {
     const rows: Owned[] = [];
+    const jobs: Array<{ job: JudgeJob; owner: Received<ScoreWorkV1> }> = [];
     const byRun = new Map<string, Received<ScoreWorkV1>[]>();
     // Lowest stream sequence first: when two messages carry the same case, the earlier one wins.
     for (const s of [...scores].sort((a, b) => a.msg.seq - b.msg.seq)) {
@@ -177,8 +188,12 @@ export class ScoringService {
       const suite = await this.resolve(runId, received.map((r) => r.msg), settlement, outcome);
       if (!suite) continue;
       const seen = new Set<string>();
+      const opened = await this.catalog.run(this.dataSource, runId);
       // A monitor run (D3) scores one suite case per sampled session: evidence ids are `<case>@<session>`.
-      const monitor = (await this.catalog.run(this.dataSource, runId))?.source === 'session_sample';
+      const monitor = opened?.source === 'session_sample';
+      const scoring = { runId, hmacSecret: this.settings.hmacSecret, scoredAt };
+      // GT4: a run opened with `judge_skip` (the gate said no spend) calls no judge; its judge cases fail with that label.
+      const skip = typeof opened?.judge_skip === 'string' && opened.judge_skip !== '' ? opened.judge_skip : null;
       for (const r of received) {
         settlement.ack.push(r.msg);
         const unknown: string[] = [];
@@ -191,7 +206,16 @@ export class ScoringService {
             outcome.duplicates++;
           } else {
             seen.add(item.case_id);
-            rows.push({ evidence: scoreCase(compiled, item.output, { runId, hmacSecret: this.settings.hmacSecret, scoredAt }), owner: r });
+            if (compiled.scorer.kind === 'judge' && skip) {
+              const evidence = judgeSkippedEvidence(compiled, item.output, skip, scoring);
+              outcome.judge.labels[evidence.label] = (outcome.judge.labels[evidence.label] ?? 0) + 1;
+              rows.push({ evidence, owner: r });
+            } else if (compiled.scorer.kind === 'judge' && this.judge) {
+              // Graded below, concurrently, before the transaction (S3).
+              jobs.push({ job: { compiled, output: item.output, msg: r.msg, useCache: opened?.judge_cache === true, ctx: scoring }, owner: r });
+            } else {
+              rows.push({ evidence: scoreCase(compiled, item.output, scoring), owner: r });
+            }
           }
         }
         // Ingestion refuses these already (R1); the rest of the message is scored. One letter per message.
@@ -202,6 +226,7 @@ export class ScoringService {
         }
       }
     }
+    rows.push(...(await this.gradeJudgeCases(jobs, outcome)));
     if (rows.length === 0 && settlement.letters.length === 0) return;
 
     const written = await this.withConflictRetry(() =>
@@ -229,7 +254,7 @@ export class ScoringService {
       // One fixed order (case id) for every transaction, so concurrent inserts of one run never deadlock.
       const ordered = rows.filter((r) => r.evidence.run_id === runId).sort((a, b) => compare(a.evidence.case_id, b.evidence.case_id));
       const owners = new Map<CaseEvidence, Received<ScoreWorkV1>>(ordered.map((r) => [r.evidence, r.owner]));
-      const written = await this.evidence.insertBatch(
+      const written = await this.insertEvidence(
         tx,
         ordered.map((r) => r.evidence),
       );
@@ -245,6 +270,7 @@ export class ScoringService {
         score: e.score,
         passed: e.passed,
         label: e.label,
+        ...(e.judge ? { judge_model: e.judge.judge_model, prompt_version: e.judge.prompt_version } : {}),
       }));
       // Several events on the same stream when the batch is large, so each fits a bus message.
       const chunks: NewEvent<CasesScoredV1>[] = [];
@@ -255,6 +281,45 @@ export class ScoringService {
       events += chunks.length;
     }
     return { inserted, events };
+  }
+
+  /**
+   * Judges the batch's `llm_judge` cases (judge configured): cases that already have evidence (a redelivery)
+   * are not judged - nor paid for - again; the rest are graded concurrently within the judge's limit.
+   */
+  private async gradeJudgeCases(jobs: ReadonlyArray<{ job: JudgeJob; owner: Received<ScoreWorkV1> }>, outcome: BatchOutcome): Promise<Owned[]> {
+    if (jobs.length === 0 || !this.judge) return [];
+    const pending: Array<{ job: JudgeJob; owner: Received<ScoreWorkV1> }> = [];
+    for (const runId of new Set(jobs.map((j) => j.job.ctx.runId))) {
+      const ofRun = jobs.filter((j) => j.job.ctx.runId === runId);
+      const have = await this.judgeEvidence.existing(
+        this.dataSource,
+        runId,
+        ofRun.map((j) => j.job.compiled.case_id),
+      );
+      for (const j of ofRun) {
+        if (have.has(j.job.compiled.case_id)) outcome.duplicates++;
+        else pending.push(j);
+      }
+    }
+    const evidence = await judgeJobs(
+      this.judge,
+      pending.map((p) => p.job),
+      outcome.judge,
+      this.settings.judgeHeartbeatMs ?? 15_000,
+    );
+    return evidence.map((e, i) => ({ evidence: e, owner: pending[i].owner }));
+  }
+
+  /** Plain rows through EvidenceRepository, judged rows (with their judge columns) through JudgeEvidenceRepository. */
+  private async insertEvidence(tx: Sql, rows: readonly CaseEvidence[]): Promise<CaseEvidence[]> {
+    const plain = rows.filter((r) => !r.judge);
+    const judged = rows.filter((r): r is JudgedEvidenceRow & CaseEvidence => r.judge !== undefined);
+    // Every case is always plain or always judged (its scorer is fixed by the suite version), so plain rows
+    // then judged rows, each in case order, is one consistent lock order across transactions.
+    const written: CaseEvidence[] = [...(await this.evidence.insertBatch(tx, plain))];
+    written.push(...(await this.judgeEvidence.insertBatch(tx, judged)));
+    return judged.length > 0 && plain.length > 0 ? written.sort((a, b) => compare(a.case_id, b.case_id)) : written;
   }
 
   // --- evals.work.seal -------------------------------------------------------------------------------------
@@ -306,6 +371,8 @@ export class ScoringService {
       [...missing].sort((a, b) => compare(a.case_id, b.case_id)),
     );
     const aggregate = await this.evidence.aggregate(tx, runId);
+    // The run's judge usage, summed from its evidence (whichever worker judged which case): tokens, cost, cache.
+    const judge = suite.scorer_versions['llm_judge'] !== undefined ? await this.judgeEvidence.runUsage(tx, runId) : null;
     const data: RunScoredV1 = {
       run_id: runId,
       n: aggregate.n,
@@ -313,6 +380,7 @@ export class ScoringService {
       score_sum: aggregate.score_sum,
       missing_count: missing.length,
       missing_case_ids: missing.slice(0, MAX_LISTED_MISSING).map((c) => c.case_id),
+      ...(judge ? { judge } : {}),
     };
     await this.events.append(tx, runStreamId(runId), version, [
       { type: RUN_EVENTS.scored, version: 1, data, metadata: this.metadata(seal.metadata) },

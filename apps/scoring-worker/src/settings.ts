@@ -18,6 +18,8 @@ export interface WorkerSettings {
   readonly retryDelayMs: number;
   /** Redelivery delay of a seal whose earlier work is still in flight. */
   readonly sealWaitMs: number;
+  /** While judge calls are outstanding, their messages are kept alive (`working()`) this often (under the ack wait). */
+  readonly judgeHeartbeatMs?: number;
 }
 
 export function workerSettings(input: { names: BusNames; maxBatch: number; hmacSecret: string } & Partial<WorkerSettings>): WorkerSettings {
@@ -27,6 +29,7 @@ export function workerSettings(input: { names: BusNames; maxBatch: number; hmacS
     deadLetterAfter: CONSUMERS.scoringWorker.deadLetterAfter,
     retryDelayMs: 1_000,
     sealWaitMs: 100,
+    judgeHeartbeatMs: Math.max(1_000, Math.floor((CONSUMERS.scoringWorker.ackWaitSeconds * 1000) / 4)),
     ...input,
   };
 }

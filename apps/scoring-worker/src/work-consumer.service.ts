@@ -40,4 +40,7 @@ function record(outcome: BatchOutcome): void {
   for (const [scorer, count] of Object.entries(outcome.scoredByScorer)) metrics.casesScored.inc({ scorer }, count);
   if (outcome.sealedRunIds.length > 0) metrics.runsCompleted.inc(outcome.sealedRunIds.length);
   for (const letter of outcome.deadLettered) metrics.deadLettered.inc({ subject: letter.subject, code: letter.code });
+  for (const [label, count] of Object.entries(outcome.judge.labels)) metrics.judgeCalls.inc({ outcome: label }, count);
+  if (outcome.judge.cacheHits > 0) metrics.cacheLookups.inc({ result: 'hit' }, outcome.judge.cacheHits);
+  if (outcome.judge.cacheMisses > 0) metrics.cacheLookups.inc({ result: 'miss' }, outcome.judge.cacheMisses);
 }

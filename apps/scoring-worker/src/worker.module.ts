@@ -1,5 +1,5 @@
 import { CONSUMERS } from '@evals/bus';
-import { Module, type DynamicModule } from '@nestjs/common';
+import { Inject, Injectable, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import {
   BUS_NAMES,
   CLOCK,
@@ -16,12 +16,23 @@ import {
 import type { BusNames } from '@evals/bus';
 import type { DataSource } from 'typeorm';
 import type { WorkerConfig } from './config';
+import { createWorkerJudge, type WorkerJudge } from './judge-scoring';
 import { ScoringService } from './scoring.service';
 import { workerSettings, type WorkerSettings } from './settings';
-import { WORKER_CONFIG, WORKER_SETTINGS } from './tokens';
+import { WORKER_CONFIG, WORKER_JUDGE, WORKER_SETTINGS } from './tokens';
 import { WorkConsumerService } from './work-consumer.service';
 
 export const APP_NAME = 'scoring-worker';
+
+/** Closes the verdict cache's Redis connection once the consumer has stopped (X4). */
+@Injectable()
+class JudgeCloser implements OnApplicationShutdown {
+  constructor(@Inject(WORKER_JUDGE) private readonly judge: WorkerJudge | null) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.judge?.close();
+  }
+}
 
 /**
  * The scoring worker (docs/pipeline.md step 2): shared infrastructure (database, JetStream with its
@@ -43,11 +54,23 @@ export class WorkerModule {
         },
         OutboxRelayService,
         {
+          provide: WORKER_JUDGE,
+          // S3, J1: a judge when JUDGE_PROVIDER is set; the verdict cache (J6) when REDIS_URL is too.
+          useFactory: (): WorkerJudge | null =>
+            createWorkerJudge(config.judge, {
+              redisUrl: config.redisUrl,
+              cachePrefix: config.judgeCachePrefix,
+              cacheTtlSeconds: config.judgeCacheTtlSeconds,
+              keySecret: config.hmacSecret,
+            }),
+        },
+        JudgeCloser,
+        {
           provide: ScoringService,
           // JETSTREAM_MANAGER resolves only once the topology is ensured, so the durable exists before we consume.
-          useFactory: (ds: DataSource, jsm: JetStreamManager, settings: WorkerSettings, clock: Clock, ids: IdGenerator) =>
-            new ScoringService(ds, jsm, settings, clock, ids),
-          inject: [DATA_SOURCE, JETSTREAM_MANAGER, WORKER_SETTINGS, CLOCK, ID_GENERATOR],
+          useFactory: (ds: DataSource, jsm: JetStreamManager, settings: WorkerSettings, clock: Clock, ids: IdGenerator, judge: WorkerJudge | null) =>
+            new ScoringService(ds, jsm, settings, clock, ids, judge),
+          inject: [DATA_SOURCE, JETSTREAM_MANAGER, WORKER_SETTINGS, CLOCK, ID_GENERATOR, WORKER_JUDGE],
         },
         WorkConsumerService,
       ],

@@ -1,4 +1,6 @@
 import { validateScorerSpec, type CompiledScorer } from '@evals/scorers';
+import { JudgeError, type JudgeRequest, type JudgeVerdict, judgeOutcome } from '../judge/judge.port';
+import { canonicalJson } from '../suites/canonical-json';
 import { detailHash } from './detail-hash';
 import { redactLabel } from './redaction';
 
@@ -9,6 +11,8 @@ export interface ScorableSuite {
   readonly default_scorer: Readonly<Record<string, unknown>>;
   readonly cases: ReadonlyArray<{
     readonly case_id: string;
+    /** The task input (suite content); the judge reads it for context (S3). */
+    readonly input?: unknown;
     readonly expected?: unknown;
     readonly scorer: Readonly<Record<string, unknown>> | null;
   }>;
@@ -17,6 +21,8 @@ export interface ScorableSuite {
 export interface CompiledCase {
   readonly case_id: string;
   readonly scorer: CompiledScorer;
+  /** `llm_judge` cases only: what the judge is shown beside the output (suite content, never an output). */
+  readonly judge?: { readonly expected?: unknown; readonly input?: string };
 }
 
 /** A suite version with every case's scorer compiled once (regexes included) and kept for its lifetime. */
@@ -46,10 +52,31 @@ export function compileSuite(suite: ScorableSuite): CompiledSuite {
     if (!checked.ok) {
       throw new SuiteCompileError(`suite ${suite.suite_key} v${suite.version} case ${c.case_id}: ${checked.issues.map((i) => `${i.field}: ${i.code}`).join('; ')}`);
     }
-    cases.set(c.case_id, { case_id: c.case_id, scorer: checked.scorer });
+    const judge = checked.scorer.kind === 'judge' ? judgeMaterial(c.input, c.expected) : undefined;
+    cases.set(c.case_id, judge ? { case_id: c.case_id, scorer: checked.scorer, judge } : { case_id: c.case_id, scorer: checked.scorer });
     versions[checked.scorer.name] = checked.scorer.version;
   }
   return { suite_key: suite.suite_key, version: suite.version, cases, scorer_versions: versions };
+}
+
+/** The judge's view of a case: `expected` as authored (absent stays absent), the input as text. */
+function judgeMaterial(input: unknown, expected: unknown): { expected?: unknown; input?: string } {
+  const text = input === undefined || input === null ? undefined : typeof input === 'string' ? input : canonicalJson(input);
+  return { ...(expected === undefined ? {} : { expected }), ...(text === undefined ? {} : { input: text }) };
+}
+
+/**
+ * What a judged case records about the judge (J1, J2, J6): the exact model pin, the prompt version, the
+ * call's tokens and cost, and whether the verdict came from the gate's cache. Never the reasoning.
+ */
+export interface JudgeEvidence {
+  readonly judge_model: string;
+  readonly prompt_version: string;
+  readonly judge_cost_usd: number;
+  readonly judge_input_tokens: number;
+  readonly judge_output_tokens: number;
+  /** true: a recorded verdict (cache hit); false: looked up and missed (gate); null: cache not used. */
+  readonly judge_cached: boolean | null;
 }
 
 /** One case's evidence (R3, D2): the score and a redacted label, a keyed hash of the output, its length. */
@@ -64,6 +91,8 @@ export interface CaseEvidence {
   readonly detail_hash: string | null;
   readonly output_chars: number | null;
   readonly scored_at: string;
+  /** `llm_judge` cases that reached the judge (S3). */
+  readonly judge?: JudgeEvidence;
 }
 
 export interface ScoringContext {
@@ -92,6 +121,63 @@ export function scoreCase(compiled: CompiledCase, output: string, ctx: ScoringCo
   }
   const result = compiled.scorer.score(output);
   return { ...base, score: result.score, passed: result.passed, label: redactLabel(result.label) };
+}
+
+/** The request the judge grades for a `llm_judge` case (S3), or null for any other scorer. */
+export function judgeRequestFor(compiled: CompiledCase, output: string): JudgeRequest | null {
+  if (compiled.scorer.kind !== 'judge') return null;
+  const material = compiled.judge ?? {};
+  return {
+    output,
+    rubric: compiled.scorer.config.rubric,
+    ...('expected' in material ? { expected: material.expected } : {}),
+    ...(material.input !== undefined ? { input: material.input } : {}),
+  };
+}
+
+/** What the judge call behind a case cost and was; `cacheUsed` says whether the run looked the verdict up (J6). */
+export interface JudgeCallRecord {
+  readonly model: string;
+  readonly promptVersion: string;
+  readonly cacheUsed: boolean;
+}
+
+/**
+ * A judged case's evidence (S3, J3): the verdict's score and the S3 pass rule, or for an error score 0,
+ * failed, label = the error code (never a pass). Usage and cost of the call - also of an unparseable
+ * reply, which was paid for - with the model pin and prompt version. The output only as hash and length.
+ */
+export function judgedCaseEvidence(compiled: CompiledCase, output: string, result: JudgeVerdict | JudgeError, call: JudgeCallRecord, ctx: ScoringContext): CaseEvidence {
+  if (compiled.scorer.kind !== 'judge') throw new TypeError(`case ${compiled.case_id} is not an llm_judge case`);
+  const outcome = judgeOutcome(result, compiled.scorer.config.minScore);
+  const verdict = result instanceof JudgeError ? null : result;
+  const usage = result instanceof JudgeError ? result.details.usage : result.usage;
+  const cost = result instanceof JudgeError ? (result.details.cost_usd ?? 0) : result.cost_usd;
+  return {
+    run_id: ctx.runId,
+    case_id: compiled.case_id,
+    scorer: compiled.scorer.name,
+    scorer_version: compiled.scorer.version,
+    score: outcome.score,
+    passed: outcome.passed,
+    label: redactLabel(outcome.label),
+    detail_hash: detailHash(ctx.hmacSecret, output),
+    output_chars: output.length,
+    scored_at: ctx.scoredAt,
+    judge: {
+      judge_model: verdict?.model ?? call.model,
+      prompt_version: verdict?.prompt_version ?? call.promptVersion,
+      judge_cost_usd: Number.isFinite(cost) && cost > 0 ? cost : 0,
+      judge_input_tokens: usage?.input_tokens ?? 0,
+      judge_output_tokens: usage?.output_tokens ?? 0,
+      judge_cached: call.cacheUsed ? verdict?.cached === true : null,
+    },
+  };
+}
+
+/** A judge case that is not sent to the judge (e.g. the gate's budget said no - GT4): failed, with that label. */
+export function judgeSkippedEvidence(compiled: CompiledCase, output: string, label: string, ctx: ScoringContext): CaseEvidence {
+  return { ...scoreCase(compiled, output, ctx), score: 0, passed: false, label: redactLabel(label) };
 }
 
 /** R1: a case with no output fails with label `missing_output`. */

@@ -3,10 +3,20 @@ export { toEvalResult } from './eval-result';
 export type { EvalResult } from './eval-result';
 export { MAX_LABEL_CHARS, clampChars, redactLabel } from './redaction';
 export { MAX_LISTED_MISSING, RUN_EVENTS, parseRunEvent, runStreamId } from './run-events';
-export type { CaseResultV1, CasesScoredV1, RunEvent, RunEventType, RunOpenedV1, RunScoredV1, RunSealedV1, RunSource } from './run-events';
+export type { CaseResultV1, CasesScoredV1, RunEvent, RunEventType, RunJudgeUsageV1, RunOpenedV1, RunScoredV1, RunSealedV1, RunSource } from './run-events';
 export { evolveRun, summarizeRun } from './run.projection';
 export type { EventContext, RunDoc, RunStatus, RunSummary } from './run.projection';
-export { JUDGE_NOT_CONFIGURED, MISSING_OUTPUT, SuiteCompileError, compileSuite, missingOutputEvidence, scoreCase } from './case-scoring';
-export type { CaseEvidence, CompiledCase, CompiledSuite, ScorableSuite, ScoringContext } from './case-scoring';
+export {
+  JUDGE_NOT_CONFIGURED,
+  MISSING_OUTPUT,
+  SuiteCompileError,
+  compileSuite,
+  judgeRequestFor,
+  judgeSkippedEvidence,
+  judgedCaseEvidence,
+  missingOutputEvidence,
+  scoreCase,
+} from './case-scoring';
+export type { CaseEvidence, CompiledCase, CompiledSuite, JudgeCallRecord, JudgeEvidence, ScorableSuite, ScoringContext } from './case-scoring';
 export { WORK_SUBJECTS, decodeWork, encodeWork } from './work-messages';
 export type { ScoreWorkV1, SealWorkV1, WorkItem, WorkMessage, WorkMetadata } from './work-messages';

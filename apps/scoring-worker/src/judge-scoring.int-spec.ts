@@ -1,0 +1,388 @@
+/**
+ * The scoring worker's judge path (S3, J1-J3, J6, GT2, GT4, D1) on the real PostgreSQL, NATS JetStream and
+ * Redis, with the real LangChain client talking to the scripted OpenAI-compatible server.
+ */
+import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import Redis from 'ioredis';
+import type { DataSource } from 'typeorm';
+import { STREAMS, ensureTopology, streamOf, subjectOf, type BusNames } from '@evals/bus';
+import { RUN_EVENTS, WORK_SUBJECTS, encodeWork, runStreamId, type CasesScoredV1, type RunOpenedV1, type RunScoredV1, type WorkItem } from '@evals/domain';
+import { loadJudgeConfig, type JudgeAdapterConfig } from '@evals/judge';
+import { EventStore, SuiteRepository, createDataSource, migrate, type NewEvent } from '@evals/persistence';
+import { REASONING_MARKER, candidateOutputOf, completion, startFakeOpenAI, verdictReply, type FakeOpenAI, type FakeScript } from '../../../test/support/fake-openai';
+import { createTestSchema, testBusNames, testRedisPrefix, type TestSchema } from '../../../test/support/isolation';
+import { testServers } from '../../../test/support/servers';
+import { createWorkerJudge, type WorkerJudge } from './judge-scoring';
+import { ScoringService, type BatchOutcome } from './scoring.service';
+import { workerSettings, type WorkerSettings } from './settings';
+import { WorkConsumer } from './work-consumer';
+
+const HMAC_SECRET = 'test-secret-0123456789abcdef0123456789';
+const MODEL = 'gpt-4o-2024-08-06';
+/** D1 canary in every output: it must reach the judge and nothing else. */
+const CANARY = `OUTPUT-CANARY-${randomUUID().replace(/-/g, '')}`;
+/** The fake's default usage per call and the pricing below: (321 * 2.5 + 54 * 10) / 1e6 dollars. */
+const COST_PER_CALL = (321 * 2.5 + 54 * 10) / 1_000_000;
+
+/** A judge that grades by what the output says: GOOD pass 0.9, MEH pass 0.3, BAD fail 0.1, BROKEN malformed. */
+const byContent: FakeScript = (request) => {
+  const output = candidateOutputOf(request) ?? '';
+  if (output.includes('BROKEN')) return completion(`${REASONING_MARKER}: hmm.\n{"verdict": pass, "score": 0.9`);
+  if (output.includes('GOOD')) return completion(verdictReply('pass', 0.9));
+  if (output.includes('MEH')) return completion(verdictReply('pass', 0.3));
+  return completion(verdictReply('fail', 0.1));
+};
+
+async function waitFor<T>(probe: () => Promise<T | undefined | false> | T | undefined | false, what: string, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+jest.setTimeout(60_000);
+
+describe('integration: the scoring worker grades llm_judge cases through the judge (S3, J1-J3, J6, GT2, GT4)', () => {
+  let schema: TestSchema;
+  let ds: DataSource;
+  let nc: NatsConnection;
+  let js: JetStreamClient;
+  let jsm: JetStreamManager;
+  let names: BusNames;
+  let settings: WorkerSettings;
+  let fake: FakeOpenAI;
+  let redis: Redis;
+  let prefix: string;
+  let consumers: WorkConsumer[] = [];
+  let judges: WorkerJudge[] = [];
+  let outcomes: BatchOutcome[] = [];
+  const logLines: string[] = [];
+  const store = new EventStore();
+  const suites = new SuiteRepository();
+
+  beforeAll(async () => {
+    nc = await connect({ servers: testServers.nats.url });
+    js = jetstream(nc);
+    jsm = await jetstreamManager(nc);
+    fake = await startFakeOpenAI(byContent);
+    redis = new Redis(testServers.redis.url, { maxRetriesPerRequest: 1 });
+    schema = await createTestSchema('wjudge');
+    ds = createDataSource({ url: testServers.postgres.url, schema: schema.schema, poolSize: 8 });
+    await ds.initialize();
+    await migrate(ds);
+  });
+
+  beforeEach(async () => {
+    const t = testBusNames('wj');
+    names = { streamPrefix: `WJ_${t.suffix}_`, subjectPrefix: `wj_${t.suffix}` };
+    await ensureTopology(jsm, names, { storage: 'memory' });
+    settings = workerSettings({ names, maxBatch: 50, hmacSecret: HMAC_SECRET, retryDelayMs: 50, sealWaitMs: 50, deadLetterAfter: 3, judgeHeartbeatMs: 200 });
+    prefix = testRedisPrefix('wjudge');
+    fake.reset();
+    fake.script(byContent);
+    consumers = [];
+    judges = [];
+    outcomes = [];
+  });
+
+  afterEach(async () => {
+    await Promise.all(consumers.map((c) => c.stop()));
+    await Promise.all(judges.map((j) => j.close()));
+    for (const spec of STREAMS) await jsm.streams.delete(streamOf(names, spec.name)).catch(() => undefined);
+  });
+
+  afterAll(async () => {
+    // D1, J2: after every test of this file, neither the output nor the judge's reasoning is anywhere in
+    // the schema (pg_dump of all its data), the worker's log lines or Redis.
+    const dump = execFileSync('pg_dump', ['--data-only', '--schema', schema.schema, testServers.postgres.url], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+    expect(dump).toContain('judge_pass');
+    expect(dump).not.toContain(REASONING_MARKER);
+    expect(dump).not.toContain(CANARY);
+    const logs = logLines.join('\n');
+    expect(logs).not.toContain(REASONING_MARKER);
+    expect(logs).not.toContain(CANARY);
+    await ds.destroy();
+    await schema.drop();
+    await redis.quit();
+    await fake.close();
+    await nc.close();
+  });
+
+  // --- helpers ---------------------------------------------------------------------------------------------
+
+  function judgeConfig(env: Record<string, string> = {}): JudgeAdapterConfig {
+    return loadJudgeConfig({
+      JUDGE_PROVIDER: 'openai',
+      JUDGE_MODEL: MODEL,
+      JUDGE_BASE_URL: fake.baseUrl,
+      JUDGE_API_KEY: 'test',
+      JUDGE_INPUT_USD_PER_MTOK: '2.5',
+      JUDGE_OUTPUT_USD_PER_MTOK: '10',
+      JUDGE_MAX_RETRIES: '0',
+      ...env,
+    })!;
+  }
+
+  async function startWorker(options: { judge?: 'none' | JudgeAdapterConfig; cache?: boolean } = {}): Promise<void> {
+    const config = options.judge === 'none' ? null : (options.judge ?? judgeConfig());
+    const judge = createWorkerJudge(config, options.cache === false ? {} : { redisUrl: testServers.redis.url, cachePrefix: prefix, cacheTtlSeconds: 300, keySecret: HMAC_SECRET });
+    if (judge) judges.push(judge);
+    const service = new ScoringService(ds, jsm, settings, { now: () => new Date() }, { uuid: () => randomUUID() }, judge);
+    const logger = { event: (level: string, msg: string, fields: object = {}) => void logLines.push(JSON.stringify({ level, msg, ...fields })) };
+    const consumer = new WorkConsumer(js, settings, service, logger, { onBatch: (o) => outcomes.push(o) });
+    consumers.push(consumer);
+    await consumer.start();
+  }
+
+  /** A suite of `judged` llm_judge cases j1..jN (with input and expected) and one `exact` case x1. */
+  async function createSuite(judged: number): Promise<string> {
+    const key = `judge-${randomUUID().slice(0, 8)}`;
+    const cases = [
+      ...Array.from({ length: judged }, (_, i) => ({ case_id: `j${i + 1}`, input: `question ${i + 1}`, expected: 'a polite refund', scorer: null, tags: [] })),
+      { case_id: 'x1', input: 'q', expected: 'yes', scorer: { type: 'exact' }, tags: [] },
+    ];
+    await suites.insert(ds, {
+      suite_key: key,
+      version: 1,
+      content_hash: 'b'.repeat(64),
+      description: null,
+      default_scorer: { type: 'llm_judge', rubric: 'The answer offers a refund politely.', min_score: 0.5 },
+      pass_threshold: 0.5,
+      regression_threshold: 0.1,
+      golden_fixtures: false,
+      case_count: cases.length,
+      cases,
+    });
+    return key;
+  }
+
+  function event(type: string, data: object): NewEvent {
+    const id = randomUUID();
+    return { type, version: 1, data, metadata: { message_id: id, correlation_id: id, causation_id: id, occurred_at: new Date().toISOString() } };
+  }
+
+  async function openRun(suiteKey: string, caseCount: number, extra: Partial<RunOpenedV1> = {}): Promise<string> {
+    const runId = `run-${randomUUID()}`;
+    const opened: RunOpenedV1 = {
+      run_id: runId,
+      suite_key: suiteKey,
+      suite_version: 1,
+      suite_content_hash: 'b'.repeat(64),
+      pass_threshold: 0.5,
+      regression_threshold: 0.1,
+      subject_kind: 'agent',
+      subject_id: 'agent-1',
+      variant: null,
+      baseline_run_id: null,
+      source: 'ci',
+      case_count: caseCount,
+      scorer_versions: { llm_judge: '1.0.0', exact: '1.0.0' },
+      ...extra,
+    };
+    await store.append(ds, runStreamId(runId), 0, [event(RUN_EVENTS.opened, opened), event(RUN_EVENTS.sealed, { run_id: runId })]);
+    return runId;
+  }
+
+  async function publish(type: typeof WORK_SUBJECTS.score | typeof WORK_SUBJECTS.seal, data: object): Promise<void> {
+    const id = randomUUID();
+    const payload = encodeWork({ type, version: 1, data, metadata: { message_id: id, correlation_id: id, causation_id: id, occurred_at: new Date().toISOString() } } as never);
+    await js.publish(subjectOf(names, type), payload, { msgID: randomUUID() });
+  }
+
+  async function scoreAndSeal(runId: string, items: WorkItem[]): Promise<RunScoredV1> {
+    await publish(WORK_SUBJECTS.score, { run_id: runId, items });
+    await publish(WORK_SUBJECTS.seal, { run_id: runId });
+    const [scored] = await waitFor(async () => {
+      const rows: Array<{ data: RunScoredV1 }> = await ds.query(`SELECT data FROM events WHERE stream_id = $1 AND type = $2`, [runStreamId(runId), RUN_EVENTS.scored]);
+      return rows.length === 1 ? rows : undefined;
+    }, 'run.scored');
+    return scored.data;
+  }
+
+  async function evidenceOf(runId: string): Promise<any[]> {
+    const rows = await ds.query(
+      `SELECT case_id, scorer, passed, score, label, output_chars, judge_model, prompt_version, judge_cost_usd, judge_input_tokens, judge_output_tokens, judge_cached
+       FROM evidence WHERE run_id = $1 ORDER BY case_id`,
+      [runId],
+    );
+    return rows.map((r: any) => ({ ...r, score: Number(r.score), judge_cost_usd: r.judge_cost_usd === null ? null : Number(r.judge_cost_usd) }));
+  }
+
+  async function redisEntries(): Promise<Array<[string, string | null]>> {
+    const keys: string[] = [];
+    let cursor = '0';
+    do {
+      const [next, batch] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      cursor = next;
+      keys.push(...batch);
+    } while (cursor !== '0');
+    return Promise.all(keys.map(async (k) => [k, await redis.get(k)] as [string, string | null]));
+  }
+
+  // --- tests -----------------------------------------------------------------------------------------------
+
+  it('S3/J3: grades each llm_judge case with the rubric, input and expected; an unparseable verdict fails with its code; cost never zero', async () => {
+    const key = await createSuite(4);
+    const runId = await openRun(key, 5);
+    await startWorker();
+    const outputs = { j1: `GOOD ${CANARY}`, j2: `MEH ${CANARY}`, j3: `BAD ${CANARY}`, j4: `BROKEN ${CANARY}` };
+    const scored = await scoreAndSeal(runId, [...Object.entries(outputs).map(([case_id, output]) => ({ case_id, output })), { case_id: 'x1', output: 'yes' }]);
+
+    const rows = await evidenceOf(runId);
+    expect(rows.map((r) => [r.case_id, r.passed, r.score, r.label])).toEqual([
+      ['j1', true, 0.9, 'judge_pass'],
+      ['j2', false, 0.3, 'judge_below_min_score'],
+      ['j3', false, 0.1, 'judge_fail'],
+      ['j4', false, 0, 'judge_unparseable'],
+      ['x1', true, 1, 'match'],
+    ]);
+    for (const r of rows.filter((x) => x.scorer === 'llm_judge')) {
+      expect(r).toMatchObject({ judge_model: MODEL, prompt_version: 'judge-v1', judge_input_tokens: 321, judge_output_tokens: 54, judge_cached: null });
+      // An unparseable reply was paid for too: its cost is recorded, never zero (pricing set).
+      expect(r.judge_cost_usd).toBeCloseTo(COST_PER_CALL, 12);
+      expect(r.output_chars).toBe(outputs[r.case_id as keyof typeof outputs].length);
+    }
+    expect(rows.find((r) => r.case_id === 'x1')).toMatchObject({ judge_model: null, judge_cost_usd: null });
+
+    // The judge saw the case's rubric, task input and expected answer beside the output.
+    expect(fake.requestCount).toBe(4);
+    const j1 = fake.requests.find((r) => candidateOutputOf(r)?.startsWith('GOOD'))!;
+    const user = j1.messages.find((m) => m.role === 'user')!.content;
+    expect(user).toContain('The answer offers a refund politely.');
+    expect(user).toContain('<task_input>\nquestion 1\n</task_input>');
+    expect(user).toContain('a polite refund');
+    expect(j1.model).toBe(MODEL);
+
+    // cases.scored names the judge pin; run.scored sums the run's usage.
+    const events: Array<{ data: CasesScoredV1 }> = await ds.query(`SELECT data FROM events WHERE type = $1 AND data->>'run_id' = $2`, [RUN_EVENTS.casesScored, runId]);
+    const results = events.flatMap((e) => e.data.results);
+    expect(results.find((r) => r.case_id === 'j1')).toMatchObject({ scorer: 'llm_judge', judge_model: MODEL, prompt_version: 'judge-v1', label: 'judge_pass' });
+    expect(results.find((r) => r.case_id === 'x1')).not.toHaveProperty('judge_model');
+    expect(scored).toMatchObject({ n: 5, passed: 2 });
+    expect(scored.judge).toEqual({
+      cases: 4,
+      calls: 4,
+      errors: 1,
+      credential_missing: 0,
+      not_configured: 0,
+      skipped: 0,
+      cache_hits: 0,
+      cache_misses: 0,
+      input_tokens: 4 * 321,
+      output_tokens: 4 * 54,
+      cost_usd: expect.closeTo(4 * COST_PER_CALL, 12),
+      model: MODEL,
+      prompt_version: 'judge-v1',
+    });
+    expect(outcomes.reduce((n, o) => n + (o.judge.labels['judge_unparseable'] ?? 0), 0)).toBe(1);
+  });
+
+  it('J1: at most JUDGE_CONCURRENCY calls in flight; a redelivered output is not judged (nor paid for) again', async () => {
+    const key = await createSuite(8);
+    const runId = await openRun(key, 9);
+    fake.script((request, index) => ({ ...byContent(request, index), delayMs: 40 }) as never);
+    await startWorker({ judge: judgeConfig({ JUDGE_CONCURRENCY: '2' }) });
+    const items = Array.from({ length: 8 }, (_, i) => ({ case_id: `j${i + 1}`, output: `GOOD ${i} ${CANARY}` }));
+    await publish(WORK_SUBJECTS.score, { run_id: runId, items });
+    await waitFor(async () => (await evidenceOf(runId)).length === 8, '8 judged rows');
+    expect(fake.maxConcurrent).toBe(2);
+    expect(fake.requestCount).toBe(8);
+
+    await publish(WORK_SUBJECTS.score, { run_id: runId, items: items.slice(0, 3) });
+    await waitFor(() => outcomes.reduce((n, o) => n + o.duplicates, 0) >= 3, 'the copies seen as duplicates');
+    expect(fake.requestCount).toBe(8);
+  });
+
+  it('J6: a gate run (judge_cache) records verdicts and answers a repeat from the cache with no HTTP call; an ordinary run calls again', async () => {
+    const key = await createSuite(3);
+    await startWorker();
+    const items = [
+      { case_id: 'j1', output: `GOOD ${CANARY}` },
+      { case_id: 'j2', output: `BAD ${CANARY}` },
+      { case_id: 'j3', output: `BROKEN ${CANARY}` },
+    ];
+    const first = await scoreAndSeal(await openRun(key, 4, { judge_cache: true }), items);
+    expect(first.judge).toMatchObject({ calls: 3, cache_hits: 0, cache_misses: 3, errors: 1 });
+    expect(fake.requestCount).toBe(3);
+    // Errors are not recorded: two verdicts, each `{verdict, score}` and nothing else (D1, J2).
+    const entries = await redisEntries();
+    expect(entries).toHaveLength(2);
+    for (const [k, v] of entries) {
+      expect(k).toMatch(new RegExp(`^${prefix}[0-9a-f]{64}$`));
+      expect(Object.keys(JSON.parse(v!)).sort()).toEqual(['score', 'verdict']);
+      expect(`${k}${v}`).not.toContain(CANARY);
+      expect(`${k}${v}`).not.toContain(REASONING_MARKER);
+    }
+
+    fake.reset();
+    const secondRun = await openRun(key, 4, { judge_cache: true });
+    const second = await scoreAndSeal(secondRun, items);
+    expect(fake.requestCount).toBe(1); // only the unparseable one, which was never recorded
+    expect(second.judge).toMatchObject({ calls: 1, cache_hits: 2, cache_misses: 1, input_tokens: 321, cost_usd: expect.closeTo(COST_PER_CALL, 12) });
+    const rows = await evidenceOf(secondRun);
+    expect(rows.filter((r) => r.judge_cached === true).map((r) => [r.case_id, r.label, r.judge_cost_usd])).toEqual([
+      ['j1', 'judge_pass', 0],
+      ['j2', 'judge_fail', 0],
+    ]);
+
+    fake.reset();
+    const ordinary = await scoreAndSeal(await openRun(key, 4), items);
+    expect(fake.requestCount).toBe(3);
+    expect(ordinary.judge).toMatchObject({ calls: 3, cache_hits: 0, cache_misses: 0 });
+  });
+
+  it('GT4: a run opened with judge_skip makes no judge call; its judge cases fail with that label', async () => {
+    const key = await createSuite(2);
+    await startWorker();
+    const scored = await scoreAndSeal(await openRun(key, 3, { judge_skip: 'budget_blocked' } as Partial<RunOpenedV1>), [
+      { case_id: 'j1', output: `GOOD ${CANARY}` },
+      { case_id: 'j2', output: `GOOD ${CANARY}` },
+      { case_id: 'x1', output: 'yes' },
+    ]);
+    expect(fake.requestCount).toBe(0);
+    expect(scored).toMatchObject({ n: 3, passed: 1 });
+    expect(scored.judge).toMatchObject({ cases: 2, calls: 0, skipped: 2, cost_usd: 0, model: null });
+
+    // The skip label wins even where no judge is configured: the gate's reason is what the evidence says.
+    await Promise.all(consumers.map((c) => c.stop()));
+    consumers = [];
+    await startWorker({ judge: 'none' });
+    const runId = await openRun(key, 3, { judge_skip: 'judge_uncalibrated' } as Partial<RunOpenedV1>);
+    await scoreAndSeal(runId, [{ case_id: 'j1', output: `GOOD ${CANARY}` }]);
+    expect((await evidenceOf(runId)).map((r) => [r.case_id, r.label])).toEqual([
+      ['j1', 'judge_uncalibrated'],
+      ['j2', 'missing_output'],
+      ['x1', 'missing_output'],
+    ]);
+    expect(fake.requestCount).toBe(0);
+  });
+
+  it('GT2: no judge credential fails every judge case judge_credential_missing with no HTTP call; no judge at all keeps judge_not_configured', async () => {
+    const key = await createSuite(2);
+    const noKey = judgeConfig();
+    await startWorker({ judge: { ...noKey, apiKey: undefined } });
+    const items = [
+      { case_id: 'j1', output: `GOOD ${CANARY}` },
+      { case_id: 'j2', output: `GOOD ${CANARY}` },
+    ];
+    const missing = await scoreAndSeal(await openRun(key, 3), items);
+    expect(fake.requestCount).toBe(0);
+    expect(missing).toMatchObject({ passed: 0 });
+    expect(missing.judge).toMatchObject({ cases: 2, calls: 0, errors: 0, credential_missing: 2, model: MODEL, prompt_version: 'judge-v1' });
+
+    await Promise.all(consumers.map((c) => c.stop()));
+    consumers = [];
+    await startWorker({ judge: 'none' });
+    const runId = await openRun(key, 3);
+    const none = await scoreAndSeal(runId, items);
+    expect(fake.requestCount).toBe(0);
+    expect((await evidenceOf(runId)).map((r) => r.label)).toEqual(['judge_not_configured', 'judge_not_configured', 'missing_output']);
+    expect(none.judge).toMatchObject({ cases: 2, calls: 0, not_configured: 2, credential_missing: 0, model: null });
+  });
+});

@@ -1,0 +1,124 @@
+/**
+ * The judge path of the scoring worker (S3, J1-J3, J6, GT2, GT4, D1).
+ *
+ * `llm_judge` cases of a micro-batch are judged concurrently before the batch transaction; the judge's own
+ * semaphore keeps at most `JUDGE_CONCURRENCY` provider calls in flight. Each case becomes evidence through
+ * `judgeOutcome`: a verdict's score and the S3 pass rule, or - for any error - score 0, failed, label = the
+ * error code (never a pass, J3). The model pin, prompt version, tokens, cost and cache use are recorded
+ * beside it; the reasoning never leaves the adapter (J2), and nothing here logs or stores the output (D1).
+ *
+ * Gate runs (`run.opened.judge_cache`) go through the verdict cache (J6) when Redis is configured; every
+ * other run calls the judge again. (A run opened with `judge_skip` - GT4 - never gets here: ScoringService
+ * fails its judge cases with that label, without a call.)
+ */
+import type { JsMsg } from '@nats-io/jetstream';
+import {
+  JudgeError,
+  judgeRequestFor,
+  judgedCaseEvidence,
+  type CaseEvidence,
+  type CompiledCase,
+  type JudgePort,
+  type JudgeVerdict,
+  type ScoringContext,
+} from '@evals/domain';
+import { CachedJudge, LangChainJudge, RedisVerdictCache, type JudgeAdapterConfig } from '@evals/judge';
+import { llmJudgeScorer } from '@evals/scorers';
+import Redis from 'ioredis';
+
+/** The judge as the worker holds it: the port, and whether the port honours `useCache` (a verdict cache is wired). */
+export interface WorkerJudge {
+  readonly port: JudgePort;
+  readonly cache: boolean;
+  close(): Promise<void>;
+}
+
+export interface WorkerJudgeOptions {
+  /** Redis for the verdict cache; empty or absent: no cache. */
+  readonly redisUrl?: string;
+  readonly cachePrefix?: string;
+  readonly cacheTtlSeconds?: number;
+  /** Keys are HMAC-SHA256 with this secret, so a short output cannot be confirmed by hashing guesses (D1). */
+  readonly keySecret?: string;
+}
+
+/** Builds the worker's judge from `loadJudgeConfig(env)`; null when no judge is configured. */
+export function createWorkerJudge(config: JudgeAdapterConfig | null, options: WorkerJudgeOptions = {}): WorkerJudge | null {
+  if (!config) return null;
+  const judge = new LangChainJudge(config);
+  if (!options.redisUrl) return { port: judge, cache: false, close: async () => undefined };
+  const redis = new Redis(options.redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2_000, commandTimeout: 2_000 });
+  // A cache that cannot be read is a miss (CachedJudge counts it), never a failed case; the client's own
+  // error events are swallowed here so they never reach a log with a connection string in them.
+  redis.on('error', () => undefined);
+  const cache = new RedisVerdictCache(redis, { prefix: options.cachePrefix, ttlSeconds: options.cacheTtlSeconds });
+  const port = new CachedJudge(judge, cache, { scorerVersion: llmJudgeScorer.version, ...(options.keySecret ? { keySecret: options.keySecret } : {}) });
+  return {
+    port,
+    cache: true,
+    close: async () => {
+      await redis.quit().catch(() => redis.disconnect());
+    },
+  };
+}
+
+/** One `llm_judge` case to grade: its output lives only in this object, in memory, until the batch is scored. */
+export interface JudgeJob {
+  readonly compiled: CompiledCase;
+  readonly output: string;
+  readonly msg: JsMsg;
+  readonly useCache: boolean;
+  readonly ctx: ScoringContext;
+}
+
+/** Counts for metrics and logs: labels and cache results only. */
+export interface JudgeTally {
+  /** Judge cases by resulting label (`judge_pass`, `judge_unparseable`, ...). */
+  readonly labels: Record<string, number>;
+  cacheHits: number;
+  cacheMisses: number;
+}
+
+export function emptyTally(): JudgeTally {
+  return { labels: {}, cacheHits: 0, cacheMisses: 0 };
+}
+
+/**
+ * Grades every job; resolves with one evidence row per job, in job order. Never rejects on a judge failure:
+ * a failure is that case's evidence. While calls are outstanding the jobs' messages are kept alive
+ * (`working()` every `heartbeatMs`), so a slow provider does not make JetStream redeliver them.
+ */
+export async function judgeJobs(judge: WorkerJudge, jobs: readonly JudgeJob[], tally: JudgeTally, heartbeatMs: number): Promise<CaseEvidence[]> {
+  if (jobs.length === 0) return [];
+  const messages = [...new Set(jobs.map((j) => j.msg))];
+  const timer = setInterval(() => {
+    for (const msg of messages) msg.working();
+  }, heartbeatMs);
+  timer.unref();
+  try {
+    return await Promise.all(jobs.map((job) => judgeOne(judge, job, tally)));
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+async function judgeOne(judge: WorkerJudge, job: JudgeJob, tally: JudgeTally): Promise<CaseEvidence> {
+  const count = (label: string) => (tally.labels[label] = (tally.labels[label] ?? 0) + 1);
+  const request = judgeRequestFor(job.compiled, job.output);
+  if (!request) throw new TypeError('judge job for a case that is not llm_judge');
+  const useCache = judge.cache && job.useCache;
+  let result: JudgeVerdict | JudgeError;
+  try {
+    result = await judge.port.judge(request, { useCache });
+  } catch (error) {
+    // Only a code ever leaves this scope: a foreign error's message may quote the request (D1).
+    result = error instanceof JudgeError ? error : new JudgeError('judge_unavailable', 'the judge call failed unexpectedly', { reason: 'unexpected_error' });
+  }
+  if (useCache) {
+    if (!(result instanceof JudgeError) && result.cached) tally.cacheHits++;
+    else tally.cacheMisses++;
+  }
+  const evidence = judgedCaseEvidence(job.compiled, job.output, result, { model: judge.port.model, promptVersion: judge.port.promptVersion, cacheUsed: useCache }, job.ctx);
+  count(evidence.label);
+  return evidence;
+}
