@@ -8,7 +8,7 @@ import { BUS_NAMES, DATA_SOURCE, JETSTREAM, JETSTREAM_MANAGER, LOGGER, metrics, 
 import type { DataSource } from 'typeorm';
 import { IntakeError } from './intake-error';
 import { MonitorService } from './monitor.service';
-import { RunIntakeService, type Causation } from './run-intake.service';
+import { RunIntakeService, type Causation, type RunTicket } from './run-intake.service';
 
 interface PendingRun {
   readonly items: WorkItem[];
@@ -59,6 +59,13 @@ export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicatio
   async handle(batch: readonly JsMsg[]): Promise<void> {
     metrics.messagesHandled.inc({ consumer: 'ingestion' }, batch.length);
     const pending = new Map<string, PendingRun>();
+    // One look-up per run per micro-batch, not per output: the stream is re-read only after this batch
+    // opened or sealed the run itself.
+    const tickets = new Map<string, RunTicket | null>();
+    const ticketOf = async (runId: string) => {
+      if (!tickets.has(runId)) tickets.set(runId, await this.intake.ticket(runId));
+      return tickets.get(runId)!;
+    };
     const letters: Array<{ letter: DeadLetter; msg: JsMsg }> = [];
     const flush = async () => {
       for (const [runId, run] of pending) {
@@ -83,13 +90,14 @@ export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicatio
           case SUBJECTS.RUN_REQUESTED: {
             await flush();
             const d = message.data;
+            tickets.delete(d.run_id);
             await this.intake.open({ ...d, outputs: d.outputs?.map((o) => ({ case_id: o.case_id, output: o.output })) }, cause);
             await msg.ackAck();
             break;
           }
           case SUBJECTS.OUTPUT_SUBMITTED: {
             const d = message.data;
-            const ticket = await this.intake.ticket(d.run_id);
+            const ticket = await ticketOf(d.run_id);
             if (!ticket) {
               // The run.requested may still be on its way (another ingestion process): wait, then give up.
               if (msg.info.deliveryCount >= CONSUMERS.ingestion.deadLetterAfter) throw new IntakeError('UNKNOWN_RUN', `no run ${d.run_id}`, 'data.run_id');
@@ -113,6 +121,7 @@ export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicatio
               msg.nak(SEAL_WAIT_RETRY_MS);
               break;
             }
+            tickets.delete(message.data.run_id);
             await this.intake.seal(message.data.run_id, cause);
             await msg.ackAck();
             break;
