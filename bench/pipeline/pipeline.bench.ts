@@ -35,7 +35,7 @@ import { DeliverPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageTyp
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { Client } from 'pg';
 import { runStreamId } from '@evals/domain';
-import { startCluster, type AppCluster, type AppName } from '../../test/support/app-processes';
+import { startCluster, stopProcess, type AppCluster, type AppName } from '../../test/support/app-processes';
 import { createTestSchema, uniqueSuffix, type TestSchema } from '../../test/support/isolation';
 import { testServers } from '../../test/support/servers';
 import { summarize as summarizeProfile } from './profile-summary';
@@ -603,6 +603,13 @@ async function main(): Promise<void> {
         }
       }
     }
+    // BENCH_WORKERS: more scoring-worker processes on the same durable consumer (docs/scaling.md).
+    const workers = Number(process.env.BENCH_WORKERS ?? 1);
+    for (let k = 2; k <= workers; k++) {
+      const extra = await cluster.start('scoring-worker', `-${k}`);
+      cleanups.push(() => stopProcess(extra.child, 'SIGTERM'));
+    }
+    if (workers > 1) log(`  scoring-worker processes: ${workers}`);
     log(`  healthy after ${fmt((now() - tBoot) / 1000, 1)} s; pids ${[...appPids()].map(([n, p]) => `${n}=${p}`).join(' ')}; logs in ${cluster.logDir}`);
     sampler.start();
 
