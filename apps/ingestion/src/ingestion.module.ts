@@ -1,8 +1,6 @@
 import { CONSUMERS } from '@evals/bus';
 import { Module, type DynamicModule } from '@nestjs/common';
-import { APP_FILTER } from '@nestjs/core';
 import { InfrastructureModule, OutboxRelayService, type JsonLogger } from '@evals/platform';
-import { ApiExceptionFilter } from './api-exception.filter';
 import { INGESTION_CONFIG, type IngestionConfig } from './config';
 import { InboundConsumer } from './inbound.consumer';
 import { RunIntakeService } from './run-intake.service';
@@ -23,7 +21,6 @@ export class IngestionModule {
       controllers: [RunsController, SuitesController, GateController],
       providers: [
         { provide: INGESTION_CONFIG, useValue: config },
-        { provide: APP_FILTER, useClass: ApiExceptionFilter },
         RunIntakeService,
         RunWaiter,
         GateService,

@@ -1,6 +1,5 @@
 import { CONSUMERS } from '@evals/bus';
 import { Module, type DynamicModule } from '@nestjs/common';
-import { APP_FILTER } from '@nestjs/core';
 import {
   BUS_NAMES,
   DATA_SOURCE,
@@ -16,7 +15,6 @@ import {
 } from '@evals/platform';
 import type { BusNames } from '@evals/bus';
 import type { DataSource } from 'typeorm';
-import { ApiExceptionFilter } from './api-exception.filter';
 import type { ReadModelConfig } from './config';
 import { EventsConsumer } from './events.consumer';
 import { RunProjector } from './run.projector';
@@ -57,7 +55,6 @@ export class ReadModelModule {
       controllers: [RunsController, ScorecardsController],
       providers: [
         { provide: READ_MODEL_CONFIG, useValue: config },
-        { provide: APP_FILTER, useClass: ApiExceptionFilter },
         OutboxRelayService,
         {
           provide: RunProjector,

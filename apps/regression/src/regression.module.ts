@@ -1,11 +1,9 @@
 import { CONSUMERS } from '@evals/bus';
 import { Module, type DynamicModule } from '@nestjs/common';
-import { APP_FILTER } from '@nestjs/core';
 import type { LangChainJudge } from '@evals/judge';
 import { InfrastructureModule, OutboxRelayService, type CommonConfig, type JsonLogger } from '@evals/platform';
 import { BaselinesController } from './baselines.controller';
 import { CalibrationSetsController, CalibrationsController, JudgesController } from './calibration.controller';
-import { RegressionApiExceptionFilter } from './calibration.exception-filter';
 import { REGRESSION_JUDGE, loadRegressionJudge } from './calibration.judge';
 import { CalibrationService } from './calibration.service';
 import { ComparisonsController } from './comparison.controller';
@@ -31,7 +29,6 @@ export class RegressionModule {
         { provide: REGRESSION_JUDGE, useValue: judge },
         CalibrationService,
         ComparisonService,
-        { provide: APP_FILTER, useClass: RegressionApiExceptionFilter },
       ],
     };
   }

@@ -29,3 +29,5 @@ export {
   tierAtLeast,
 } from './auth';
 export type { ApiKeyStore, AuthenticatedRequest, AuthPrincipal, AuthSettings, RateLimiter, RouteAccess, RouteAccessEntry, Tier } from './auth';
+export { ApiExceptionFilter } from './api-exception.filter';
+export type { ApiError } from './api-exception.filter';

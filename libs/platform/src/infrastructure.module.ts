@@ -1,3 +1,4 @@
+import { APP_FILTER } from '@nestjs/core';
 import { randomUUID } from 'node:crypto';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
@@ -10,6 +11,7 @@ import { Public } from './auth/decorators';
 import { KeysController } from './auth/keys.controller';
 import type { DataSource } from 'typeorm';
 import type { CommonConfig } from './config';
+import { ApiExceptionFilter } from './api-exception.filter';
 import { JsonLogger } from './logger';
 import { MetricsController, metrics } from './metrics';
 import { BUS_NAMES, CLOCK, COMMON_CONFIG, DATA_SOURCE, ID_GENERATOR, JETSTREAM, JETSTREAM_MANAGER, LOGGER, NATS_CONNECTION, type Clock, type IdGenerator } from './tokens';
@@ -204,6 +206,7 @@ export class InfrastructureModule {
         },
         { provide: API_KEY_STORE, useFactory: (ds: DataSource) => sqlApiKeyStore(ds, config.apiKeyPepper), inject: [DATA_SOURCE] },
         { provide: CONSUMER_SPECS, useValue: options.consumers ?? [] },
+        { provide: APP_FILTER, useClass: ApiExceptionFilter },
         ConsumerLagService,
         ConnectionCloser,
       ],

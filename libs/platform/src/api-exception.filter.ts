@@ -1,20 +1,43 @@
 import { Catch, HttpException, Inject, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
-import { LOGGER, type JsonLogger } from '@evals/platform';
 import type { Response } from 'express';
+import type { JsonLogger } from './logger';
+import { LOGGER } from './tokens';
 
 /**
- * The regression app's API errors (calibration and comparison take candidate outputs in their bodies):
- * JSON `{code, message, field?}` with a stable code. A body-parser error carries the raw body (and Node's
- * JSON error quotes a piece of it), so it is reduced to its code: no output is ever echoed (D1).
+ * A domain error an app throws to answer a request: a stable code, an HTTP status, the offending field.
+ * Apps declare their own codes (e.g. ingestion's IntakeError); this filter only needs the shape.
+ */
+export interface ApiError {
+  readonly code: string;
+  readonly status: number;
+  readonly message: string;
+  readonly field?: string;
+  readonly details?: unknown;
+}
+
+function isApiError(error: unknown): error is ApiError {
+  const e = error as Partial<ApiError> | null;
+  return error instanceof Error && typeof e?.code === 'string' && typeof e?.status === 'number';
+}
+
+/**
+ * Every error of every app answers JSON `{code, message, field?}` with a stable code (registered globally
+ * by InfrastructureModule). Nothing of a request is echoed (D1): a body-parser error carries the raw body,
+ * and Node's JSON error quotes a piece of it, so it is reduced to its code; a framework error's message is
+ * not trusted either; an unexpected error is logged by name only.
  */
 @Catch()
-export class RegressionApiExceptionFilter implements ExceptionFilter {
+export class ApiExceptionFilter implements ExceptionFilter {
   constructor(@Inject(LOGGER) private readonly logger: JsonLogger) {}
 
   catch(error: unknown, host: ArgumentsHost): void {
     const res = host.switchToHttp().getResponse<Response>();
     if (res.headersSent) {
       res.end();
+      return;
+    }
+    if (isApiError(error)) {
+      res.status(error.status).json({ code: error.code, message: error.message, ...(error.field ? { field: error.field } : {}), ...(error.details ? { details: error.details } : {}) });
       return;
     }
     const type = (error as { type?: unknown } | null)?.type;
@@ -32,7 +55,6 @@ export class RegressionApiExceptionFilter implements ExceptionFilter {
         res.status(error.getStatus()).json(body);
         return;
       }
-      // Our own errors always carry a code; a framework one's message is not trusted to be free of request data.
       res.status(error.getStatus()).json({ code: error.getStatus() === 404 ? 'NOT_FOUND' : 'HTTP_ERROR', message: `the request failed (${error.getStatus()})` });
       return;
     }
