@@ -51,7 +51,8 @@ describe('e2e: the session monitor', () => {
       ],
     };
     const res = await fetch(cluster.url('ingestion', '/v1/suites'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(suite) });
-    expect(res.status).toBe(201);
+    // With the body, so a refusal says why.
+    expect({ status: res.status, body: await res.text() }).toMatchObject({ status: 201 });
   }, 120_000);
 
   afterAll(async () => {
