@@ -1,0 +1,28 @@
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+// Issue 7 groundwork: the embedded PostgreSQL (PGlite through its socket server, a pool of one) runs the
+// same migrations and append-only triggers, isolates a concurrent commit from a rollback (the trap of one
+// shared PGlite session), and keeps its data across a restart. Run in a process of its own (see the probe).
+describe('integration: embedded PostgreSQL', () => {
+  it('migrates, enforces append-only, isolates concurrent transactions, survives a restart', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'evals-pglite-'));
+    try {
+      const stdout = execFileSync(process.execPath, ['-r', '@swc-node/register', path.join(__dirname, 'embedded-postgres.probe.ts'), dir], {
+        cwd: path.resolve(__dirname, '../../..'),
+        timeout: 180_000,
+      }).toString();
+      const out = JSON.parse(stdout.trim().split('\n').pop()!);
+      expect(out.applied).toBe(out.expected);
+      expect(out.update_refused).toBe(true);
+      expect(out.delete_refused).toBe(true);
+      expect(out.after_concurrent).toEqual(['committed']);
+      expect(out.applied_after_restart).toBe(0);
+      expect(out.after_restart).toEqual(['committed']);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 200_000);
+});
