@@ -1,3 +1,4 @@
+import type { RunJudgeUsageV1 } from '@evals/domain';
 import type { EvidenceRow } from './evidence.repository';
 import type { Sql } from './sql';
 
@@ -16,22 +17,8 @@ export interface JudgedEvidenceRow extends EvidenceRow {
   readonly judge: JudgeEvidenceColumns;
 }
 
-/** The judge usage of one run, summed from its `llm_judge` evidence. */
-export interface RunJudgeUsage {
-  readonly cases: number;
-  readonly calls: number;
-  readonly errors: number;
-  readonly credential_missing: number;
-  readonly not_configured: number;
-  readonly skipped: number;
-  readonly cache_hits: number;
-  readonly cache_misses: number;
-  readonly input_tokens: number;
-  readonly output_tokens: number;
-  readonly cost_usd: number;
-  readonly model: string | null;
-  readonly prompt_version: string | null;
-}
+/** The judge usage of one run, summed from its `llm_judge` evidence: exactly what `run.scored` carries. */
+export type RunJudgeUsage = RunJudgeUsageV1;
 
 /** Error labels of a judge call that was made (or attempted on the wire). */
 const CALL_ERRORS = ['judge_unparseable', 'judge_timeout', 'judge_rate_limited', 'judge_unavailable'];

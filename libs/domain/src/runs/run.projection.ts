@@ -1,23 +1,10 @@
 import { wilson } from '@evals/stats';
-import type { RunEvent, RunOpenedV1, RunSource } from './run-events';
+import type { RunEvent, RunOpenedV1 } from './run-events';
 
 export type RunStatus = 'open' | 'sealed' | 'completed';
 
 /** The mutable run aggregate (R3), as the read model stores it. */
-export interface RunDoc {
-  readonly run_id: string;
-  readonly suite_key: string;
-  readonly suite_version: number;
-  readonly suite_content_hash: string;
-  readonly pass_threshold: number;
-  readonly regression_threshold: number;
-  readonly subject_kind: string;
-  readonly subject_id: string;
-  readonly variant: string | null;
-  readonly baseline_run_id: string | null;
-  readonly source: RunSource;
-  readonly case_count: number;
-  readonly scorer_versions: Readonly<Record<string, string>>;
+export interface RunDoc extends Omit<RunOpenedV1, 'sample' | 'judge_cache' | 'judge_skip'> {
   readonly status: RunStatus;
   /** Cases with evidence so far (live progress). */
   readonly scored: number;
