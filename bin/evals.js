@@ -13,6 +13,8 @@ try {
   swc = null;
 }
 if (swc && fs.existsSync(source)) {
+  // The checkout's tsconfig (path aliases), wherever the command is run from.
+  process.env.SWC_NODE_PROJECT = path.join(root, 'tsconfig.json');
   require(swc);
   require(source);
 } else {

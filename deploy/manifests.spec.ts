@@ -75,7 +75,7 @@ function appFacts(app: string): AppFacts {
   const vars = new Set([...source.matchAll(/env:\s*'([A-Z0-9_]+)'/g)].map((m) => m[1]!));
   if (source.includes('commonConfigSpec')) COMMON_VARS.forEach((v) => vars.add(v));
   if (source.includes('hmacConfigSpec')) HMAC_VARS.forEach((v) => vars.add(v));
-  const call = /commonConfigSpec\(\s*([A-Za-z0-9_]+)\s*\)/.exec(source)?.[1];
+  const call = /commonConfigSpec\(\s*([A-Za-z0-9_]+)\s*[,)]/.exec(source)?.[1];
   if (call === undefined) throw new Error(`apps/${app}/src/config.ts: no commonConfigSpec(<port>) call to read the default port from`);
   const literal = /^\d[\d_]*$/.test(call) ? call : new RegExp(`const\\s+${call}\\s*=\\s*(\\d[\\d_]*)`).exec(source)?.[1];
   if (literal === undefined) throw new Error(`apps/${app}/src/config.ts: cannot resolve the default port ${call}`);

@@ -75,8 +75,8 @@ describe('unit: the evals CLI (X5)', () => {
     expect(r.err + r.out).not.toContain('CANARY-OUTPUT-42');
   });
 
-  it('the demo scores both examples and prints a verdict', async () => {
-    const r = await cli(['demo'], { NO_COLOR: '1' });
+  it('the local demo scores both examples in process and prints a verdict', async () => {
+    const r = await cli(['demo', '--local'], { NO_COLOR: '1' });
     expect(r.code).toBe(0);
     expect(r.out).toContain('verdict: REGRESSED');
     expect(r.out).not.toMatch(/\u001b\[/);

@@ -1,4 +1,5 @@
-import type { Io } from './command';
+import * as path from 'node:path';
+import type { Command, Io } from './command';
 import { COMMANDS, findCommand } from './commands';
 import { ApiError, CliError, EXIT } from './exit-codes';
 
@@ -8,7 +9,8 @@ const EXIT_LINE = 'Exit codes: 0 pass, 1 evaluation or gate failed, 2 usage, con
 
 const ENVIRONMENT = [
   'Environment:',
-  '  EVALS_SERVER             ingestion API (default http://127.0.0.1:3001)',
+  '  EVALS_SERVER             ingestion API (default: the embedded service, see EVALS_DATA_DIR)',
+  '  EVALS_DATA_DIR           data of the embedded service (default ./.evals; docs/embedded.md)',
   '  EVALS_READ_SERVER        read model (default: EVALS_SERVER with port + 2)',
   '  EVALS_REGRESSION_SERVER  regression app (default: EVALS_SERVER with port + 3)',
   '  EVALS_API_KEY            sent as Authorization: Bearer <key>',
@@ -58,7 +60,7 @@ export async function runCli(argv: readonly string[], io: Io): Promise<number> {
     return EXIT.PASS;
   }
   try {
-    return await command.run(rest, io);
+    return await withService(command, flags, io, (commandIo) => command.run(rest, commandIo));
   } catch (error) {
     if (error instanceof CliError) {
       io.err(`evals ${command.name}: ${error.message}`);
@@ -71,4 +73,34 @@ export async function runCli(argv: readonly string[], io: Io): Promise<number> {
     io.err(`evals ${command.name}: unexpected error: ${error instanceof Error ? error.name : 'error'}`);
     return EXIT.USAGE;
   }
+}
+
+/**
+ * A service command given no server (no --server, no EVALS_SERVER) runs against the embedded all-in-one on
+ * the data directory: the `evals serve` that has it open, or one started in this process for the command
+ * and closed after it (docs/embedded.md). Every endpoint is that one URL.
+ */
+async function withService(command: Command, flags: readonly string[], io: Io, run: (io: Io) => Promise<number>): Promise<number> {
+  const named = flags.some((f) => f === '--server' || f.startsWith('--server=')) || (io.env.EVALS_SERVER ?? '').trim() !== '';
+  if (!command.service || named || !io.embedded) return run(io);
+  const dataDir = dataDirOf(io);
+  let service;
+  try {
+    service = await io.embedded(dataDir);
+  } catch (error) {
+    const code = (error as { code?: unknown } | null)?.code;
+    const reason = error instanceof Error ? error.message : 'error';
+    throw new CliError(EXIT.UNREACHABLE, `the embedded service on ${dataDir} did not start (${typeof code === 'string' ? `${code}: ` : ''}${reason}); give --server URL for a running service`);
+  }
+  if (service.mode === 'started') io.err(`evals: no --server: embedded service on ${path.relative(io.cwd, dataDir) || '.'} (started for this command; \`evals serve\` keeps one running)`);
+  try {
+    return await run({ ...io, env: { ...io.env, EVALS_SERVER: service.url, EVALS_READ_SERVER: service.url, EVALS_REGRESSION_SERVER: service.url } });
+  } finally {
+    await service.close();
+  }
+}
+
+export function dataDirOf(io: Pick<Io, 'env' | 'cwd'>): string {
+  const configured = io.env.EVALS_DATA_DIR?.trim();
+  return path.resolve(io.cwd, configured ? configured : '.evals');
 }

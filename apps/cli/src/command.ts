@@ -20,6 +20,18 @@ export interface Io {
   readonly fetch?: typeof fetch;
   /** Milliseconds; defaults to Date.now. */
   readonly now?: () => number;
+  /**
+   * Opens the embedded service on a data directory (main.ts wires the real one); absent in unit tests,
+   * where a command without --server talks to the default URL.
+   */
+  readonly embedded?: (dataDir: string) => Promise<EmbeddedService>;
+}
+
+export interface EmbeddedService {
+  readonly url: string;
+  /** `started`: in this process, closed with the command; `shared`: an `evals serve` that has the directory. */
+  readonly mode: 'started' | 'shared';
+  close(): Promise<void>;
 }
 
 /**
@@ -33,6 +45,11 @@ export interface Command {
   /** Option lines shown by `--help`, e.g. `--suite KEY   suite key (required)`. */
   readonly options?: readonly string[];
   readonly example: string;
+  /**
+   * Talks to the service. Without --server / EVALS_SERVER such a command uses the embedded all-in-one on
+   * the data directory (docs/embedded.md): the `evals serve` that has it open, or one started in-process.
+   */
+  readonly service?: boolean;
   run(args: string[], io: Io): Promise<number>;
 }
 
@@ -98,7 +115,7 @@ export const SERVER_OPTIONS = {
 } as const;
 
 export const SERVER_OPTION_HELP = [
-  '--server URL             ingestion API (EVALS_SERVER; default http://127.0.0.1:3001)',
+  '--server URL             ingestion API (EVALS_SERVER; default: the embedded service on .evals/, EVALS_DATA_DIR)',
   '--read-server URL        read model (EVALS_READ_SERVER; default: --server with port + 2, i.e. 3003)',
   '--regression-server URL  regression app (EVALS_REGRESSION_SERVER; default: --server with port + 3, i.e. 3004)',
   '--api-key KEY            sent as Authorization: Bearer KEY (EVALS_API_KEY; prefer the variable)',

@@ -1,4 +1,5 @@
 import { runCli } from './cli';
+import { openEmbedded } from './embedded/open-embedded';
 
 // `evals scorecard --format csv | head`: a closed pipe ends the output quietly, not with a stack trace.
 for (const stream of [process.stdout, process.stderr]) {
@@ -16,6 +17,7 @@ runCli(process.argv.slice(2), {
   isTty: Boolean(process.stdout.isTTY),
   errIsTty: Boolean(process.stderr.isTTY),
   cwd: process.cwd(),
+  embedded: (dataDir) => openEmbedded(dataDir, process.env),
 }).then((code) => {
   process.exitCode = code;
 });

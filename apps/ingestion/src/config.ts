@@ -1,6 +1,6 @@
 import { JUDGE_PROMPT_V1 } from '@evals/domain';
 import { JudgeConfigError, loadJudgeConfig, providerNeedsApiKey } from '@evals/judge';
-import { ConfigError, commonConfigSpec, loadConfig, parsers, type CommonConfig, type EnvSpec } from '@evals/platform';
+import { ConfigError, commonConfigSpec, loadConfig, parsers, type CommonConfig, type ConfigOptions, type EnvSpec } from '@evals/platform';
 
 export const INGESTION_CONFIG = Symbol('INGESTION_CONFIG');
 
@@ -16,9 +16,9 @@ export interface IngestionConfig extends CommonConfig {
   readonly judge: { readonly model: string; readonly prompt_version: string; readonly credential_missing: boolean } | null;
 }
 
-export function loadIngestionConfig(env: Readonly<Record<string, string | undefined>>): IngestionConfig {
+export function loadIngestionConfig(env: Readonly<Record<string, string | undefined>>, options: ConfigOptions = {}): IngestionConfig {
   const spec: EnvSpec<Omit<IngestionConfig, 'judge'>> = {
-    ...commonConfigSpec(3001),
+    ...commonConfigSpec(3001, options),
     runTimeoutMs: { env: 'RUN_TIMEOUT_MS', parse: parsers.integer(120_000, 100, 3_600_000), description: 'synchronous run wait' },
     bodyLimitMb: { env: 'HTTP_BODY_LIMIT_MB', parse: parsers.integer(64, 1, 1024), description: 'largest request body' },
     monitorSuites: { env: 'EVALS_MONITOR_SUITES', parse: suiteKeyList, description: 'comma-separated monitor suite keys' },

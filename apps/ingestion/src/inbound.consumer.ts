@@ -1,10 +1,9 @@
 import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
-import type { JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
-import { allAcknowledgedBefore, BatchConsumer, CONSUMERS, contractSubject, streamOf, type BusNames } from '@evals/bus';
+import { CONSUMERS, contractSubject, type BusMessage, type MessageBus, type Subscription } from '@evals/bus';
 import { decodeMessage, SUBJECTS } from '@evals/contracts';
 import type { WorkItem } from '@evals/domain';
 import { DeadLetterRepository, type DeadLetter } from '@evals/persistence';
-import { BUS_NAMES, DATA_SOURCE, JETSTREAM, JETSTREAM_MANAGER, LOGGER, metrics, type JsonLogger } from '@evals/platform';
+import { DATA_SOURCE, LOGGER, MESSAGE_BUS, metrics, type JsonLogger } from '@evals/platform';
 import type { DataSource } from 'typeorm';
 import { IntakeError } from './intake-error';
 import { MonitorService } from './monitor.service';
@@ -12,7 +11,7 @@ import { RunIntakeService, type Causation, type RunTicket } from './run-intake.s
 
 interface PendingRun {
   readonly items: WorkItem[];
-  readonly messages: JsMsg[];
+  readonly messages: BusMessage[];
   readonly cause: Causation;
 }
 
@@ -27,36 +26,30 @@ const SEAL_WAIT_RETRY_MS = 100;
  */
 @Injectable()
 export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicationShutdown {
-  private consumer: BatchConsumer | undefined;
+  private subscription: Subscription | undefined;
   private readonly deadLetters = new DeadLetterRepository();
 
   constructor(
     private readonly intake: RunIntakeService,
     private readonly monitor: MonitorService,
     @Inject(DATA_SOURCE) private readonly db: DataSource,
-    @Inject(JETSTREAM) private readonly js: JetStreamClient,
-    @Inject(JETSTREAM_MANAGER) private readonly jsm: JetStreamManager,
-    @Inject(BUS_NAMES) private readonly names: BusNames,
+    @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
     @Inject(LOGGER) private readonly logger: JsonLogger,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    this.consumer = new BatchConsumer({
-      js: this.js,
-      stream: streamOf(this.names, CONSUMERS.ingestion.stream),
-      durable: CONSUMERS.ingestion.durable,
+    this.subscription = await this.bus.consume(CONSUMERS.ingestion, {
       maxBatch: 500,
       handler: (batch) => this.handle(batch),
       onError: (error) => this.logger.event('error', 'inbound batch failed; redelivering', { error: errorName(error) }),
     });
-    await this.consumer.start();
   }
 
   async beforeApplicationShutdown(): Promise<void> {
-    await this.consumer?.stop();
+    await this.subscription?.stop();
   }
 
-  async handle(batch: readonly JsMsg[]): Promise<void> {
+  async handle(batch: readonly BusMessage[]): Promise<void> {
     metrics.messagesHandled.inc({ consumer: 'ingestion' }, batch.length);
     const pending = new Map<string, PendingRun>();
     // One look-up per run per micro-batch, not per output: the stream is re-read only after this batch
@@ -66,18 +59,18 @@ export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicatio
       if (!tickets.has(runId)) tickets.set(runId, await this.intake.ticket(runId));
       return tickets.get(runId)!;
     };
-    const letters: Array<{ letter: DeadLetter; msg: JsMsg }> = [];
+    const letters: Array<{ letter: DeadLetter; msg: BusMessage }> = [];
     const flush = async () => {
       for (const [runId, run] of pending) {
         await this.intake.forward(runId, run.items, run.cause);
-        await Promise.all(run.messages.map((m) => m.ackAck()));
+        await Promise.all(run.messages.map((m) => m.ackConfirmed()));
       }
       pending.clear();
       await this.deadLetter(letters.splice(0));
     };
 
     for (const msg of batch) {
-      const subject = contractSubject(this.names, msg.subject);
+      const subject = contractSubject(this.bus.names, msg.subject);
       const decoded = decodeMessage(subject, msg.data);
       if (!decoded.ok) {
         letters.push({ msg, letter: { subject, code: decoded.code, reason: decoded.reason, message_id: decoded.message_id ?? null, stream_seq: msg.seq } });
@@ -92,7 +85,7 @@ export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicatio
             const d = message.data;
             tickets.delete(d.run_id);
             await this.intake.open({ ...d, outputs: d.outputs?.map((o) => ({ case_id: o.case_id, output: o.output })) }, cause);
-            await msg.ackAck();
+            await msg.ackConfirmed();
             break;
           }
           case SUBJECTS.OUTPUT_SUBMITTED: {
@@ -100,7 +93,7 @@ export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicatio
             const ticket = await ticketOf(d.run_id);
             if (!ticket) {
               // The run.requested may still be on its way (another ingestion process): wait, then give up.
-              if (msg.info.deliveryCount >= CONSUMERS.ingestion.deadLetterAfter) throw new IntakeError('UNKNOWN_RUN', `no run ${d.run_id}`, 'data.run_id');
+              if (msg.deliveryCount >= CONSUMERS.ingestion.deadLetterAfter) throw new IntakeError('UNKNOWN_RUN', `no run ${d.run_id}`, 'data.run_id');
               await flush();
               msg.nak(UNKNOWN_RUN_RETRY_MS);
               break;
@@ -116,20 +109,19 @@ export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicatio
           case SUBJECTS.RUN_SEALED: {
             await flush();
             // Outputs published before the seal may still be in another ingestion process's hands.
-            const stream = streamOf(this.names, CONSUMERS.ingestion.stream);
-            if (!(await allAcknowledgedBefore(this.jsm, stream, CONSUMERS.ingestion.durable, msg.seq))) {
+            if (!(await this.bus.allAcknowledgedBefore(CONSUMERS.ingestion, msg.seq))) {
               msg.nak(SEAL_WAIT_RETRY_MS);
               break;
             }
             tickets.delete(message.data.run_id);
             await this.intake.seal(message.data.run_id, cause);
-            await msg.ackAck();
+            await msg.ackConfirmed();
             break;
           }
           case SUBJECTS.SESSION_SIGNAL: {
             await flush();
             await this.monitor.admit(message.data, cause);
-            await msg.ackAck();
+            await msg.ackConfirmed();
             break;
           }
           default:
@@ -146,7 +138,7 @@ export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicatio
     await flush();
   }
 
-  private async deadLetter(entries: Array<{ letter: DeadLetter; msg: JsMsg }>): Promise<void> {
+  private async deadLetter(entries: Array<{ letter: DeadLetter; msg: BusMessage }>): Promise<void> {
     if (entries.length === 0) return;
     await this.deadLetters.add(this.db, entries.map((e) => e.letter));
     for (const e of entries) {

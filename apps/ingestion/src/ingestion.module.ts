@@ -14,10 +14,18 @@ import { RunWaiter } from './run-waiter';
 
 @Module({})
 export class IngestionModule {
+  /** The ingestion app as its own process: its features on the shared infrastructure. */
   static forRoot(config: IngestionConfig, logger: JsonLogger): DynamicModule {
     return {
-      module: IngestionModule,
+      ...IngestionModule.features(config),
       imports: [InfrastructureModule.forRoot({ app: 'ingestion', config, logger, consumers: [CONSUMERS.ingestion], keyManagement: true })],
+    };
+  }
+
+  /** Controllers and services only; the infrastructure (a global module) comes from whoever composes it. */
+  static features(config: IngestionConfig): DynamicModule {
+    return {
+      module: IngestionModule,
       controllers: [RunsController, SuitesController, GateController],
       providers: [
         { provide: INGESTION_CONFIG, useValue: config },

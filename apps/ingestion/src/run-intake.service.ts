@@ -1,6 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { JetStreamClient } from '@nats-io/jetstream';
-import { JetStreamPublisher, subjectOf, type BusNames } from '@evals/bus';
+import { subjectOf, type BusNames, type MessagePublisher } from '@evals/bus';
 import {
   compileSuite,
   encodeWork,
@@ -15,7 +14,7 @@ import {
   type WorkMetadata,
 } from '@evals/domain';
 import { EventStore, RegressionRepository, StreamVersionConflict, SuiteRepository, type NewEvent, type SuiteVersionWithCases } from '@evals/persistence';
-import { BUS_NAMES, CLOCK, DATA_SOURCE, ID_GENERATOR, JETSTREAM, type Clock, type IdGenerator } from '@evals/platform';
+import { BUS_NAMES, CLOCK, DATA_SOURCE, ID_GENERATOR, MESSAGE_BUS, type Clock, type IdGenerator } from '@evals/platform';
 import type { DataSource } from 'typeorm';
 import { IntakeError } from './intake-error';
 
@@ -64,20 +63,17 @@ export class RunIntakeService {
   private readonly events = new EventStore();
   private readonly suites = new SuiteRepository();
   private readonly verdicts = new RegressionRepository();
-  private readonly publisher: JetStreamPublisher;
   private readonly compiled = new Map<string, CompiledSuite>();
   /** Opened runs never change (only their sealing does), so their tickets are cached, boundedly. */
   private readonly tickets = new Map<string, Omit<RunTicket, 'version'>>();
 
   constructor(
     @Inject(DATA_SOURCE) private readonly db: DataSource,
-    @Inject(JETSTREAM) js: JetStreamClient,
+    @Inject(MESSAGE_BUS) private readonly publisher: MessagePublisher,
     @Inject(BUS_NAMES) private readonly names: BusNames,
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
-  ) {
-    this.publisher = new JetStreamPublisher(js);
-  }
+  ) {}
 
   /**
    * Opens the run (idempotent on run_id: the same request again is the same run; a different one under

@@ -1,4 +1,4 @@
-import { commonConfigSpec, loadConfig, parsers, type CommonConfig, type EnvSpec } from '@evals/platform';
+import { commonConfigSpec, loadConfig, parsers, type CommonConfig, type ConfigOptions, type EnvSpec } from '@evals/platform';
 
 /** The read model's configuration (X3): the common variables plus its own, validated at boot. */
 export interface ReadModelConfig extends CommonConfig {
@@ -14,8 +14,8 @@ export const readModelConfigSpec: EnvSpec<ReadModelConfig> = {
 };
 
 /** Throws ConfigError listing every problem. */
-export function loadReadModelConfig(env: Readonly<Record<string, string | undefined>> = process.env): ReadModelConfig {
-  return loadConfig(readModelConfigSpec, env);
+export function loadReadModelConfig(env: Readonly<Record<string, string | undefined>> = process.env, options: ConfigOptions = {}): ReadModelConfig {
+  return loadConfig({ ...readModelConfigSpec, ...commonConfigSpec(READ_MODEL_DEFAULT_PORT, options) }, env);
 }
 
 /** What the rebuild command needs: the database only. */

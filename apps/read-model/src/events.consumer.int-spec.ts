@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { SUBJECTS } from '@evals/contracts';
-import { CONSUMERS, ensureTopology, streamOf, subjectOf, type BusNames } from '@evals/bus';
+import { CONSUMERS, JetStreamBus, streamOf, subjectOf, type BusNames } from '@evals/bus';
 import { createDataSource, eventSubject, migrate, RunReadModelRepository, toWire, type StoredEvent } from '@evals/persistence';
 import type { DataSource } from 'typeorm';
 import { createTestSchema, testBusNames, type TestSchema } from '../../../test/support/isolation';
@@ -49,11 +49,11 @@ describe('integration: read-model consumer on EVALS_EVENTS (R2, R3, R4)', () => 
     jsm = await jetstreamManager(nc);
     const t = testBusNames('rmc');
     names = { streamPrefix: `RMC_${t.suffix}_`, subjectPrefix: `rmc_${t.suffix}` };
-    await ensureTopology(jsm, names, { storage: 'memory' });
+    const bus = await JetStreamBus.connect(nc, names, { storage: 'memory' });
+    await bus.ensureTopology();
     consumer = new EventsConsumer({
       dataSource: ds,
-      js,
-      names,
+      bus,
       projector: new RunProjector({ uuid: () => randomUUID() }),
       onOutboxRows: () => {
         wakes += 1;

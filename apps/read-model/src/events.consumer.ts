@@ -1,5 +1,4 @@
-import type { JetStreamClient, JsMsg } from '@nats-io/jetstream';
-import { BatchConsumer, CONSUMERS, contractSubject, streamOf, type BusNames } from '@evals/bus';
+import { CONSUMERS, contractSubject, type BusMessage, type MessageBus, type Subscription } from '@evals/bus';
 import { pgCode } from '@evals/persistence';
 import type { DataSource } from 'typeorm';
 import type { StoredEventLike } from './event-check';
@@ -7,8 +6,7 @@ import type { Delivery, ProjectorLogger, RunProjector } from './run.projector';
 
 export interface EventsConsumerOptions {
   readonly dataSource: DataSource;
-  readonly js: JetStreamClient;
-  readonly names: BusNames;
+  readonly bus: Pick<MessageBus, 'consume' | 'names'>;
   readonly projector: RunProjector;
   readonly logger?: ProjectorLogger;
   /** Called after a commit that wrote outbox rows: wakes this process's outbox relay (R4). */
@@ -30,15 +28,16 @@ export interface EventsConsumerOptions {
  * yet) is nak'ed with a delay, and dead-lettered on its last allowed delivery.
  */
 export class EventsConsumer {
-  private readonly consumer: BatchConsumer;
+  private subscription: Subscription | undefined;
   private readonly deadLetterAfter: number;
 
   constructor(private readonly options: EventsConsumerOptions) {
     this.deadLetterAfter = options.deadLetterAfter ?? CONSUMERS.readModel.deadLetterAfter;
-    this.consumer = new BatchConsumer({
-      js: options.js,
-      stream: streamOf(options.names, CONSUMERS.readModel.stream),
-      durable: CONSUMERS.readModel.durable,
+  }
+
+  async start(): Promise<void> {
+    const options = this.options;
+    this.subscription ??= await options.bus.consume(CONSUMERS.readModel, {
       maxBatch: options.maxBatch ?? 500,
       retryDelayMs: options.retryDelayMs ?? 1_000,
       handler: (batch) => this.handle(batch),
@@ -51,25 +50,23 @@ export class EventsConsumer {
     });
   }
 
-  async start(): Promise<void> {
-    await this.consumer.start();
-  }
-
   /** Finishes and acknowledges the batch in hand, hands back the rest (X4). */
   async stop(): Promise<void> {
-    await this.consumer.stop();
+    const subscription = this.subscription;
+    this.subscription = undefined;
+    await subscription?.stop();
   }
 
   get busy(): number {
-    return this.consumer.busy;
+    return this.subscription?.busy ?? 0;
   }
 
-  async handle(batch: JsMsg[]): Promise<void> {
+  async handle(batch: BusMessage[]): Promise<void> {
     const events = batch.map((m) => decode(m));
     const deliveries: Delivery[] = batch.map((m) => ({
-      subject: contractSubject(this.options.names, m.subject),
+      subject: contractSubject(this.options.bus.names, m.subject),
       stream_seq: m.seq,
-      final: m.info.deliveryCount >= this.deadLetterAfter,
+      final: m.deliveryCount >= this.deadLetterAfter,
     }));
     const outcome = await this.options.dataSource.transaction((manager) =>
       this.options.projector.apply(manager, events, { deliveries }),
@@ -93,7 +90,7 @@ export class EventsConsumer {
 }
 
 /** The JSON of one message, or null when the bytes are not one JSON text (dead-lettered by the projector). */
-function decode(message: JsMsg): StoredEventLike | null {
+function decode(message: BusMessage): StoredEventLike | null {
   try {
     const value: unknown = JSON.parse(Buffer.from(message.data).toString('utf8'));
     return typeof value === 'object' && value !== null ? (value as StoredEventLike) : null;

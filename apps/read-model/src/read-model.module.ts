@@ -5,15 +5,13 @@ import {
   DATA_SOURCE,
   ID_GENERATOR,
   InfrastructureModule,
-  JETSTREAM,
-  JETSTREAM_MANAGER,
+  MESSAGE_BUS,
   LOGGER,
   OutboxRelayService,
   type IdGenerator,
-  type JetStreamClient,
   type JsonLogger,
 } from '@evals/platform';
-import type { BusNames } from '@evals/bus';
+import type { MessageBus } from '@evals/bus';
 import type { DataSource } from 'typeorm';
 import type { ReadModelConfig } from './config';
 import { EventsConsumer } from './events.consumer';
@@ -50,8 +48,15 @@ class EventsConsumerLifecycle {
 export class ReadModelModule {
   static forRoot(config: ReadModelConfig, logger: JsonLogger): DynamicModule {
     return {
-      module: ReadModelModule,
+      ...ReadModelModule.features(config),
       imports: [InfrastructureModule.forRoot({ app: 'read-model', config, logger, consumers: [CONSUMERS.readModel] })],
+    };
+  }
+
+  /** Controllers and providers only; the infrastructure (a global module) comes from whoever composes it. */
+  static features(config: ReadModelConfig): DynamicModule {
+    return {
+      module: ReadModelModule,
       controllers: [RunsController, ScorecardsController],
       providers: [
         { provide: READ_MODEL_CONFIG, useValue: config },
@@ -64,13 +69,12 @@ export class ReadModelModule {
         { provide: RUN_QUERIES, useFactory: (ds: DataSource) => new RunQueries(ds), inject: [DATA_SOURCE] },
         {
           provide: EVENTS_CONSUMER,
-          // JETSTREAM_MANAGER is injected so the topology (streams, durable consumer) exists before starting.
-          useFactory: (ds: DataSource, js: JetStreamClient, _jsm: unknown, names: BusNames, projector: RunProjector, relay: OutboxRelayService, log: JsonLogger) =>
+          // MESSAGE_BUS resolves once the topology (streams, durable consumer) exists.
+          useFactory: (ds: DataSource, bus: MessageBus, projector: RunProjector, relay: OutboxRelayService, log: JsonLogger) =>
             new EventsConsumerLifecycle(
               new EventsConsumer({
                 dataSource: ds,
-                js,
-                names,
+                bus,
                 projector,
                 logger: log,
                 maxBatch: config.maxBatch,
@@ -78,7 +82,7 @@ export class ReadModelModule {
               }),
               log,
             ),
-          inject: [DATA_SOURCE, JETSTREAM, JETSTREAM_MANAGER, BUS_NAMES, RunProjector, OutboxRelayService, LOGGER],
+          inject: [DATA_SOURCE, MESSAGE_BUS, RunProjector, OutboxRelayService, LOGGER],
         },
       ],
     };

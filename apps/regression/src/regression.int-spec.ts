@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { JetStreamPublisher } from '@evals/bus';
+import { JetStreamBus } from '@evals/bus';
 import { RUN_EVENTS, runStreamId, type RunOpenedV1 } from '@evals/domain';
 import { createDataSource, EventStore, migrate, OutboxRelay, RegressionRepository } from '@evals/persistence';
 import type { DataSource } from 'typeorm';
@@ -91,7 +91,7 @@ describe('integration: regression decisions and findings (G1-G6)', () => {
     it('stores the decision and the finding while NATS is stopped, and publishes finding.reported once it is back', async () => {
       // Newcombe (1998) example (a), the candidate falling from 56/70 to 48/80.
       await completeRun(opened('b-base', { subject_id: 'down', case_count: 70 }), 56, 70, '2026-11-30T05:00:00.000Z');
-      const relay = new OutboxRelay(ds, new JetStreamPublisher(jetstream(nc), 1_000), { wireSubject: (s) => names.subject(s) });
+      const relay = new OutboxRelay(ds, await JetStreamBus.connect(nc, { streamPrefix: '', subjectPrefix: '' }, { publishTimeoutMs: 1_000 }), { wireSubject: (s) => names.subject(s) });
       while ((await relay.tick().catch(() => 0)) > 0);
 
       stopNats();

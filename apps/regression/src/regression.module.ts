@@ -7,6 +7,7 @@ import { CalibrationSetsController, CalibrationsController, JudgesController } f
 import { REGRESSION_JUDGE, loadRegressionJudge } from './calibration.judge';
 import { CalibrationService } from './calibration.service';
 import { ComparisonsController } from './comparison.controller';
+import { FindingsController } from './findings.controller';
 import { ComparisonService } from './comparison.service';
 import { RegressionService } from './regression.service';
 import { RunScoredConsumer } from './run-scored.consumer';
@@ -19,9 +20,16 @@ export class RegressionModule {
    */
   static forRoot(config: CommonConfig, logger: JsonLogger, judge: LangChainJudge | null = loadRegressionJudge(process.env)): DynamicModule {
     return {
-      module: RegressionModule,
+      ...RegressionModule.features(judge),
       imports: [InfrastructureModule.forRoot({ app: 'regression', config, logger, consumers: [CONSUMERS.regression] })],
-      controllers: [BaselinesController, CalibrationSetsController, CalibrationsController, JudgesController, ComparisonsController],
+    };
+  }
+
+  /** Controllers and providers only; the infrastructure (a global module) comes from whoever composes it. */
+  static features(judge: LangChainJudge | null): DynamicModule {
+    return {
+      module: RegressionModule,
+      controllers: [BaselinesController, CalibrationSetsController, CalibrationsController, JudgesController, ComparisonsController, FindingsController],
       providers: [
         RegressionService,
         OutboxRelayService,

@@ -1,5 +1,5 @@
 import { JudgeConfigError, loadJudgeConfig, type JudgeAdapterConfig } from '@evals/judge';
-import { ConfigError, commonConfigSpec, hmacConfigSpec, loadConfig, parsers, type CommonConfig, type EnvSpec, type HmacConfig } from '@evals/platform';
+import { ConfigError, commonConfigSpec, hmacConfigSpec, loadConfig, parsers, type CommonConfig, type ConfigOptions, type EnvSpec, type HmacConfig } from '@evals/platform';
 
 /** The variables of the worker read through the common spec (the judge's `JUDGE_*` are read by @evals/judge). */
 export interface WorkerEnvConfig extends CommonConfig, HmacConfig {
@@ -49,11 +49,11 @@ export const workerConfigSpec: EnvSpec<WorkerEnvConfig> = {
 };
 
 /** Throws ConfigError naming every bad variable (never a secret's value), the judge's included. */
-export function loadWorkerConfig(env: Readonly<Record<string, string | undefined>> = process.env): WorkerConfig {
+export function loadWorkerConfig(env: Readonly<Record<string, string | undefined>> = process.env, options: ConfigOptions = {}): WorkerConfig {
   const problems: string[] = [];
   let base: WorkerEnvConfig | undefined;
   try {
-    base = loadConfig(workerConfigSpec, env);
+    base = loadConfig({ ...workerConfigSpec, ...commonConfigSpec(DEFAULT_PORT, options) }, env);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     problems.push(...error.problems);

@@ -8,7 +8,7 @@ import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManage
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import Redis from 'ioredis';
 import type { DataSource } from 'typeorm';
-import { STREAMS, ensureTopology, streamOf, subjectOf, type BusNames } from '@evals/bus';
+import { JetStreamBus, STREAMS, streamOf, subjectOf, type BusNames } from '@evals/bus';
 import { RUN_EVENTS, WORK_SUBJECTS, encodeWork, runStreamId, type CasesScoredV1, type RunOpenedV1, type RunScoredV1, type WorkItem } from '@evals/domain';
 import { loadJudgeConfig, type JudgeAdapterConfig } from '@evals/judge';
 import { EventStore, SuiteRepository, createDataSource, migrate, type NewEvent } from '@evals/persistence';
@@ -55,6 +55,7 @@ describe('integration: the scoring worker grades llm_judge cases through the jud
   let js: JetStreamClient;
   let jsm: JetStreamManager;
   let names: BusNames;
+  let bus: JetStreamBus;
   let settings: WorkerSettings;
   let fake: FakeOpenAI;
   let redis: Redis;
@@ -81,7 +82,8 @@ describe('integration: the scoring worker grades llm_judge cases through the jud
   beforeEach(async () => {
     const t = testBusNames('wj');
     names = { streamPrefix: `WJ_${t.suffix}_`, subjectPrefix: `wj_${t.suffix}` };
-    await ensureTopology(jsm, names, { storage: 'memory' });
+    bus = await JetStreamBus.connect(nc, names, { storage: 'memory' });
+    await bus.ensureTopology();
     settings = workerSettings({ names, maxBatch: 50, hmacSecret: HMAC_SECRET, retryDelayMs: 50, sealWaitMs: 50, deadLetterAfter: 3, judgeHeartbeatMs: 200 });
     prefix = testRedisPrefix('wjudge');
     fake.reset();
@@ -133,9 +135,9 @@ describe('integration: the scoring worker grades llm_judge cases through the jud
     const config = options.judge === 'none' ? null : (options.judge ?? judgeConfig());
     const judge = createWorkerJudge(config, options.cache === false ? {} : { redisUrl: testServers.redis.url, cachePrefix: prefix, cacheTtlSeconds: 300, keySecret: HMAC_SECRET });
     if (judge) judges.push(judge);
-    const service = new ScoringService(ds, jsm, settings, { now: () => new Date() }, { uuid: () => randomUUID() }, judge);
+    const service = new ScoringService(ds, bus, settings, { now: () => new Date() }, { uuid: () => randomUUID() }, judge);
     const logger = { event: (level: string, msg: string, fields: object = {}) => void logLines.push(JSON.stringify({ level, msg, ...fields })) };
-    const consumer = new WorkConsumer(js, settings, service, logger, { onBatch: (o) => outcomes.push(o) });
+    const consumer = new WorkConsumer(bus, settings, service, logger, { onBatch: (o) => outcomes.push(o) });
     consumers.push(consumer);
     await consumer.start();
   }

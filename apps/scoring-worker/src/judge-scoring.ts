@@ -11,7 +11,7 @@
  * other run calls the judge again. (A run opened with `judge_skip` - GT4 - never gets here: ScoringService
  * fails its judge cases with that label, without a call.)
  */
-import type { JsMsg } from '@nats-io/jetstream';
+import type { BusMessage } from '@evals/bus';
 import {
   JudgeError,
   judgeRequestFor,
@@ -22,7 +22,7 @@ import {
   type JudgeVerdict,
   type ScoringContext,
 } from '@evals/domain';
-import { CachedJudge, LangChainJudge, RedisVerdictCache, type JudgeAdapterConfig } from '@evals/judge';
+import { CachedJudge, LangChainJudge, MemoryVerdictCache, RedisVerdictCache, type JudgeAdapterConfig } from '@evals/judge';
 import { llmJudgeScorer } from '@evals/scorers';
 import Redis from 'ioredis';
 
@@ -34,8 +34,10 @@ export interface WorkerJudge {
 }
 
 export interface WorkerJudgeOptions {
-  /** Redis for the verdict cache; empty or absent: no cache. */
+  /** Redis for the verdict cache; empty or absent: no shared cache. */
   readonly redisUrl?: string;
+  /** Without Redis, cache verdicts in this process's memory (the embedded all-in-one). */
+  readonly memoryCache?: boolean;
   readonly cachePrefix?: string;
   readonly cacheTtlSeconds?: number;
   /** Keys are HMAC-SHA256 with this secret, so a short output cannot be confirmed by hashing guesses (D1). */
@@ -46,6 +48,11 @@ export interface WorkerJudgeOptions {
 export function createWorkerJudge(config: JudgeAdapterConfig | null, options: WorkerJudgeOptions = {}): WorkerJudge | null {
   if (!config) return null;
   const judge = new LangChainJudge(config);
+  if (!options.redisUrl && options.memoryCache) {
+    const memory = new MemoryVerdictCache({ ttlSeconds: options.cacheTtlSeconds });
+    const port = new CachedJudge(judge, memory, { scorerVersion: llmJudgeScorer.version, ...(options.keySecret ? { keySecret: options.keySecret } : {}) });
+    return { port, cache: true, close: async () => undefined };
+  }
   if (!options.redisUrl) return { port: judge, cache: false, close: async () => undefined };
   const redis = new Redis(options.redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2_000, commandTimeout: 2_000 });
   // A cache that cannot be read is a miss (CachedJudge counts it), never a failed case; the client's own
@@ -66,7 +73,7 @@ export function createWorkerJudge(config: JudgeAdapterConfig | null, options: Wo
 export interface JudgeJob {
   readonly compiled: CompiledCase;
   readonly output: string;
-  readonly msg: JsMsg;
+  readonly msg: BusMessage;
   readonly useCache: boolean;
   readonly ctx: ScoringContext;
 }
@@ -86,7 +93,7 @@ export function emptyTally(): JudgeTally {
 /**
  * Grades every job; resolves with one evidence row per job, in job order. Never rejects on a judge failure:
  * a failure is that case's evidence. While calls are outstanding the jobs' messages are kept alive
- * (`working()` every `heartbeatMs`), so a slow provider does not make JetStream redeliver them.
+ * (`working()` every `heartbeatMs`), so a slow provider does not make the bus redeliver them.
  */
 export async function judgeJobs(judge: WorkerJudge, jobs: readonly JudgeJob[], tally: JudgeTally, heartbeatMs: number): Promise<CaseEvidence[]> {
   if (jobs.length === 0) return [];

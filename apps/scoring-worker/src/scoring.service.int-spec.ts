@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { DataSource } from 'typeorm';
-import { STREAMS, ensureTopology, streamOf, subjectOf, type BusNames } from '@evals/bus';
+import { JetStreamBus, STREAMS, streamOf, subjectOf, type BusNames } from '@evals/bus';
 import {
   MISSING_OUTPUT,
   RUN_EVENTS,
@@ -45,6 +45,7 @@ describe('integration: scoring worker (docs/pipeline.md step 2)', () => {
   let js: JetStreamClient;
   let jsm: JetStreamManager;
   let names: BusNames;
+  let bus: JetStreamBus;
   let settings: WorkerSettings;
   let consumers: WorkConsumer[] = [];
   let outcomes: BatchOutcome[] = [];
@@ -69,7 +70,8 @@ describe('integration: scoring worker (docs/pipeline.md step 2)', () => {
     await migrate(ds);
     const t = testBusNames('w');
     names = { streamPrefix: `W_${t.suffix}_`, subjectPrefix: `w_${t.suffix}` };
-    await ensureTopology(jsm, names, { storage: 'memory' });
+    bus = await JetStreamBus.connect(nc, names, { storage: 'memory' });
+    await bus.ensureTopology();
     settings = workerSettings({ names, maxBatch: 50, hmacSecret: HMAC_SECRET, retryDelayMs: 50, sealWaitMs: 50, deadLetterAfter: 3 });
     consumers = [];
     outcomes = [];
@@ -94,12 +96,12 @@ describe('integration: scoring worker (docs/pipeline.md step 2)', () => {
   // --- helpers ---------------------------------------------------------------------------------------------
 
   function newService(): ScoringService {
-    return new ScoringService(ds, jsm, settings, { now: () => new Date() }, { uuid: () => randomUUID() });
+    return new ScoringService(ds, bus, settings, { now: () => new Date() }, { uuid: () => randomUUID() });
   }
 
   async function startConsumer(service = newService(), onBatch?: (o: BatchOutcome) => void): Promise<WorkConsumer> {
     const logger = { event: (level: string, msg: string, fields: object = {}) => void logLines.push(JSON.stringify({ level, msg, ...fields })) };
-    const consumer = new WorkConsumer(js, settings, service, logger, {
+    const consumer = new WorkConsumer(bus, settings, service, logger, {
       onBatch: (o) => {
         outcomes.push(o);
         onBatch?.(o);

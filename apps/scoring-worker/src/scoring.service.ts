@@ -1,6 +1,5 @@
-import type { JetStreamManager, JsMsg } from '@nats-io/jetstream';
 import type { DataSource } from 'typeorm';
-import { allAcknowledgedBefore, contractSubject } from '@evals/bus';
+import { CONSUMERS, contractSubject, type BusMessage, type MessageBus } from '@evals/bus';
 import {
   MAX_LISTED_MISSING,
   baseCaseId,
@@ -77,7 +76,7 @@ export interface BatchOutcome {
 }
 
 interface Received<TData> {
-  readonly msg: JsMsg;
+  readonly msg: BusMessage;
   readonly data: TData;
   readonly metadata: WorkMetadata;
 }
@@ -90,9 +89,9 @@ interface Owned {
 /** What to do with each message once the transaction committed. */
 class Settlement {
   readonly letters: DeadLetter[] = [];
-  readonly retry: JsMsg[] = [];
+  readonly retry: BusMessage[] = [];
   /** Handled - scored, or recorded as a dead letter - and removed from the work queue. */
-  readonly ack: JsMsg[] = [];
+  readonly ack: BusMessage[] = [];
 }
 
 /**
@@ -120,7 +119,8 @@ export class ScoringService {
 
   constructor(
     private readonly dataSource: DataSource,
-    private readonly jsm: JetStreamManager,
+    /** Only the ack floor, which a seal waits on. */
+    private readonly bus: Pick<MessageBus, 'allAcknowledgedBefore'>,
     private readonly settings: WorkerSettings,
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
@@ -133,7 +133,7 @@ export class ScoringService {
    * throw the BatchConsumer naks the batch: messages settled already ignore it, and whatever was not committed
    * is redelivered (every step is idempotent).
    */
-  async handle(batch: readonly JsMsg[]): Promise<BatchOutcome> {
+  async handle(batch: readonly BusMessage[]): Promise<BatchOutcome> {
     const outcome: BatchOutcome = {
       messages: batch.length,
       inserted: 0,
@@ -326,7 +326,7 @@ export class ScoringService {
 
   private async seal(seal: Received<SealWorkV1>, outcome: BatchOutcome): Promise<void> {
     const { msg, data } = seal;
-    if (!(await allAcknowledgedBefore(this.jsm, this.settings.stream, this.settings.durable, msg.seq))) {
+    if (!(await this.bus.allAcknowledgedBefore(CONSUMERS.scoringWorker, msg.seq))) {
       // Earlier work is still in flight (maybe in another process): come back shortly. Not a failure, so it
       // never counts toward dead-lettering.
       msg.nak(this.settings.sealWaitMs);
@@ -346,7 +346,7 @@ export class ScoringService {
       outcome.sealedRunIds.push(data.run_id);
     }
     // Acknowledged server side before the next seal of this batch reads the ack floor.
-    await msg.ackAck().catch(() => false);
+    await msg.ackConfirmed().catch(() => false);
   }
 
   /** Returns false when the run was already scored (a redelivered seal). */
@@ -395,7 +395,7 @@ export class ScoringService {
    * known is retried later and dead-lettered after `deadLetterAfter` deliveries; a suite that cannot be
    * compiled is dead-lettered at once (it will not get better).
    */
-  private async resolve(runId: string, msgs: readonly JsMsg[], settlement: Settlement, outcome: BatchOutcome): Promise<CompiledSuite | null> {
+  private async resolve(runId: string, msgs: readonly BusMessage[], settlement: Settlement, outcome: BatchOutcome): Promise<CompiledSuite | null> {
     const run = await this.catalog.run(this.dataSource, runId);
     if (!run) {
       for (const msg of msgs) this.retryLater(settlement, outcome, msg, DEAD_LETTER_CODES.unknownRun, `run ${clamp(runId)}: no run.opened event`);
@@ -415,9 +415,9 @@ export class ScoringService {
     }
   }
 
-  private retryLater(settlement: Settlement, outcome: BatchOutcome, msg: JsMsg, code: string, reason: string): void {
-    if (msg.info.deliveryCount >= this.settings.deadLetterAfter) {
-      this.deadLetter(settlement, msg, code, `${reason} after ${msg.info.deliveryCount} deliveries`);
+  private retryLater(settlement: Settlement, outcome: BatchOutcome, msg: BusMessage, code: string, reason: string): void {
+    if (msg.deliveryCount >= this.settings.deadLetterAfter) {
+      this.deadLetter(settlement, msg, code, `${reason} after ${msg.deliveryCount} deliveries`);
     } else {
       settlement.retry.push(msg);
       outcome.retried++;
@@ -429,12 +429,12 @@ export class ScoringService {
    * per subject and stream sequence, so a redelivery adds none). A dead-lettered message is acknowledged:
    * the letter is its record. `settleMessage` false when the message is acknowledged as scored anyway.
    */
-  private deadLetter(settlement: Settlement, msg: JsMsg, code: string, reason: string, messageId?: string, settleMessage = true): void {
+  private deadLetter(settlement: Settlement, msg: BusMessage, code: string, reason: string, messageId?: string, settleMessage = true): void {
     settlement.letters.push({
       subject: contractSubject(this.settings.names, msg.subject),
       code,
       reason,
-      message_id: messageId ?? (msg.headers?.get('Nats-Msg-Id') || null),
+      message_id: messageId ?? (msg.messageId),
       stream_seq: msg.seq,
     });
     if (settleMessage) settlement.ack.push(msg);
@@ -446,7 +446,7 @@ export class ScoringService {
     for (const msg of settlement.retry) msg.nak(this.settings.retryDelayMs);
     if (confirm) {
       // A lost confirmation only delays a seal (it waits for the redelivery), so it is not an error here.
-      await Promise.all(settlement.ack.map((msg) => msg.ackAck().catch(() => false)));
+      await Promise.all(settlement.ack.map((msg) => msg.ackConfirmed().catch(() => false)));
     } else {
       for (const msg of settlement.ack) msg.ack();
     }

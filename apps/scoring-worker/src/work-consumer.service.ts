@@ -1,5 +1,6 @@
 import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
-import { JETSTREAM, LOGGER, OutboxRelayService, metrics, type JetStreamClient, type JsonLogger } from '@evals/platform';
+import type { MessageBus } from '@evals/bus';
+import { LOGGER, MESSAGE_BUS, OutboxRelayService, metrics, type JsonLogger } from '@evals/platform';
 import type { BatchOutcome } from './scoring.service';
 import { ScoringService } from './scoring.service';
 import type { WorkerSettings } from './settings';
@@ -12,13 +13,13 @@ export class WorkConsumerService implements OnApplicationBootstrap, BeforeApplic
   private readonly consumer: WorkConsumer;
 
   constructor(
-    @Inject(JETSTREAM) js: JetStreamClient,
+    @Inject(MESSAGE_BUS) bus: MessageBus,
     @Inject(WORKER_SETTINGS) private readonly settings: WorkerSettings,
     @Inject(ScoringService) scoring: ScoringService,
     @Inject(LOGGER) private readonly logger: JsonLogger,
     @Inject(OutboxRelayService) outbox: OutboxRelayService,
   ) {
-    this.consumer = new WorkConsumer(js, settings, scoring, logger, { onEvents: () => outbox.relay.notify(), onBatch: record });
+    this.consumer = new WorkConsumer(bus, settings, scoring, logger, { onEvents: () => outbox.relay.notify(), onBatch: record });
   }
 
   async onApplicationBootstrap(): Promise<void> {

@@ -1,5 +1,4 @@
-import type { JetStreamClient, JsMsg } from '@nats-io/jetstream';
-import { BatchConsumer } from '@evals/bus';
+import { CONSUMERS, type BusMessage, type MessageBus, type Subscription } from '@evals/bus';
 import type { BatchOutcome, ScoringService } from './scoring.service';
 import type { WorkerSettings } from './settings';
 
@@ -23,10 +22,10 @@ export interface WorkConsumerHooks {
  * counts and codes only (D1).
  */
 export class WorkConsumer {
-  private consumer: BatchConsumer | undefined;
+  private consumer: Subscription | undefined;
 
   constructor(
-    private readonly js: JetStreamClient,
+    private readonly bus: Pick<MessageBus, 'consume'>,
     private readonly settings: WorkerSettings,
     private readonly scoring: ScoringService,
     private readonly logger: WorkLogger,
@@ -35,18 +34,13 @@ export class WorkConsumer {
 
   async start(): Promise<void> {
     if (this.consumer) return;
-    const consumer = new BatchConsumer({
-      js: this.js,
-      stream: this.settings.stream,
-      durable: this.settings.durable,
+    this.consumer = await this.bus.consume(CONSUMERS.scoringWorker, {
       maxBatch: this.settings.maxBatch,
       retryDelayMs: this.settings.retryDelayMs,
       handler: (batch) => this.handle(batch),
       onError: (error, batch) =>
         this.logger.event('warn', 'work batch failed; redelivering', { error: errorName(error), code: errorCode(error), messages: batch.length }),
     });
-    await consumer.start();
-    this.consumer = consumer;
   }
 
   /** Stops pulling, finishes the batch in hand and hands the buffered rest back (X4). */
@@ -61,7 +55,7 @@ export class WorkConsumer {
     return this.consumer?.busy ?? 0;
   }
 
-  private async handle(batch: JsMsg[]): Promise<void> {
+  private async handle(batch: BusMessage[]): Promise<void> {
     const outcome = await this.scoring.handle(batch);
     if (outcome.events > 0) this.hooks.onEvents?.();
     this.hooks.onBatch?.(outcome);

@@ -6,14 +6,13 @@ import {
   DATA_SOURCE,
   ID_GENERATOR,
   InfrastructureModule,
-  JETSTREAM_MANAGER,
+  MESSAGE_BUS,
   OutboxRelayService,
   type Clock,
   type IdGenerator,
-  type JetStreamManager,
   type JsonLogger,
 } from '@evals/platform';
-import type { BusNames } from '@evals/bus';
+import type { BusNames, MessageBus } from '@evals/bus';
 import type { DataSource } from 'typeorm';
 import type { WorkerConfig } from './config';
 import { createWorkerJudge, type WorkerJudge } from './judge-scoring';
@@ -43,8 +42,15 @@ class JudgeCloser implements OnApplicationShutdown {
 export class WorkerModule {
   static forRoot(config: WorkerConfig, logger: JsonLogger): DynamicModule {
     return {
-      module: WorkerModule,
+      ...WorkerModule.features(config),
       imports: [InfrastructureModule.forRoot({ app: APP_NAME, config, logger, consumers: [CONSUMERS.scoringWorker] })],
+    };
+  }
+
+  /** Providers only; the infrastructure (a global module) comes from whoever composes it. */
+  static features(config: WorkerConfig): DynamicModule {
+    return {
+      module: WorkerModule,
       providers: [
         { provide: WORKER_CONFIG, useValue: config },
         {
@@ -55,10 +61,12 @@ export class WorkerModule {
         OutboxRelayService,
         {
           provide: WORKER_JUDGE,
-          // S3, J1: a judge when JUDGE_PROVIDER is set; the verdict cache (J6) when REDIS_URL is too.
+          // S3, J1: a judge when JUDGE_PROVIDER is set; its verdict cache (J6) is shared in Redis when REDIS_URL
+          // is set, else this process's own memory.
           useFactory: (): WorkerJudge | null =>
             createWorkerJudge(config.judge, {
               redisUrl: config.redisUrl,
+              memoryCache: true,
               cachePrefix: config.judgeCachePrefix,
               cacheTtlSeconds: config.judgeCacheTtlSeconds,
               keySecret: config.hmacSecret,
@@ -67,10 +75,10 @@ export class WorkerModule {
         JudgeCloser,
         {
           provide: ScoringService,
-          // JETSTREAM_MANAGER resolves only once the topology is ensured, so the durable exists before we consume.
-          useFactory: (ds: DataSource, jsm: JetStreamManager, settings: WorkerSettings, clock: Clock, ids: IdGenerator, judge: WorkerJudge | null) =>
-            new ScoringService(ds, jsm, settings, clock, ids, judge),
-          inject: [DATA_SOURCE, JETSTREAM_MANAGER, WORKER_SETTINGS, CLOCK, ID_GENERATOR, WORKER_JUDGE],
+          // MESSAGE_BUS resolves only once the topology is ensured, so the durable exists before we consume.
+          useFactory: (ds: DataSource, bus: MessageBus, settings: WorkerSettings, clock: Clock, ids: IdGenerator, judge: WorkerJudge | null) =>
+            new ScoringService(ds, bus, settings, clock, ids, judge),
+          inject: [DATA_SOURCE, MESSAGE_BUS, WORKER_SETTINGS, CLOCK, ID_GENERATOR, WORKER_JUDGE],
         },
         WorkConsumerService,
       ],

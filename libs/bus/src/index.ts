@@ -1,8 +1,7 @@
-export { allAcknowledgedBefore } from './ack-floor';
-export { BatchConsumer } from './batch-consumer';
-export type { BatchConsumerOptions } from './batch-consumer';
-export { JetStreamPublisher } from './publisher';
-export type { MessagePublisher } from './publisher';
+export { JetStreamBus } from './jetstream.bus';
+export { InProcessBus } from './in-process.bus';
+export type { InProcessBusOptions } from './in-process.bus';
+export type { BusMessage, ConsumeOptions, MessageBus, MessagePublisher, PublishAck, Subscription } from './message-bus.port';
 export {
   CONSUMERS,
   PRODUCTION_NAMES,

@@ -12,6 +12,7 @@ import { CachedJudge } from './cached-judge';
 import type { JudgeAdapterConfig } from './config';
 import { LangChainJudge, type LangChainJudgeDeps } from './langchain-judge';
 import { RedisVerdictCache } from './verdict-cache';
+import { verdictCacheContract } from './verdict-cache.contract';
 
 const MODEL = 'gpt-4o-2024-08-06';
 const OUTPUT_MARKER = 'CANDIDATE-OUTPUT-MARKER-c0ffee';
@@ -180,4 +181,16 @@ describe('CachedJudge + RedisVerdictCache (J6)', () => {
       }
     }
   });
+});
+
+verdictCacheContract('Redis', async () => {
+  const contractPrefix = testRedisPrefix('vcc');
+  return {
+    cache: new RedisVerdictCache(redis, { prefix: contractPrefix, ttlSeconds: 120 }),
+    raw: (key) => redis.get(contractPrefix + key),
+    async teardown() {
+      const keys = await redis.keys(`${contractPrefix}*`);
+      if (keys.length > 0) await redis.del(...keys);
+    },
+  };
 });

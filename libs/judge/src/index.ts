@@ -27,6 +27,7 @@ export {
   verdictCacheKey,
   type RedisVerdictCacheOptions,
 } from './verdict-cache';
+export { MemoryVerdictCache, type MemoryVerdictCacheOptions } from './memory-verdict-cache';
 export { DEFAULT_BACKOFF, backoffDelayMs, retryAfterMs, retryDelayMs, type BackoffPolicy } from './retry';
 export { classifyProviderError, statusOf, type ProviderFailure, type ProviderFailureKind } from './provider-errors';
 export { Semaphore } from './semaphore';

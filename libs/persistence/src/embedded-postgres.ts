@@ -1,13 +1,11 @@
-import { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 
 /**
  * PostgreSQL without a server, for the embedded all-in-one default (issue 7): PGlite (WASM Postgres, so the
  * same migrations and append-only triggers run) behind its socket server, reached with the ordinary `pg`
  * driver. PGlite has one session; the socket server admits one connection at a time and the data source
  * must use a pool of one, so transactions are serialised instead of sharing a session - a rollback can
- * never take another caller's committed row with it (proved by embedded-postgres.int-spec.ts). Not exported
- * from the lib's index yet: it loads PGlite, which only the embedded mode (issue 7, to come) should pay for.
+ * never take another caller's committed row with it (proved by embedded-postgres.int-spec.ts). PGlite is
+ * loaded on the first call only: a service process of a deployment never pays for its WASM.
  */
 export interface EmbeddedPostgres {
   /** A connection string for `createDataSource` (use poolSize 1). */
@@ -17,6 +15,8 @@ export interface EmbeddedPostgres {
 
 /** `dataDir` undefined: in memory; a directory: persisted there and reopened on the next start. */
 export async function startEmbeddedPostgres(dataDir?: string): Promise<EmbeddedPostgres> {
+  const { PGlite } = await import('@electric-sql/pglite');
+  const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
   const db = await PGlite.create(dataDir);
   const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 1 });
   await server.start();

@@ -31,3 +31,5 @@ export { JudgeStatusRepository, judgeCorrectedPassRate } from './judge-status.re
 export type { JudgeCertification, JudgeStatus } from './judge-status.repository';
 export { ComparisonRepository } from './comparison.repository';
 export type { ComparisonReportRecord } from './comparison.repository';
+export { startEmbeddedPostgres } from './embedded-postgres';
+export type { EmbeddedPostgres } from './embedded-postgres';

@@ -107,6 +107,17 @@ export class RegressionRepository {
     return rows.length === 1;
   }
 
+  /** Stored finding payloads, newest first, optionally of one suite and subject. */
+  async findings(sql: Sql, filter: { suite_key?: string; subject_id?: string; limit: number }): Promise<unknown[]> {
+    const rows = await sql.query(
+      `SELECT payload FROM findings
+        WHERE ($1::text IS NULL OR payload->>'suite' = $1) AND ($2::text IS NULL OR payload->>'subject_id' = $2)
+        ORDER BY occurred_at DESC, finding_id LIMIT $3`,
+      [filter.suite_key ?? null, filter.subject_id ?? null, filter.limit],
+    );
+    return rows.map((r: { payload: unknown }) => r.payload);
+  }
+
   async findingFor(sql: Sql, runId: string): Promise<{ finding_id: string; payload: unknown } | null> {
     const rows = await sql.query(`SELECT finding_id, payload FROM findings WHERE run_id = $1`, [runId]);
     return rows[0] ?? null;

@@ -146,10 +146,24 @@ export interface CommonConfig extends AuthConfig {
   readonly databasePoolSize: number;
 }
 
-export const commonConfigSpec = (defaultPort: number): EnvSpec<CommonConfig> => ({
-  databaseUrl: { env: 'DATABASE_URL', parse: parsers.url(['postgres', 'postgresql']), secret: true, description: 'PostgreSQL connection string' },
+/**
+ * `servers: 'optional'` is the embedded all-in-one (`evals serve`, docs/embedded.md): DATABASE_URL and
+ * NATS_URL may be left empty, and each empty one is served by its embedded adapter (PGlite, the in-process
+ * bus). A service process of a deployment requires both.
+ */
+export interface ConfigOptions {
+  readonly servers?: 'required' | 'optional';
+}
+
+export const commonConfigSpec = (defaultPort: number, options: ConfigOptions = {}): EnvSpec<CommonConfig> => ({
+  databaseUrl: {
+    env: 'DATABASE_URL',
+    parse: options.servers === 'optional' ? parsers.optionalUrl(['postgres', 'postgresql']) : parsers.url(['postgres', 'postgresql']),
+    secret: true,
+    description: 'PostgreSQL connection string',
+  },
   databaseSchema: { env: 'DATABASE_SCHEMA', parse: parsers.identifier(''), description: 'schema for all tables (empty: the default search_path)' },
-  natsUrl: { env: 'NATS_URL', parse: parsers.url(['nats', 'tls']), description: 'NATS server with JetStream' },
+  natsUrl: { env: 'NATS_URL', parse: options.servers === 'optional' ? parsers.optionalUrl(['nats', 'tls']) : parsers.url(['nats', 'tls']), description: 'NATS server with JetStream' },
   streamPrefix: { env: 'EVALS_STREAM_PREFIX', parse: parsers.identifier(''), description: 'prefix of JetStream stream names' },
   subjectPrefix: { env: 'EVALS_SUBJECT_PREFIX', parse: parsers.identifier(''), description: 'prefix of every subject (tests, shared clusters)' },
   httpPort: { env: 'PORT', parse: parsers.integer(defaultPort, 0, 65535), description: 'HTTP port (health, API)' },

@@ -1,10 +1,10 @@
 export { ConfigError, authConfigSpec, commonConfigSpec, hmacConfigSpec, loadConfig, parsers } from './config';
-export type { AuthConfig, CommonConfig, EnvSpec, HmacConfig, VariableSpec } from './config';
+export type { AuthConfig, CommonConfig, ConfigOptions, EnvSpec, HmacConfig, VariableSpec } from './config';
 export { HealthController, InfrastructureModule, OutboxRelayService } from './infrastructure.module';
-export type { InfrastructureOptions, JetStreamClient, JetStreamManager, NatsConnection } from './infrastructure.module';
+export type { InfrastructureOptions } from './infrastructure.module';
 export { JsonLogger } from './logger';
 export { onShutdown } from './shutdown';
-export { BUS_NAMES, CLOCK, COMMON_CONFIG, DATA_SOURCE, ID_GENERATOR, JETSTREAM, JETSTREAM_MANAGER, LOGGER, NATS_CONNECTION } from './tokens';
+export { BUS_NAMES, CLOCK, COMMON_CONFIG, DATA_SOURCE, ID_GENERATOR, LOGGER, MESSAGE_BUS } from './tokens';
 export type { Clock, IdGenerator } from './tokens';
 export { MetricsController, metrics, registry } from './metrics';
 export { serveOpenApi } from './openapi';

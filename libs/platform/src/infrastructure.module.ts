@@ -1,9 +1,8 @@
 import { APP_FILTER } from '@nestjs/core';
 import { randomUUID } from 'node:crypto';
-import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { connect } from '@nats-io/transport-node';
 import { Controller, Get, Global, HttpException, HttpStatus, Inject, Injectable, Module, type DynamicModule, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import { ensureTopology, JetStreamPublisher, streamOf, subjectOf, type BusNames, type ConsumerSpec } from '@evals/bus';
+import { JetStreamBus, subjectOf, type BusNames, type ConsumerSpec, type MessageBus } from '@evals/bus';
 import { createDataSource, migrate, OutboxRelay } from '@evals/persistence';
 import { API_KEY_STORE, sqlApiKeyStore } from './auth/api-key-store';
 import { AuthModule } from './auth/auth.module';
@@ -14,7 +13,7 @@ import type { CommonConfig } from './config';
 import { ApiExceptionFilter } from './api-exception.filter';
 import { JsonLogger } from './logger';
 import { MetricsController, metrics } from './metrics';
-import { BUS_NAMES, CLOCK, COMMON_CONFIG, DATA_SOURCE, ID_GENERATOR, JETSTREAM, JETSTREAM_MANAGER, LOGGER, NATS_CONNECTION, type Clock, type IdGenerator } from './tokens';
+import { BUS_NAMES, CLOCK, COMMON_CONFIG, DATA_SOURCE, ID_GENERATOR, LOGGER, MESSAGE_BUS, type Clock, type IdGenerator } from './tokens';
 
 /**
  * Relays this process's outbox rows to JetStream (docs/pipeline.md). Every app that appends events runs
@@ -26,13 +25,12 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnApplication
 
   constructor(
     @Inject(DATA_SOURCE) dataSource: DataSource,
-    @Inject(JETSTREAM) js: JetStreamClient,
+    @Inject(MESSAGE_BUS) bus: MessageBus,
     @Inject(BUS_NAMES) names: BusNames,
     @Inject(LOGGER) logger: JsonLogger,
   ) {
-    const publisher = new JetStreamPublisher(js);
     let failing = false;
-    this.relay = new OutboxRelay(dataSource, publisher, {
+    this.relay = new OutboxRelay(dataSource, bus, {
       wireSubject: (s) => subjectOf(names, s),
       onError: (error) => {
         if (!failing) logger.event('warn', 'outbox relay cannot publish; rows wait', { error: error instanceof Error ? error.name : 'error' });
@@ -66,8 +64,7 @@ export class ConsumerLagService implements OnApplicationBootstrap, OnApplication
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
-    @Inject(JETSTREAM_MANAGER) private readonly jsm: JetStreamManager,
-    @Inject(BUS_NAMES) private readonly names: BusNames,
+    @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
     @Inject(CONSUMER_SPECS) private readonly consumers: readonly ConsumerSpec[],
   ) {}
 
@@ -76,8 +73,7 @@ export class ConsumerLagService implements OnApplicationBootstrap, OnApplication
     const sample = async () => {
       for (const c of this.consumers) {
         try {
-          const info = await this.jsm.consumers.info(streamOf(this.names, c.stream), c.durable);
-          metrics.consumerLag.set({ consumer: c.durable }, info.num_pending + info.num_ack_pending);
+          metrics.consumerLag.set({ consumer: c.durable }, await this.bus.pending(c));
         } catch {
           // The bus is down: the last value stays; /health reports the outage.
         }
@@ -98,13 +94,13 @@ export class ConsumerLagService implements OnApplicationBootstrap, OnApplication
 export class HealthController {
   constructor(
     @Inject(DATA_SOURCE) private readonly dataSource: DataSource,
-    @Inject(NATS_CONNECTION) private readonly nats: NatsConnection,
+    @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
   ) {}
 
   /** Readiness and liveness (X2): the database answers and the bus connection is open. */
   @Get('health')
   async health(): Promise<{ status: 'ok'; checks: Record<string, 'up' | 'down'> }> {
-    const checks: Record<string, 'up' | 'down'> = { database: 'down', nats: this.nats.isClosed() ? 'down' : 'up' };
+    const checks: Record<string, 'up' | 'down'> = { database: 'down', bus: this.bus.healthy ? 'up' : 'down' };
     try {
       await this.dataSource.query('SELECT 1');
       checks.database = 'up';
@@ -122,12 +118,12 @@ export class HealthController {
 class ConnectionCloser implements OnApplicationShutdown {
   constructor(
     @Inject(DATA_SOURCE) private readonly dataSource: DataSource,
-    @Inject(NATS_CONNECTION) private readonly nats: NatsConnection,
+    @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
   ) {}
 
   // Runs after every other shutdown hook of the app (module order): in-flight work is done by then.
   async onApplicationShutdown(): Promise<void> {
-    await this.nats.drain().catch(() => undefined);
+    await this.bus.close().catch(() => undefined);
     if (this.dataSource.isInitialized) await this.dataSource.destroy();
   }
 }
@@ -143,6 +139,11 @@ export interface InfrastructureOptions {
   readonly consumers?: readonly ConsumerSpec[];
   /** Serves key management (`/v1/keys`, admin tier) in this app; one app of the deployment does. */
   readonly keyManagement?: boolean;
+  /**
+   * The bus, when not JetStream at `config.natsUrl`: the embedded all-in-one passes its in-process bus
+   * (docs/embedded.md). Its topology is ensured here like JetStream's.
+   */
+  readonly bus?: () => Promise<MessageBus>;
 }
 
 @Global()
@@ -189,20 +190,20 @@ export class InfrastructureModule {
           },
         },
         {
-          provide: NATS_CONNECTION,
-          // No async stack traces: capturing one per request costs more than the request on the hot path.
-          useFactory: async () =>
-            connect({ servers: config.natsUrl, name: `evals-${options.app}`, maxReconnectAttempts: -1, reconnectTimeWait: 500, noAsyncTraces: true }),
-        },
-        { provide: JETSTREAM, useFactory: (nc: NatsConnection) => jetstream(nc), inject: [NATS_CONNECTION] },
-        {
-          provide: JETSTREAM_MANAGER,
-          useFactory: async (nc: NatsConnection) => {
-            const jsm = await jetstreamManager(nc);
-            await ensureTopology(jsm, names, { replicas: config.streamReplicas });
-            return jsm;
+          provide: MESSAGE_BUS,
+          // Resolves only once the topology is ensured, so every durable consumer exists before anyone consumes.
+          useFactory: async () => {
+            const bus = options.bus
+              ? await options.bus()
+              : await JetStreamBus.connect(
+                  // No async stack traces: capturing one per request costs more than the request on the hot path.
+                  await connect({ servers: config.natsUrl, name: `evals-${options.app}`, maxReconnectAttempts: -1, reconnectTimeWait: 500, noAsyncTraces: true }),
+                  names,
+                  { replicas: config.streamReplicas },
+                );
+            await bus.ensureTopology();
+            return bus;
           },
-          inject: [NATS_CONNECTION],
         },
         { provide: API_KEY_STORE, useFactory: (ds: DataSource) => sqlApiKeyStore(ds, config.apiKeyPepper), inject: [DATA_SOURCE] },
         { provide: CONSUMER_SPECS, useValue: options.consumers ?? [] },
@@ -210,9 +211,8 @@ export class InfrastructureModule {
         ConsumerLagService,
         ConnectionCloser,
       ],
-      exports: [COMMON_CONFIG, LOGGER, BUS_NAMES, CLOCK, ID_GENERATOR, DATA_SOURCE, NATS_CONNECTION, JETSTREAM, JETSTREAM_MANAGER, API_KEY_STORE],
+      exports: [COMMON_CONFIG, LOGGER, BUS_NAMES, CLOCK, ID_GENERATOR, DATA_SOURCE, MESSAGE_BUS, API_KEY_STORE],
     };
   }
 }
 
-export type { JetStreamClient, JetStreamManager, NatsConnection };

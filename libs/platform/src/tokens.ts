@@ -1,8 +1,7 @@
 /** Injection tokens of the shared infrastructure (libs/platform). */
 export const DATA_SOURCE = Symbol('DATA_SOURCE');
-export const NATS_CONNECTION = Symbol('NATS_CONNECTION');
-export const JETSTREAM = Symbol('JETSTREAM');
-export const JETSTREAM_MANAGER = Symbol('JETSTREAM_MANAGER');
+/** The MessageBus port (libs/bus): JetStream in a deployment, the in-process bus when embedded. */
+export const MESSAGE_BUS = Symbol('MESSAGE_BUS');
 export const BUS_NAMES = Symbol('BUS_NAMES');
 export const COMMON_CONFIG = Symbol('COMMON_CONFIG');
 export const LOGGER = Symbol('LOGGER');

@@ -6,6 +6,7 @@ import { clientFor, isObject, url } from '../http';
 /** `evals baseline list`: the pinned baselines (`GET /v1/baselines` on the regression app). */
 export const baselineListCommand: Command = {
   name: 'baseline list',
+  service: true,
   summary: 'List pinned baselines, optionally of one suite or subject.',
   usage: 'evals baseline list [--suite KEY] [--subject-id ID] [--json]',
   options: ['--suite KEY              only this suite', '--subject-id ID          only this subject', '--json                   print the API answer as JSON', ...SERVER_OPTION_HELP],

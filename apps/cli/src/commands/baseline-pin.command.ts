@@ -10,6 +10,7 @@ import { clientFor, isObject, url } from '../http';
  */
 export const baselinePinCommand: Command = {
   name: 'baseline pin',
+  service: true,
   summary: 'Pin a completed run as the baseline of a suite and subject (G5).',
   usage: 'evals baseline pin --suite KEY --subject-id ID --run RUN [--subject-kind KIND] [--variant V] [--json]',
   options: [

@@ -1,42 +1,121 @@
+import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { parseOptions, type Command } from '../command';
+import { parseOptions, SERVER_OPTIONS, type Command, type Io } from '../command';
 import { CliError, EXIT } from '../exit-codes';
 import { styles } from '../format';
+import { clientFor, isObject, url } from '../http';
 import { compareLocal, loadOutputs, loadSuite, scoreLocally } from '../local-evaluation';
 import { localReport } from '../local-report';
+import { gateCommand } from './gate.command';
+import { runCommand } from './run.command';
+import { scorecardCommand } from './scorecard.command';
+import { suitePushCommand } from './suite-push.command';
 
-/** `evals demo`: the example suites scored locally, a good baseline against a regressed candidate. */
+const SUITE = 'support-triage';
+const SUBJECT = 'demo-support-bot';
+
+/**
+ * `evals demo` (README's first command): the whole path on the service - by default the embedded
+ * all-in-one in .evals/, so no server is needed. It pushes an example suite, records a baseline run, gates
+ * a regressed candidate against it (the Newcombe comparison and the verdict), shows the finding the
+ * regression raised and the subject's scorecard, then says how to go on. `--local` scores in this process
+ * without the service, as `evals score` does.
+ */
 export const demoCommand: Command = {
   name: 'demo',
-  summary: 'Score the example suites: a good baseline, then a regressed candidate, and the verdicts.',
-  usage: 'evals demo',
+  service: true,
+  summary: 'The whole path on the embedded service: suite, baseline, regressed candidate, gate, finding, scorecard.',
+  usage: 'evals demo [--local] [--server URL]',
+  options: ['--local                  score the example suites in this process, without the service', '--server URL             use a running service instead of the embedded one'],
   example: 'evals demo',
   async run(args, io) {
-    parseOptions(args, {});
+    const { values } = parseOptions(args, { local: { type: 'boolean' }, ...SERVER_OPTIONS });
     const root = examplesRoot();
-    const s = styles(io.env, io.isTty);
-    io.out(s.bold('evals demo: a baseline run, a candidate run, and the regression verdict (no server needed)\n'));
-    for (const name of ['support-triage', 'extraction-json']) {
-      const { suite, scorers } = loadSuite(path.join(root, 'examples', `${name}.suite.yaml`));
-      const baseline = scoreLocally('baseline', suite, scorers, loadOutputs(path.join(root, 'examples', `${name}.good.outputs.jsonl`)));
-      const run = scoreLocally('candidate', suite, scorers, loadOutputs(path.join(root, 'examples', `${name}.regressed.outputs.jsonl`)));
-      io.out(localReport(suite.key, suite.pass_threshold, run, baseline, compareLocal(run, baseline, suite.regression_threshold), s));
-      io.out('');
-    }
-    io.out(
-      [
-        'Next:',
-        '  npx evals score --suite FILE --outputs FILE.jsonl --baseline FILE.jsonl   score your own outputs',
-        '  npx evals suite validate FILE                                            check a suite',
-        '  npx evals suite push FILE && npx evals run --suite KEY --outputs FILE.jsonl --subject-id ID',
-        '                                                                           the same through the service',
-        '  docs/cli.md, docs/architecture.md, docs/statistics.md                    how it works',
-      ].join('\n'),
-    );
-    return EXIT.PASS;
+    return values.local ? localDemo(root, io) : serviceDemo(root, values, io);
   },
 };
+
+async function serviceDemo(root: string, flags: Record<string, unknown>, io: Io): Promise<number> {
+  const s = styles(io.env, io.isTty);
+  const file = (name: string) => path.join(root, 'examples', name);
+  const stamp = randomUUID().slice(0, 8);
+  const baselineRun = `demo-${stamp}-baseline`;
+  const candidateRun = `demo-${stamp}-candidate`;
+  // The steps are the ordinary commands; the server flags given to the demo go on to each of them.
+  const server = (['server', 'read-server', 'regression-server', 'api-key', 'timeout'] as const).flatMap((f) => (typeof flags[f] === 'string' ? [`--${f}`, flags[f] as string] : []));
+  const step = (n: number, text: string) => io.out(`\n${s.bold(`${n}. ${text}`)}`);
+
+  io.out(s.bold(`evals demo: a suite, a baseline, a regressed candidate and the gate, on ${io.env.EVALS_SERVER ?? 'the service'}`));
+  step(1, `push the example suite ${SUITE} (versioned: the same content is the same version, V2)`);
+  await expectExit(suitePushCommand.run([file(`${SUITE}.suite.yaml`), ...server], io), [EXIT.PASS], 'suite push');
+
+  step(2, `record a baseline run of ${SUBJECT} with good outputs`);
+  await expectExit(runCommand.run(['--suite', SUITE, '--outputs', file(`${SUITE}.good.outputs.jsonl`), '--subject-id', SUBJECT, '--run-id', baselineRun, ...server], io), [EXIT.PASS, EXIT.FAILED], 'run');
+
+  step(3, 'gate a candidate whose outputs regressed, against that baseline (what CI runs; exit 1 blocks the release)');
+  const gate = await expectExit(
+    gateCommand.run(['--suite', SUITE, '--subject-id', SUBJECT, '--outputs', file(`${SUITE}.regressed.outputs.jsonl`), '--run-id', candidateRun, '--baseline', baselineRun, ...server], io),
+    [EXIT.PASS, EXIT.FAILED],
+    'gate',
+  );
+  io.out(`gate exit code: ${gate}${gate === EXIT.FAILED ? ' (the release would be blocked)' : ''}`);
+
+  step(4, 'the finding the regression raised (also published as finding.reported, G6)');
+  const client = clientFor(flags, io, 60);
+  const finding = await client.get(url(client.endpoints.regression, `/v1/findings/${encodeURIComponent(candidateRun)}`));
+  io.out(describeFinding(finding.body));
+
+  step(5, `the scorecard of ${SUBJECT} (SC1)`);
+  await expectExit(scorecardCommand.run(['--suite', SUITE, '--subject-id', SUBJECT, ...server], io), [EXIT.PASS], 'scorecard');
+
+  io.out(
+    [
+      '',
+      s.bold('Next:'),
+      '  npx evals serve                                  keep the service running on http://127.0.0.1:3000 (data stays in .evals/)',
+      `  curl http://127.0.0.1:3000/v1/runs/${candidateRun}`,
+      '                                                   the HTTP API while it runs (OpenAPI: /openapi.json)',
+      '  npx evals suite push FILE && npx evals gate --suite KEY --subject-id ID --outputs FILE.jsonl',
+      '                                                   your own suite and outputs, in CI',
+      '  docs/embedded.md, docs/cli.md, docs/gate.md, docs/EVAL-METHODOLOGY.md   how it works',
+    ].join('\n'),
+  );
+  return EXIT.PASS;
+}
+
+async function expectExit(pending: Promise<number>, allowed: readonly number[], what: string): Promise<number> {
+  const code = await pending;
+  if (!allowed.includes(code)) throw new CliError(code === EXIT.UNREACHABLE ? EXIT.UNREACHABLE : EXIT.USAGE, `the demo's ${what} step ended with exit code ${code}`);
+  return code;
+}
+
+function describeFinding(body: unknown): string {
+  if (!isObject(body) || !isObject(body.pass_rate_diff) || !isObject(body.run) || !isObject(body.baseline)) return 'no finding was recorded';
+  const d = body.pass_rate_diff as Record<string, number>;
+  const run = body.run as { passed: number; n: number };
+  const base = body.baseline as { passed: number; n: number };
+  const pp = (x: number) => `${(x * 100).toFixed(1)} pp`;
+  return [
+    `finding ${String(body.finding_id)} (${String(body.kind)}) for run ${String(body.run_id)} against ${String(body.baseline_run_id)}`,
+    `  ${String(body.suite)} v${String(body.suite_version)}, ${String(body.subject_kind)}/${String(body.subject_id)}: score drop ${Number(body.score_drop).toFixed(3)}`,
+    `  pass rate ${run.passed}/${run.n} vs baseline ${base.passed}/${base.n}: difference ${pp(d.diff)} (95% CI ${pp(d.lower)} to ${pp(d.upper)}, Newcombe hybrid score)`,
+  ].join('\n');
+}
+
+function localDemo(root: string, io: Io): number {
+  const s = styles(io.env, io.isTty);
+  io.out(s.bold('evals demo --local: a baseline run, a candidate run, and the regression verdict (scored in this process)\n'));
+  for (const name of ['support-triage', 'extraction-json']) {
+    const { suite, scorers } = loadSuite(path.join(root, 'examples', `${name}.suite.yaml`));
+    const baseline = scoreLocally('baseline', suite, scorers, loadOutputs(path.join(root, 'examples', `${name}.good.outputs.jsonl`)));
+    const run = scoreLocally('candidate', suite, scorers, loadOutputs(path.join(root, 'examples', `${name}.regressed.outputs.jsonl`)));
+    io.out(localReport(suite.key, suite.pass_threshold, run, baseline, compareLocal(run, baseline, suite.regression_threshold), s));
+    io.out('');
+  }
+  io.out('Next: npx evals demo (the same on the service), npx evals score --help, docs/cli.md');
+  return EXIT.PASS;
+}
 
 /** The checkout holding `examples/`: found by walking up, so it works from the sources and from dist/. */
 function examplesRoot(): string {

@@ -11,6 +11,7 @@ import { fromGate } from '../report';
  */
 export const gateStatusCommand: Command = {
   name: 'gate status',
+  service: true,
   summary: 'Show a recorded gate; the exit code follows its effective verdict (after any override).',
   usage: 'evals gate status GATE_ID [--json] [--junit FILE] [--summary FILE]',
   options: [...REPORT_OPTION_HELP, ...SERVER_OPTION_HELP],

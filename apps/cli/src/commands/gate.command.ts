@@ -16,6 +16,7 @@ import { watchRunProgress } from '../run-watch';
  */
 export const gateCommand: Command = {
   name: 'gate',
+  service: true,
   summary: 'Run the regression gate (POST /v1/gate): a blocking CI verdict, exit 0 pass / 1 fail.',
   usage:
     'evals gate --suite KEY --subject-id ID (--outputs FILE.jsonl | --run-id ID) [--suite-version N] [--subject-kind KIND] [--variant V] [--baseline RUN] [--sample-size N --seed S] [--json] [--junit FILE] [--summary FILE]',

@@ -9,6 +9,7 @@ import { overrideCommand } from './override.command';
 import { runCommand } from './run.command';
 import { scoreCommand } from './score.command';
 import { scorecardCommand } from './scorecard.command';
+import { serveCommand } from './serve.command';
 import { suitePushCommand } from './suite-push.command';
 import { suiteValidateCommand } from './suite-validate.command';
 
@@ -33,6 +34,7 @@ export const COMMANDS: readonly Command[] = [
   scorecardCommand,
   ...JUDGE_COMMANDS,
   demoCommand,
+  serveCommand,
 ];
 
 /** The command named by the first one or two arguments: `gate status X` is `gate status`, `gate --suite` is `gate`. */

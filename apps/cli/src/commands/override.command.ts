@@ -10,6 +10,7 @@ import { clientFor, isObject, url } from '../http';
  */
 export const overrideCommand: Command = {
   name: 'override',
+  service: true,
   summary: 'Override a failed gate with a written reason (admin tier, audited, GT5).',
   usage: 'evals override GATE_ID --reason TEXT [--json]',
   options: ['--reason TEXT            why (required; the service asks for at least 20 characters)', '--json                   print the API answer as JSON', ...SERVER_OPTION_HELP],

@@ -15,6 +15,7 @@ import { waitForCompletedRun, watchRunProgress } from '../run-watch';
  */
 export const runCommand: Command = {
   name: 'run',
+  service: true,
   summary: 'Score an outputs file on the service: the run table and the regression comparison.',
   usage:
     'evals run --suite KEY --outputs FILE.jsonl --subject-id ID [--subject-kind KIND] [--suite-version N] [--variant V] [--baseline RUN] [--run-id ID] [--json] [--junit FILE] [--summary FILE]',

@@ -9,6 +9,7 @@ import { clientFor, isObject, url } from '../http';
  */
 export const scorecardCommand: Command = {
   name: 'scorecard',
+  service: true,
   summary: 'Scorecards per suite and subject: pass rate with CI, mean score, trend (table, CSV or JSON).',
   usage: 'evals scorecard [--suite KEY] [--subject-kind KIND] [--subject-id ID] [--window N] [--format table|csv|json] [--json]',
   options: [

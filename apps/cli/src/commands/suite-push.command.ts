@@ -13,6 +13,7 @@ import { loadSuite } from '../local-evaluation';
  */
 export const suitePushCommand: Command = {
   name: 'suite push',
+  service: true,
   summary: 'Push a suite file to the service: prints the version, created or existing (V2, V3).',
   usage: 'evals suite push FILE [--json] [--server URL]',
   options: ['--json                   print the API answer {created, suite} as JSON', ...SERVER_OPTION_HELP],

@@ -83,6 +83,7 @@ export function formatCalibration(answer: Record<string, unknown>, s: Styles): s
  */
 export const calibrateCommand: Command = {
   name: 'calibrate',
+  service: true,
   summary: 'Measure the judge against human labels and certify it, or not (J4).',
   usage:
     'evals calibrate --labels LABELS.jsonl --items FILE.jsonl (--rubric TEXT | --suite KEY [--suite-version N]) [--golden] [--name NAME] [--target-agreement X] [--target-kappa Y] [--json]',

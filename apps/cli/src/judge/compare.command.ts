@@ -32,6 +32,7 @@ export function formatComparison(a: Record<string, unknown>, s: Styles): string 
  */
 export const compareCommand: Command = {
   name: 'compare',
+  service: true,
   summary: 'Compare two runs output by output with the judge, both orders, reporting position consistency (J5).',
   usage: 'evals compare --a FILE.jsonl --b FILE.jsonl --run-a ID --run-b ID [--rubric TEXT] [--json]',
   options: [

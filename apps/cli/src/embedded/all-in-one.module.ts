@@ -1,0 +1,47 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { CONSUMERS, type MessageBus } from '@evals/bus';
+import type { LangChainJudge } from '@evals/judge';
+import { InfrastructureModule, type JsonLogger } from '@evals/platform';
+import type { IngestionConfig } from '../../../ingestion/src/config';
+import { IngestionModule } from '../../../ingestion/src/ingestion.module';
+import type { ReadModelConfig } from '../../../read-model/src/config';
+import { ReadModelModule } from '../../../read-model/src/read-model.module';
+import { RegressionModule } from '../../../regression/src/regression.module';
+import type { WorkerConfig } from '../../../scoring-worker/src/config';
+import { WorkerModule } from '../../../scoring-worker/src/worker.module';
+
+export interface AllInOneConfigs {
+  readonly ingestion: IngestionConfig;
+  readonly worker: WorkerConfig;
+  readonly readModel: ReadModelConfig;
+  readonly regressionJudge: LangChainJudge | null;
+}
+
+/**
+ * Ingestion, scoring, regression and the read model in one process (docs/embedded.md): the four apps'
+ * features unchanged, on ONE shared infrastructure - one data source (a pool of one on PGlite), one bus,
+ * one /health - so what runs here is the code a deployment runs, only composed differently.
+ */
+@Module({})
+export class AllInOneModule {
+  static forRoot(configs: AllInOneConfigs, logger: JsonLogger, adapters: { bus?: () => Promise<MessageBus>; poolSize?: number }): DynamicModule {
+    return {
+      module: AllInOneModule,
+      imports: [
+        InfrastructureModule.forRoot({
+          app: 'all-in-one',
+          config: configs.ingestion,
+          logger,
+          consumers: Object.values(CONSUMERS),
+          keyManagement: true,
+          ...(adapters.bus ? { bus: adapters.bus } : {}),
+          ...(adapters.poolSize ? { poolSize: adapters.poolSize } : {}),
+        }),
+        IngestionModule.features(configs.ingestion),
+        WorkerModule.features(configs.worker),
+        ReadModelModule.features(configs.readModel),
+        RegressionModule.features(configs.regressionJudge),
+      ],
+    };
+  }
+}

@@ -1,0 +1,371 @@
+import { promises as fsp } from 'node:fs';
+import * as path from 'node:path';
+import { RetentionPolicy } from '@nats-io/jetstream';
+import { Durable, subjectMatches, type StoredMessage } from './in-process.consumer';
+import { acquireLock, encodeRecord, readJournal, StreamJournal, type JournalOwner, type JournalRecord } from './in-process.journal';
+import type { ConsumeOptions, MessageBus, PublishAck, Subscription } from './message-bus.port';
+import { CONSUMERS, STREAMS, streamOf, subjectOf, type BusNames, type ConsumerSpec, type StreamName, type StreamSpec } from './topology';
+
+export interface InProcessBusOptions {
+  /**
+   * Journal directory: messages survive a restart (and a crash of the process), at least once. Absent:
+   * memory only. One bus per directory at a time (lock file).
+   */
+  readonly dir?: string;
+  /** Time for the duplicate window and max age (the process clock by default). */
+  readonly clock?: { now(): Date } | (() => number);
+  /** De-duplication window by message id, seconds (120, as the JetStream streams). */
+  readonly duplicateWindowSeconds?: number;
+  /**
+   * Messages kept per stream once every durable of the stream has acknowledged them (limits retention),
+   * oldest-acknowledged dropped first; they also go at the stream's max age. Bounds EVALS_OUTBOUND, which
+   * nobody consumes in embedded mode. Default 10 000.
+   */
+  readonly maxAckedPerStream?: number;
+  /** Compact a journal while running once more than this is dead and outweighs the live records (1 MiB). */
+  readonly compactAfterDeadBytes?: number;
+  /** fsync every group commit: survives power loss, not only a crash of the process. Off by default, like JetStream. */
+  readonly fsync?: boolean;
+  /** Overrides every consumer's ackWaitSeconds (tests). */
+  readonly ackWaitMs?: number;
+  /** Larger payloads are refused, as NATS refuses those over its max_payload (1 MiB by default). */
+  readonly maxPayloadBytes?: number;
+  /** How often expired acknowledged messages are swept (60 s). */
+  readonly sweepIntervalMs?: number;
+}
+
+export interface InProcessStreamInfo {
+  readonly messages: number;
+  readonly firstSeq: number;
+  readonly lastSeq: number;
+  readonly journalBytes: number;
+  readonly journalWrites: number;
+  readonly compactions: number;
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * The embedded all-in-one's bus (one process, no NATS), with JetStream's semantics as the apps rely on them:
+ * the streams and durables of topology.ts, per-stream sequences, de-duplication by message id, explicit
+ * acknowledgement with redelivery, workqueue and limits retention. `message-bus.contract.ts` runs against
+ * both adapters.
+ */
+export class InProcessBus implements MessageBus {
+  private readonly streams: InProcessStream[];
+  private readonly subscriptions = new Set<Subscription>();
+  private topologyReady = false;
+  private closed = false;
+  private closing: Promise<void> | undefined;
+  private readonly sweeper: NodeJS.Timeout;
+
+  private constructor(
+    readonly names: BusNames,
+    private readonly options: InProcessBusOptions,
+    private readonly now: () => number,
+    private readonly releaseLock: (() => Promise<void>) | undefined,
+  ) {
+    this.streams = STREAMS.map((spec) => new InProcessStream(names, spec, options, now));
+    this.sweeper = setInterval(() => {
+      for (const stream of this.streams) stream.trim(this.now(), true);
+    }, options.sweepIntervalMs ?? 60_000).unref();
+  }
+
+  static async open(names: BusNames, options: InProcessBusOptions = {}): Promise<InProcessBus> {
+    const clock = options.clock;
+    const now = typeof clock === 'function' ? clock : clock ? () => clock.now().getTime() : () => Date.now();
+    if (!options.dir) return new InProcessBus(names, options, now, undefined);
+    await fsp.mkdir(options.dir, { recursive: true });
+    const release = await acquireLock(options.dir);
+    const bus = new InProcessBus(names, options, now, release);
+    try {
+      for (const stream of bus.streams) await stream.openJournal(options.dir);
+    } catch (error) {
+      await bus.close().catch(() => undefined);
+      throw error;
+    }
+    return bus;
+  }
+
+  /** Streams and durables exist from the start; like JetStream, nothing is published or consumed before this. */
+  async ensureTopology(): Promise<void> {
+    this.assertOpen();
+    this.topologyReady = true;
+  }
+
+  async publish(subject: string, payload: Uint8Array | string, messageId: string): Promise<PublishAck> {
+    this.assertOpen();
+    const stream = this.topologyReady ? this.streams.find((s) => s.takes(subject)) : undefined;
+    if (!stream) throw new Error(`InProcessBus: no stream takes subject ${subject} (no responders)`);
+    const data = typeof payload === 'string' ? encoder.encode(payload) : payload;
+    const limit = this.options.maxPayloadBytes ?? 1024 * 1024;
+    if (data.byteLength > limit) throw new Error(`InProcessBus: payload of ${data.byteLength} bytes exceeds the maximum of ${limit}`);
+    return stream.publish(subject, data, messageId || null);
+  }
+
+  async consume(consumer: ConsumerSpec, options: ConsumeOptions): Promise<Subscription> {
+    this.assertOpen();
+    const durable = this.durable(consumer);
+    const subscription = durable.subscribe(options);
+    // Tracked so close() can stop it; a subscription stopped by its owner is forgotten.
+    const tracked: Subscription = {
+      get busy() {
+        return subscription.busy;
+      },
+      stop: async () => {
+        await subscription.stop();
+        this.subscriptions.delete(tracked);
+      },
+    };
+    this.subscriptions.add(tracked);
+    return tracked;
+  }
+
+  async allAcknowledgedBefore(consumer: ConsumerSpec, seq: number): Promise<boolean> {
+    return this.durable(consumer).allAcknowledgedBefore(seq);
+  }
+
+  async pending(consumer: ConsumerSpec): Promise<number> {
+    return this.durable(consumer).unacked.size;
+  }
+
+  get healthy(): boolean {
+    return !this.closed && this.streams.every((s) => !s.journal?.failure);
+  }
+
+  /** Not part of the port: the state of one stream (tests, diagnostics). */
+  streamInfo(stream: StreamName): InProcessStreamInfo {
+    return this.streams.find((s) => s.spec.name === stream)!.info();
+  }
+
+  /** Stops every subscription gracefully, writes and compacts the journals, releases the directory. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.closed = true;
+      clearInterval(this.sweeper);
+      await Promise.all([...this.subscriptions].map((s) => s.stop()));
+      for (const stream of this.streams) stream.dispose();
+      await Promise.all(this.streams.map((s) => s.journal?.close()));
+      await this.releaseLock?.();
+    })();
+    return this.closing;
+  }
+
+  private durable(consumer: ConsumerSpec): Durable {
+    this.assertOpen();
+    const durable = this.topologyReady
+      ? this.streams.find((s) => s.spec.name === consumer.stream)?.durables.find((d) => d.spec.durable === consumer.durable)
+      : undefined;
+    if (!durable) throw new Error(`InProcessBus: consumer ${consumer.durable} not found on stream ${consumer.stream}`);
+    return durable;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error('InProcessBus: the bus is closed');
+  }
+}
+
+/** One stream: its messages, sequence, duplicate window, durables and journal. */
+class InProcessStream implements JournalOwner {
+  readonly name: string;
+  readonly durables: Durable[];
+  journal: StreamJournal | undefined;
+  private readonly subjects: string[];
+  private readonly messages = new Map<number, StoredMessage>();
+  /** Insertion order is publish order, so expired entries are at the front. */
+  private readonly dedup = new Map<string, { seq: number; time: number; stored: Promise<void> }>();
+  /** Messages every durable has acknowledged, kept under the limits (oldest-acknowledged first). */
+  private readonly acknowledged = new Set<number>();
+  private lastSeq = 0;
+  liveBytes = 0;
+
+  constructor(
+    names: BusNames,
+    readonly spec: StreamSpec,
+    private readonly options: InProcessBusOptions,
+    private readonly now: () => number,
+  ) {
+    this.name = streamOf(names, spec.name);
+    this.subjects = spec.subjects.map((s) => subjectOf(names, s));
+    const ackWait = (c: ConsumerSpec) => options.ackWaitMs ?? c.ackWaitSeconds * 1000;
+    this.durables = (Object.values(CONSUMERS) as ConsumerSpec[])
+      .filter((c) => c.stream === spec.name)
+      .map(
+        (c) =>
+          new Durable(
+            c,
+            c.filterSubject ? subjectOf(names, c.filterSubject) : null,
+            ackWait(c),
+            (msg, durable) => this.onAcknowledged(msg, durable),
+            () => this.journal?.flushed() ?? Promise.resolve(),
+          ),
+      );
+  }
+
+  takes(subject: string): boolean {
+    return !/[*>\s]/.test(subject) && this.subjects.some((pattern) => subjectMatches(pattern, subject));
+  }
+
+  async publish(subject: string, data: Uint8Array, messageId: string | null): Promise<PublishAck> {
+    const now = this.now();
+    this.expireDuplicates(now);
+    const seen = messageId === null ? undefined : this.dedup.get(messageId);
+    if (seen) {
+      await seen.stored;
+      return { seq: seen.seq, duplicate: true };
+    }
+    const seq = ++this.lastSeq;
+    const record: JournalRecord = { k: 'pub', seq, s: subject, id: messageId, t: now, d: Buffer.from(data).toString('base64') };
+    const msg: StoredMessage = { seq, subject, data: Uint8Array.from(data), messageId, time: now, bytes: Buffer.byteLength(encodeRecord(record)), waiting: 0 };
+    // Consumers see it once it is written, as JetStream delivers only what it stored.
+    const stored = this.journal ? this.journal.append(record, () => this.store(msg)) : Promise.resolve(this.store(msg));
+    if (messageId !== null) this.dedup.set(messageId, { seq, time: now, stored });
+    try {
+      await stored;
+    } catch (error) {
+      // Not stored: a retry with the same id must store it.
+      if (messageId !== null && this.dedup.get(messageId)?.seq === seq) this.dedup.delete(messageId);
+      throw error;
+    }
+    return { seq, duplicate: false };
+  }
+
+  private store(msg: StoredMessage): void {
+    this.messages.set(msg.seq, msg);
+    this.liveBytes += msg.bytes;
+    const interested = this.durables.filter((d) => d.matches(msg.subject));
+    msg.waiting = interested.length;
+    // Nobody will ever acknowledge it: kept under the limits like an acknowledged one.
+    if (interested.length === 0) this.acknowledged.add(msg.seq);
+    for (const durable of interested) durable.offer(msg);
+    this.trim(msg.time, false);
+  }
+
+  private onAcknowledged(msg: StoredMessage, durable: Durable): void {
+    this.journal?.appendAck(durable.spec.durable, msg.seq);
+    if (--msg.waiting > 0) return;
+    if (this.spec.retention === RetentionPolicy.Workqueue) {
+      this.remove(msg.seq);
+    } else {
+      this.acknowledged.add(msg.seq);
+      this.trim(this.now(), false);
+    }
+  }
+
+  /**
+   * Limits retention for acknowledged messages: the count cap, then the max age. A message some durable has
+   * not acknowledged stays whatever its age. `full` scans them all (the periodic sweep); otherwise the scan
+   * stops at the first one young enough, which is exact while the clock only moves forward.
+   */
+  trim(now: number, full: boolean): void {
+    const cap = this.options.maxAckedPerStream ?? 10_000;
+    for (const seq of this.acknowledged) {
+      if (this.acknowledged.size <= cap) break;
+      this.remove(seq);
+    }
+    const maxAgeMs = this.spec.maxAgeSeconds * 1000;
+    if (maxAgeMs <= 0) return;
+    for (const seq of this.acknowledged) {
+      if (this.messages.get(seq)!.time + maxAgeMs <= now) this.remove(seq);
+      else if (!full) break;
+    }
+  }
+
+  private remove(seq: number): void {
+    const msg = this.messages.get(seq);
+    if (!msg) return;
+    this.messages.delete(seq);
+    this.acknowledged.delete(seq);
+    this.liveBytes -= msg.bytes;
+  }
+
+  private expireDuplicates(now: number): void {
+    const windowMs = (this.options.duplicateWindowSeconds ?? 120) * 1000;
+    for (const [id, entry] of this.dedup) {
+      if (entry.time + windowMs > now) break;
+      this.dedup.delete(id);
+    }
+  }
+
+  async openJournal(dir: string): Promise<void> {
+    const file = path.join(dir, `${encodeURIComponent(this.name)}.journal`);
+    this.replay(await readJournal(file));
+    this.journal = await StreamJournal.open(file, this, {
+      fsync: this.options.fsync ?? false,
+      compactAfterDeadBytes: this.options.compactAfterDeadBytes ?? 1024 * 1024,
+    });
+  }
+
+  /** Rebuilds the stream from its journal: what a durable had not acknowledged is delivered again. */
+  private replay(records: ReadonlyArray<{ record: JournalRecord; bytes: number }>): void {
+    const published: StoredMessage[] = [];
+    const acks = new Map<string, Set<number>>();
+    const ids: Array<{ id: string; seq: number; time: number }> = [];
+    for (const { record, bytes } of records) {
+      switch (record.k) {
+        case 'head':
+          this.lastSeq = Math.max(this.lastSeq, record.lastSeq);
+          break;
+        case 'pub':
+          this.lastSeq = Math.max(this.lastSeq, record.seq);
+          published.push({ seq: record.seq, subject: record.s, data: Buffer.from(record.d, 'base64'), messageId: record.id, time: record.t, bytes, waiting: 0 });
+          if (record.id !== null) ids.push({ id: record.id, seq: record.seq, time: record.t });
+          break;
+        case 'ack':
+          if (!acks.has(record.c)) acks.set(record.c, new Set());
+          for (const seq of record.q) acks.get(record.c)!.add(seq);
+          break;
+        case 'dup':
+          ids.push({ id: record.id, seq: record.seq, time: record.t });
+          break;
+      }
+    }
+    ids.sort((a, b) => a.time - b.time);
+    for (const { id, seq, time } of ids) this.dedup.set(id, { seq, time, stored: Promise.resolve() });
+    this.expireDuplicates(this.now());
+
+    for (const msg of published) {
+      const interested = this.durables.filter((d) => d.matches(msg.subject));
+      const owing = interested.filter((d) => !acks.get(d.spec.durable)?.has(msg.seq));
+      if (owing.length === 0 && interested.length > 0 && this.spec.retention === RetentionPolicy.Workqueue) continue;
+      msg.waiting = owing.length;
+      this.messages.set(msg.seq, msg);
+      this.liveBytes += msg.bytes;
+      if (owing.length === 0) this.acknowledged.add(msg.seq);
+      for (const durable of owing) durable.offer(msg);
+    }
+    this.trim(this.now(), true);
+  }
+
+  snapshot(): JournalRecord[] {
+    const records: JournalRecord[] = [{ k: 'head', v: 1, lastSeq: this.lastSeq }];
+    // Ids of deleted messages still in the window; a kept message carries its own id.
+    for (const [id, entry] of this.dedup) {
+      if (!this.messages.has(entry.seq)) records.push({ k: 'dup', id, seq: entry.seq, t: entry.time });
+    }
+    for (const msg of this.messages.values()) {
+      records.push({ k: 'pub', seq: msg.seq, s: msg.subject, id: msg.messageId, t: msg.time, d: Buffer.from(msg.data).toString('base64') });
+    }
+    for (const durable of this.durables) {
+      const acked = [...this.messages.values()].filter((m) => durable.matches(m.subject) && !durable.unacked.has(m.seq)).map((m) => m.seq);
+      if (acked.length > 0) records.push({ k: 'ack', c: durable.spec.durable, q: acked });
+    }
+    return records;
+  }
+
+  info(): InProcessStreamInfo {
+    return {
+      messages: this.messages.size,
+      firstSeq: this.messages.keys().next().value ?? this.lastSeq + 1,
+      lastSeq: this.lastSeq,
+      journalBytes: this.journal?.fileBytes ?? 0,
+      journalWrites: this.journal?.writes ?? 0,
+      compactions: this.journal?.compactions ?? 0,
+    };
+  }
+
+  /** Stops every redelivery timer (closing). */
+  dispose(): void {
+    for (const durable of this.durables) durable.dispose();
+  }
+}

@@ -1,0 +1,84 @@
+import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { BatchConsumer } from './batch-consumer';
+import type { BusMessage, ConsumeOptions, MessageBus, PublishAck, Subscription } from './message-bus.port';
+import { ensureTopology, streamOf, type BusNames, type ConsumerSpec, type TopologyOptions } from './topology';
+
+/** The deployment's bus: NATS JetStream (docs/pipeline.md). */
+export class JetStreamBus implements MessageBus {
+  private readonly js: JetStreamClient;
+
+  private constructor(
+    private readonly nc: NatsConnection,
+    private readonly jsm: JetStreamManager,
+    readonly names: BusNames,
+    private readonly topology: TopologyOptions,
+    private readonly publishTimeoutMs: number,
+  ) {
+    this.js = jetstream(nc);
+  }
+
+  static async connect(nc: NatsConnection, names: BusNames, options: TopologyOptions & { publishTimeoutMs?: number } = {}): Promise<JetStreamBus> {
+    return new JetStreamBus(nc, await jetstreamManager(nc), names, options, options.publishTimeoutMs ?? 5_000);
+  }
+
+  ensureTopology(): Promise<void> {
+    return ensureTopology(this.jsm, this.names, this.topology);
+  }
+
+  async publish(subject: string, payload: Uint8Array | string, messageId: string): Promise<PublishAck> {
+    const ack = await this.js.publish(subject, payload, { msgID: messageId, timeout: this.publishTimeoutMs });
+    return { seq: ack.seq, duplicate: ack.duplicate };
+  }
+
+  async consume(consumer: ConsumerSpec, options: ConsumeOptions): Promise<Subscription> {
+    const batches = new BatchConsumer({
+      js: this.js,
+      stream: streamOf(this.names, consumer.stream),
+      durable: consumer.durable,
+      maxBatch: options.maxBatch,
+      prefetch: options.prefetch,
+      retryDelayMs: options.retryDelayMs,
+      handler: (batch) => options.handler(batch.map(busMessage)),
+      onError: options.onError ? (error, batch) => options.onError!(error, batch.map(busMessage)) : undefined,
+    });
+    await batches.start();
+    return batches;
+  }
+
+  async allAcknowledgedBefore(consumer: ConsumerSpec, seq: number): Promise<boolean> {
+    const info = await this.jsm.consumers.info(streamOf(this.names, consumer.stream), consumer.durable);
+    return info.ack_floor.stream_seq >= seq - 1;
+  }
+
+  async pending(consumer: ConsumerSpec): Promise<number> {
+    const info = await this.jsm.consumers.info(streamOf(this.names, consumer.stream), consumer.durable);
+    return info.num_pending + info.num_ack_pending;
+  }
+
+  get healthy(): boolean {
+    return !this.nc.isClosed();
+  }
+
+  /** Drains the connection: what was published is flushed, subscriptions end. */
+  async close(): Promise<void> {
+    if (!this.nc.isClosed()) await this.nc.drain().catch(() => undefined);
+  }
+}
+
+/** A JetStream delivery seen through the port; the JsMsg stays reachable for nothing else. */
+function busMessage(msg: JsMsg): BusMessage {
+  return {
+    subject: msg.subject,
+    data: msg.data,
+    seq: msg.seq,
+    deliveryCount: msg.info.deliveryCount,
+    messageId: msg.headers?.get('Nats-Msg-Id') || null,
+    ack: () => msg.ack(),
+    ackConfirmed: async () => {
+      await msg.ackAck();
+    },
+    nak: (delayMs) => msg.nak(delayMs),
+    working: () => msg.working(),
+  };
+}
