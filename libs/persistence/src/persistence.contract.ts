@@ -1,0 +1,156 @@
+import { randomUUID } from 'node:crypto';
+import type { DataSource } from 'typeorm';
+import { migrate, migrations } from './data-source';
+import { EventStore, StreamVersionConflict, type NewEvent } from './event-store';
+import { OutboxRelay } from './outbox-relay';
+
+/**
+ * What the persistence adapter must do on any PostgreSQL it is given (docs/embedded.md, "The same tests on
+ * both"): the real server (persistence.postgres.int-spec.ts) and PGlite, the embedded default
+ * (persistence.pglite.int-spec.ts). `open` hands over a fresh, empty database (or schema) and its teardown.
+ */
+export function persistenceContract(label: string, open: () => Promise<{ ds: DataSource; teardown(): Promise<void> }>): void {
+  describe(`contract: persistence (${label})`, () => {
+    let ds: DataSource;
+    let teardown: () => Promise<void>;
+    const store = new EventStore();
+
+    beforeAll(async () => {
+      ({ ds, teardown } = await open());
+      expect(await migrate(ds)).toEqual(migrations.map((m) => m.name));
+    }, 120_000);
+
+    afterAll(async () => {
+      await teardown?.();
+    });
+
+    it('a second migrate applies nothing', async () => {
+      expect(await migrate(ds)).toEqual([]);
+    });
+
+    describe('append-only tables refuse UPDATE, DELETE and TRUNCATE in the database itself (V2, R3)', () => {
+      beforeAll(async () => {
+        await ds.query(`INSERT INTO events (stream_id, stream_version, type, version, data, metadata, message_id)
+          VALUES ('ao-run', 1, 'evals.run.opened', 1, '{}', '{}', gen_random_uuid())`);
+        await ds.query(`INSERT INTO suite_versions (suite_key, version, content_hash, default_scorer, pass_threshold,
+          regression_threshold, case_count) VALUES ('ao-suite', 1, 'h', '{"type":"exact"}', 0.8, 0.05, 1)`);
+        await ds.query(`INSERT INTO suite_cases (suite_key, suite_version, ordinal, case_id, expected) VALUES ('ao-suite', 1, 0, 'c1', '"x"')`);
+        await ds.query(`INSERT INTO evidence (run_id, case_id, scorer, scorer_version, score, passed, label, scored_at)
+          VALUES ('ao-run', 'c1', 'exact', '1.0.0', 1, true, 'match', now())`);
+        await ds.query(`INSERT INTO dead_letters (subject, code, reason) VALUES ('evals.run.sealed', 'MALFORMED_JSON', 'r')`);
+      });
+
+      const cases: Array<[string, string, string]> = [
+        ['events', `UPDATE events SET type = 'x' WHERE stream_id = 'ao-run'`, `DELETE FROM events WHERE stream_id = 'ao-run'`],
+        ['suite_versions', `UPDATE suite_versions SET pass_threshold = 0`, `DELETE FROM suite_versions`],
+        ['suite_cases', `UPDATE suite_cases SET expected = '"y"'`, `DELETE FROM suite_cases`],
+        ['evidence', `UPDATE evidence SET passed = false`, `DELETE FROM evidence`],
+        ['dead_letters', `UPDATE dead_letters SET reason = 'x'`, `DELETE FROM dead_letters`],
+      ];
+
+      it.each(cases)('%s', async (table, update, del) => {
+        const [{ n: before }] = await ds.query(`SELECT count(*)::int AS n FROM ${table}`);
+        await expect(ds.query(update)).rejects.toThrow(new RegExp(`table ${table} is append-only: UPDATE refused`));
+        await expect(ds.query(del)).rejects.toThrow(new RegExp(`table ${table} is append-only: DELETE refused`));
+        await expect(ds.query(`TRUNCATE ${table} CASCADE`)).rejects.toThrow(/append-only: TRUNCATE refused/);
+        const [{ n }] = await ds.query(`SELECT count(*)::int AS n FROM ${table}`);
+        expect(n).toBe(before);
+        expect(n).toBeGreaterThan(0);
+      });
+
+      it('a duplicate (run, case) evidence row is refused by the primary key', async () => {
+        await expect(
+          ds.query(`INSERT INTO evidence (run_id, case_id, scorer, scorer_version, score, passed, label, scored_at)
+            VALUES ('ao-run', 'c1', 'exact', '1.0.0', 0, false, 'mismatch', now())`),
+        ).rejects.toThrow(/duplicate key/);
+      });
+    });
+
+    describe('event store and transactional outbox', () => {
+      it('appends with stream versions and global positions, and writes one outbox row per event', async () => {
+        const stored = await ds.transaction((m) => store.append(m, 'run-a', 0, [event('run.opened'), event('run.sealed')]));
+        expect(stored.map((e) => e.stream_version)).toEqual([1, 2]);
+        expect(stored[1].position).toBeGreaterThan(stored[0].position);
+        const outbox = await ds.query(`SELECT subject, payload FROM outbox WHERE message_id = ANY($1::uuid[]) ORDER BY id`, [stored.map((e) => e.metadata.message_id)]);
+        expect(outbox.map((r: { subject: string }) => r.subject)).toEqual(['evals.event.run.opened', 'evals.event.run.sealed']);
+        expect(outbox[0].payload).toMatchObject({ schema: 'run.opened.v1', stream_id: 'run-a', stream_version: 1, position: stored[0].position });
+        expect((await store.readStream(ds, 'run-a')).map((e) => e.type)).toEqual(['run.opened', 'run.sealed']);
+      });
+
+      it('refuses a writer whose expected version is stale (optimistic concurrency), and rolls back its outbox rows', async () => {
+        await store.append(ds, 'run-b', 0, [event('run.opened')]);
+        const late = event('run.sealed');
+        await expect(ds.transaction((m) => store.append(m, 'run-b', 0, [late]))).rejects.toBeInstanceOf(StreamVersionConflict);
+        const [{ n }] = await ds.query(`SELECT count(*)::int AS n FROM outbox WHERE message_id = $1`, [late.metadata.message_id]);
+        expect(n).toBe(0);
+      });
+
+      it('of four concurrent writers at the same version exactly one wins', async () => {
+        await store.append(ds, 'run-c', 0, [event('run.opened')]);
+        const results = await Promise.allSettled(Array.from({ length: 4 }, () => ds.transaction((m) => store.append(m, 'run-c', 1, [event('run.sealed')]))));
+        expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+        expect(results.filter((r) => r.status === 'rejected').every((r) => (r as PromiseRejectedResult).reason instanceof StreamVersionConflict)).toBe(true);
+        expect((await store.readStream(ds, 'run-c')).length).toBe(2);
+      });
+
+      it('the relay publishes every unpublished row once with its message id, and keeps the rows while the bus refuses them (G6)', async () => {
+        await store.append(ds, 'run-d', 0, [event('run.opened')]);
+        let up = false;
+        const sent: Array<{ subject: string; id: string }> = [];
+        const relay = new OutboxRelay(ds, {
+          publish: async (subject: string, _payload: Uint8Array | string, id: string) => {
+            if (!up) throw new Error('bus down');
+            sent.push({ subject, id });
+            return { seq: sent.length, duplicate: false };
+          },
+        });
+        await expect(relay.tick()).rejects.toThrow('bus down');
+        const [{ n: waiting }] = await ds.query(`SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL`);
+        expect(waiting).toBeGreaterThan(0);
+        up = true;
+        while ((await relay.tick()) > 0);
+        expect(sent).toHaveLength(waiting);
+        expect(new Set(sent.map((s) => s.id)).size).toBe(waiting);
+        expect(await relay.tick()).toBe(0);
+        const [{ n: left }] = await ds.query(`SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL`);
+        expect(left).toBe(0);
+      });
+    });
+
+    it('isolation: a transaction that rolls back while another commits takes nothing of the committed one with it', async () => {
+      await ds.query(`CREATE TABLE IF NOT EXISTS contract_isolation (v text)`);
+      const committed = ds.transaction(async (m) => {
+        await m.query(`INSERT INTO contract_isolation VALUES ('committed')`);
+        // Hold the transaction open while the other one runs and fails.
+        await new Promise((r) => setTimeout(r, 50));
+      });
+      const rolledBack = ds
+        .transaction(async (m) => {
+          await m.query(`INSERT INTO contract_isolation VALUES ('rolled-back')`);
+          throw new Error('roll back');
+        })
+        .then(
+          () => 'committed?',
+          () => 'rolled back',
+        );
+      const [, outcome] = await Promise.all([committed, rolledBack]);
+      expect(outcome).toBe('rolled back');
+      expect((await ds.query(`SELECT v FROM contract_isolation ORDER BY v`)).map((r: { v: string }) => r.v)).toEqual(['committed']);
+    });
+
+    it('run locks: a transaction-scoped advisory lock is released at commit', async () => {
+      const key = 7_700_001;
+      await ds.transaction(async (m) => {
+        await m.query('SELECT pg_advisory_xact_lock($1)', [key]);
+      });
+      const [{ free }] = await ds.query('SELECT pg_try_advisory_lock($1) AS free', [key]);
+      expect(free).toBe(true);
+      await ds.query('SELECT pg_advisory_unlock($1)', [key]);
+    });
+  });
+}
+
+function event(type: string, data: object = {}): NewEvent {
+  const id = randomUUID();
+  return { type, version: 1, data, metadata: { message_id: id, correlation_id: id, causation_id: id, occurred_at: '2026-11-30T00:00:00.000Z' } };
+}
