@@ -75,7 +75,7 @@ export class InProcessBus implements MessageBus {
     const clock = options.clock;
     const now = typeof clock === 'function' ? clock : clock ? () => clock.now().getTime() : () => Date.now();
     if (!options.dir) return new InProcessBus(names, options, now, undefined);
-    await fsp.mkdir(options.dir, { recursive: true });
+    await fsp.mkdir(options.dir, { recursive: true, mode: 0o700 });
     const release = await acquireLock(options.dir);
     const bus = new InProcessBus(names, options, now, release);
     try {

@@ -206,7 +206,8 @@ export class StreamJournal {
   private async rewrite(): Promise<void> {
     const data = this.owner.snapshot().map(encodeRecord).join('');
     const temp = tempOf(this.file);
-    const out = await fsp.open(temp, 'w');
+    // Owner-only: the records carry raw payloads, candidate outputs among them.
+    const out = await fsp.open(temp, 'w', 0o600);
     try {
       await out.write(data);
       await out.sync();

@@ -40,7 +40,8 @@ export class ApiExceptionFilter implements ExceptionFilter {
       res.status(error.status).json({ code: error.code, message: error.message, ...(error.field ? { field: error.field } : {}), ...(error.details ? { details: error.details } : {}) });
       return;
     }
-    const type = (error as { type?: unknown } | null)?.type;
+    // body-parser's error type; Nest 12 wraps it in an HttpException with the original as `cause`.
+    const type = (error as { type?: unknown } | null)?.type ?? (error as { cause?: { type?: unknown } } | null)?.cause?.type;
     if (type === 'entity.too.large') {
       res.status(413).json({ code: 'PAYLOAD_TOO_LARGE', message: 'the request body is larger than the server accepts' });
       return;

@@ -1,0 +1,728 @@
+import { uniqueSuffix } from '../support/isolation';
+
+/**
+ * The HTTP API contract (issue 7): ONE suite of request/response assertions, run against the four apps on
+ * real servers (http-contract.servers.e2e-spec.ts) and against `evals serve` on the embedded adapters
+ * (http-contract.embedded.e2e-spec.ts). Shapes and codes come from the controllers and docs/contracts.md,
+ * suites.md, gate.md, scorecards.md, read-model.md. A test that passes on one target and fails on the other
+ * is drift between the deployments, never a reason to loosen the assertion.
+ */
+export type ContractApp = 'ingestion' | 'read' | 'regression';
+
+/**
+ * Configuration every target must be started with: a 1 MB body limit, so the over-the-limit refusal is
+ * tested with a small body (the 512 KiB output limit of the contract still fits under it).
+ */
+export const CONTRACT_ENV: Readonly<Record<string, string>> = { HTTP_BODY_LIMIT_MB: '1' };
+
+export interface ContractTarget {
+  url(app: ContractApp, path: string): string;
+  stop(): Promise<void>;
+}
+
+interface Reply {
+  status: number;
+  text: string;
+  json: any;
+  headers: Headers;
+}
+
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+const Z_95 = 1.959963984540054;
+/** The 95% Wilson score interval (docs/statistics.md), computed here independently of libs/stats. */
+function wilson(passed: number, n: number): { lower: number; upper: number } {
+  const p = passed / n;
+  const z2 = Z_95 * Z_95;
+  const centre = p + z2 / (2 * n);
+  const half = Z_95 * Math.sqrt((p * (1 - p)) / n + z2 / (4 * n * n));
+  const d = 1 + z2 / n;
+  return { lower: (centre - half) / d, upper: (centre + half) / d };
+}
+
+const SCORECARD_CSV_COLUMNS_DOCUMENTED = [
+  'suite_key',
+  'subject_kind',
+  'subject_id',
+  'runs',
+  'latest_run_id',
+  'latest_completed_at',
+  'latest_suite_version',
+  'latest_pass_rate',
+  'latest_passed',
+  'latest_n',
+  'latest_ci_lower',
+  'latest_ci_upper',
+  'overall_pass_rate',
+  'overall_passed',
+  'overall_n',
+  'overall_ci_lower',
+  'overall_ci_upper',
+  'mean_score',
+  'trend_slope_per_run',
+  'trend_direction',
+  'trend_runs',
+  'latest_verdict',
+];
+
+export function httpApiContract(label: string, start: () => Promise<ContractTarget>): void {
+  describe(`HTTP API contract: ${label}`, () => {
+    let target: ContractTarget | undefined;
+    const sfx = uniqueSuffix();
+    const CANARY = `CANARY-OUTPUT-${sfx}-do-not-echo`;
+
+    beforeAll(async () => {
+      target = await start();
+    }, 120_000);
+
+    afterAll(async () => {
+      await target?.stop();
+    }, 60_000);
+
+    async function call(app: ContractApp, method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<Reply> {
+      const init: RequestInit = { method };
+      if (body !== undefined) {
+        init.body = typeof body === 'string' ? body : JSON.stringify(body);
+        init.headers = { 'content-type': contentType };
+      }
+      const res = await fetch(target!.url(app, path), init);
+      const text = await res.text();
+      let json: any = undefined;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        json = undefined;
+      }
+      return { status: res.status, text, json, headers: res.headers };
+    }
+    const get = (app: ContractApp, path: string) => call(app, 'GET', path);
+    const post = (app: ContractApp, path: string, body: unknown, contentType?: string) => call(app, 'POST', path, body, contentType);
+
+    function expectStatus(reply: Reply, status: number): void {
+      if (reply.status !== status) throw new Error(`expected HTTP ${status}, got ${reply.status}: ${reply.text.slice(0, 2000)}`);
+    }
+
+    /** A suite of `n` exact-match cases `c0..c{n-1}` whose expected output is `yes`. */
+    function exactSuite(key: string, n: number, over: Record<string, unknown> = {}): Record<string, unknown> {
+      return {
+        key,
+        default_scorer: { type: 'exact' },
+        pass_threshold: 0.5,
+        regression_threshold: 0.1,
+        cases: Array.from({ length: n }, (_, i) => ({ id: `c${i}`, input: `question ${i}`, expected: 'yes' })),
+        ...over,
+      };
+    }
+
+    async function pushSuite(suite: Record<string, unknown>): Promise<number> {
+      const r = await post('ingestion', '/v1/suites', suite);
+      expectStatus(r, 201);
+      return r.json.suite.version;
+    }
+
+    /** `passing` of the first `n` cases answered `yes`, the rest `no`. */
+    const outputs = (n: number, passing: number) => Array.from({ length: n }, (_, i) => ({ case_id: `c${i}`, output: i < passing ? 'yes' : 'no' }));
+
+    async function run(body: Record<string, unknown>): Promise<any> {
+      const r = await post('ingestion', '/v1/runs', { subject_kind: 'agent', ...body });
+      expectStatus(r, 200);
+      return r.json;
+    }
+
+    describe('service surface', () => {
+      it.each(['ingestion', 'read', 'regression'] as const)('GET /health on the %s URL: 200, status ok, database and bus up', async (app) => {
+        const r = await get(app, '/health');
+        expectStatus(r, 200);
+        expect(r.json).toMatchObject({ status: 'ok', checks: { database: 'up', bus: 'up' } });
+      });
+
+      it.each([
+        ['ingestion', ['/v1/suites', '/v1/suites/{key}', '/v1/suites/{key}/versions/{version}', '/v1/runs', '/v1/gate', '/v1/gate/{id}']],
+        ['read', ['/v1/runs/{id}', '/v1/runs/{id}/events', '/v1/scorecards']],
+        ['regression', ['/v1/baselines', '/v1/findings', '/v1/findings/{runId}', '/v1/comparisons']],
+      ] as const)('GET /openapi.json on the %s URL lists its routes', async (app, routes) => {
+        const r = await get(app, '/openapi.json');
+        expectStatus(r, 200);
+        expect(r.json.openapi).toMatch(/^3\./);
+        expect(Object.keys(r.json.paths)).toEqual(expect.arrayContaining(['/health', ...routes]));
+      });
+
+      it('an unknown route: 404 with a JSON code', async () => {
+        const r = await get('ingestion', `/v1/no-such-route-${sfx}`);
+        expect(r.status).toBe(404);
+        expect(r.json).toMatchObject({ code: 'NOT_FOUND' });
+      });
+    });
+
+    describe('suites (V1-V3, S4)', () => {
+      const key = `contract-suite-${sfx}`;
+      const suite = {
+        key,
+        description: 'contract test suite',
+        default_scorer: { type: 'exact', trim: true },
+        pass_threshold: 0.75,
+        regression_threshold: 0.1,
+        cases: [
+          { id: 'route-billing', input: 'I was charged twice.', expected: 'billing', tags: ['routing', 'billing'] },
+          { id: 'reply-refund', input: { task: 'draft_reply', ticket: 'Where is my refund?' }, scorer: { type: 'contains', value: ['refund'], ignore_case: true } },
+          { id: 'json-null', input: 'return null', expected: null, scorer: { type: 'json_equal' } },
+        ],
+      };
+      // The same suite as YAML (JSON is YAML too, but this is the block style people write).
+      const suiteYaml = [
+        `key: ${key}`,
+        'description: contract test suite',
+        'default_scorer: { type: exact, trim: true }',
+        'pass_threshold: 0.75',
+        'regression_threshold: 0.1',
+        'cases:',
+        '  - id: route-billing',
+        '    input: "I was charged twice."',
+        '    expected: billing',
+        '    tags: [billing, routing]',
+        '  - id: reply-refund',
+        '    input: { task: draft_reply, ticket: "Where is my refund?" }',
+        '    scorer: { type: contains, value: [refund], ignore_case: true }',
+        '  - id: json-null',
+        '    input: return null',
+        '    expected: null',
+        '    scorer: { type: json_equal }',
+        '',
+      ].join('\n');
+      let hashV1 = '';
+
+      it('a first push (JSON) mints version 1: 201, created, with its content hash', async () => {
+        const r = await post('ingestion', '/v1/suites', suite);
+        expectStatus(r, 201);
+        expect(r.json).toMatchObject({ created: true, suite: { suite_key: key, version: 1, case_count: 3, pass_threshold: 0.75, regression_threshold: 0.1, description: 'contract test suite', golden_fixtures: false } });
+        expect(r.json.suite.content_hash).toMatch(/^(sha256:)?[0-9a-f]{64}$/);
+        expect(r.json.same_content_as).toBeUndefined();
+        hashV1 = r.json.suite.content_hash;
+      });
+
+      it('the same content again, as JSON and as YAML: 200, the same version 1, nothing new (V2)', async () => {
+        const again = await post('ingestion', '/v1/suites', suite);
+        expectStatus(again, 200);
+        expect(again.json).toMatchObject({ created: false, suite: { suite_key: key, version: 1, content_hash: hashV1 } });
+        const yaml = await post('ingestion', '/v1/suites', suiteYaml, 'application/yaml');
+        expectStatus(yaml, 200);
+        expect(yaml.json).toMatchObject({ created: false, suite: { suite_key: key, version: 1, content_hash: hashV1 } });
+      });
+
+      it('a new suite pushed as YAML (application/yaml): 201, version 1', async () => {
+        const yamlKey = `contract-yaml-${sfx}`;
+        const r = await post('ingestion', '/v1/suites', suiteYaml.replace(`key: ${key}`, `key: ${yamlKey}`), 'application/yaml');
+        expectStatus(r, 201);
+        expect(r.json).toMatchObject({ created: true, suite: { suite_key: yamlKey, version: 1, case_count: 3 } });
+        // Same content but another key: another hash (the key is content).
+        expect(r.json.suite.content_hash).not.toBe(hashV1);
+      });
+
+      it('changed content mints version 2: 201 with another hash', async () => {
+        const r = await post('ingestion', '/v1/suites', { ...suite, description: 'contract test suite, edited' });
+        expectStatus(r, 201);
+        expect(r.json).toMatchObject({ created: true, suite: { suite_key: key, version: 2, description: 'contract test suite, edited' } });
+        expect(r.json.suite.content_hash).not.toBe(hashV1);
+      });
+
+      it('GET /v1/suites/:key is the latest version with its cases; /versions/:v a given one, as authored', async () => {
+        const latest = await get('ingestion', `/v1/suites/${key}`);
+        expectStatus(latest, 200);
+        expect(latest.json.suite).toMatchObject({ suite_key: key, version: 2, description: 'contract test suite, edited', case_count: 3 });
+        const v1 = await get('ingestion', `/v1/suites/${key}/versions/1`);
+        expectStatus(v1, 200);
+        const s = v1.json.suite;
+        expect(s).toMatchObject({ suite_key: key, version: 1, content_hash: hashV1, description: 'contract test suite', default_scorer: { type: 'exact', trim: true }, pass_threshold: 0.75, regression_threshold: 0.1, golden_fixtures: false, case_count: 3 });
+        expect(typeof s.pass_threshold).toBe('number');
+        expect(s.created_at).toMatch(ISO);
+        expect(s.cases.map((c: any) => c.case_id)).toEqual(['route-billing', 'reply-refund', 'json-null']);
+        expect(s.cases[0]).toEqual({ case_id: 'route-billing', input: 'I was charged twice.', expected: 'billing', scorer: null, tags: ['billing', 'routing'] });
+        expect(s.cases[1]).toMatchObject({ case_id: 'reply-refund', input: { task: 'draft_reply', ticket: 'Where is my refund?' }, scorer: { type: 'contains', value: ['refund'], ignore_case: true }, tags: [] });
+        expect(s.cases[1]).not.toHaveProperty('expected');
+        // `expected: null` is the authored value null, not "absent" (docs/suites.md).
+        expect(s.cases[2]).toHaveProperty('expected', null);
+      });
+
+      it('pushing the content of an older version is a revert: version 3, same_content_as 1', async () => {
+        const r = await post('ingestion', '/v1/suites', suite);
+        expectStatus(r, 201);
+        expect(r.json).toMatchObject({ created: true, same_content_as: 1, suite: { version: 3, content_hash: hashV1 } });
+      });
+
+      it('unknown suite, unknown version, bad version: 404/404/400 with codes', async () => {
+        const none = await get('ingestion', `/v1/suites/contract-none-${sfx}`);
+        expect(none.status).toBe(404);
+        expect(none.json).toMatchObject({ code: 'SUITE_NOT_FOUND', field: 'key' });
+        const v9 = await get('ingestion', `/v1/suites/${key}/versions/9`);
+        expect(v9.status).toBe(404);
+        expect(v9.json).toMatchObject({ code: 'SUITE_VERSION_NOT_FOUND', field: 'version' });
+        const bad = await get('ingestion', `/v1/suites/${key}/versions/zero`);
+        expect(bad.status).toBe(400);
+        expect(bad.json).toMatchObject({ code: 'INVALID_REQUEST', field: 'version' });
+      });
+
+      it('a case with an unknown scorer type: 422 SUITE_INVALID naming the case and the field; nothing stored', async () => {
+        const badKey = `contract-bad-scorer-${sfx}`;
+        const r = await post('ingestion', '/v1/suites', {
+          ...exactSuite(badKey, 2),
+          cases: [
+            { id: 'fine-case', input: 'q', expected: 'yes' },
+            { id: 'weird-scorer-case', input: 'q', expected: 'yes', scorer: { type: 'telepathy' } },
+          ],
+        });
+        expect(r.status).toBe(422);
+        expect(r.json.code).toBe('SUITE_INVALID');
+        expect(r.json.field).toMatch(/^cases\[1\]\.scorer/);
+        expect(r.json.message).toContain('weird-scorer-case');
+        expect(r.json.details.errors).toEqual(expect.arrayContaining([expect.objectContaining({ code: 'SCORER_UNKNOWN', case_id: 'weird-scorer-case', case_index: 1 })]));
+        const stored = await get('ingestion', `/v1/suites/${badKey}`);
+        expect(stored.status).toBe(404);
+      });
+
+      it('duplicate case ids: 422 SUITE_INVALID with CASE_ID_DUPLICATE naming the case', async () => {
+        const r = await post('ingestion', '/v1/suites', {
+          ...exactSuite(`contract-dup-${sfx}`, 1),
+          cases: [
+            { id: 'first', input: 'q', expected: 'yes' },
+            { id: 'twice-used', input: 'q', expected: 'yes' },
+            { id: 'twice-used', input: 'q2', expected: 'no' },
+          ],
+        });
+        expect(r.status).toBe(422);
+        expect(r.json.code).toBe('SUITE_INVALID');
+        expect(r.json.field).toMatch(/^cases\[2\]/);
+        expect(r.json.message).toContain('twice-used');
+        expect(r.json.details.errors).toEqual([expect.objectContaining({ code: 'CASE_ID_DUPLICATE', case_index: 2 })]);
+      });
+
+      it('broken YAML: 422 SUITE_INVALID with YAML_SYNTAX and a position', async () => {
+        const r = await post('ingestion', '/v1/suites', `key: contract-broken-${sfx}\ncases: [\n  - id: x\n`, 'application/yaml');
+        expect(r.status).toBe(422);
+        expect(r.json.code).toBe('SUITE_INVALID');
+        expect(r.json.details.errors[0]).toMatchObject({ code: 'YAML_SYNTAX' });
+        expect(r.json.details.errors[0].line).toBeGreaterThanOrEqual(1);
+      });
+    });
+
+    describe('runs (R1-R6, D1)', () => {
+      const key = `contract-runs-${sfx}`;
+      const runId = `contract-run-${sfx}`;
+      // c0..c5 right, c6 wrong, c7 without an output: 6 of 8 pass, one missing (R1).
+      const body = () => ({ run_id: runId, suite_key: key, subject_id: 'contract-bot', variant: 'prompt-v1', source: 'ci', outputs: outputs(7, 6) });
+      let first: any;
+
+      beforeAll(async () => {
+        await pushSuite(exactSuite(key, 8, { pass_threshold: 0.7 }));
+      }, 60_000);
+
+      it('POST /v1/runs with inline outputs: 200, the completed run, its EvalResult (R3) and its regression decision', async () => {
+        first = await run(body());
+        const ci = wilson(6, 8);
+        expect(first.run).toMatchObject({
+          run_id: runId,
+          suite_key: key,
+          suite_version: 1,
+          subject_kind: 'agent',
+          subject_id: 'contract-bot',
+          variant: 'prompt-v1',
+          baseline_run_id: null,
+          source: 'ci',
+          case_count: 8,
+          status: 'completed',
+          scored: 8,
+          passed: 6,
+          missing_outputs: 1,
+          pass_threshold: 0.7,
+          regression_threshold: 0.1,
+        });
+        expect(first.run.opened_at).toMatch(ISO);
+        expect(first.run.completed_at).toMatch(ISO);
+        expect(first.run.summary).toMatchObject({ n: 8, passed: 6, score: 0.75, pass_rate: 0.75, run_passed: true });
+        const r = first.eval_result;
+        expect(Object.keys(r).sort()).toEqual(['metrics', 'occurred_at', 'passed', 'run_id', 'score', 'subject_id', 'subject_kind', 'suite', 'suite_version', 'variant']);
+        expect(r).toMatchObject({ suite: key, suite_version: 1, subject_kind: 'agent', subject_id: 'contract-bot', variant: 'prompt-v1', run_id: runId, score: 0.75, passed: true });
+        expect(r.occurred_at).toMatch(ISO);
+        expect(r.metrics).toMatchObject({ pass_rate: 0.75, passed: 6, n: 8, missing_outputs: 1, pass_threshold: 0.7 });
+        expect(r.metrics.pass_rate_ci.level).toBe(0.95);
+        expect(r.metrics.pass_rate_ci.lower).toBeCloseTo(ci.lower, 9);
+        expect(r.metrics.pass_rate_ci.upper).toBeCloseTo(ci.upper, 9);
+        expect(first.run.summary.pass_rate_ci).toEqual(r.metrics.pass_rate_ci);
+        expect(first.regression).toEqual({ verdict: 'no_baseline', baseline_run_id: null, chosen_by: null, comparison: null });
+      }, 60_000);
+
+      it('below the pass threshold the EvalResult says passed: false (R2)', async () => {
+        const low = await run({ run_id: `contract-run-low-${sfx}`, suite_key: key, subject_id: 'contract-low', outputs: outputs(8, 5) });
+        expect(low.eval_result).toMatchObject({ passed: false, score: 0.625, variant: null, metrics: { passed: 5, n: 8, missing_outputs: 0 } });
+        expect(low.run.summary.run_passed).toBe(false);
+      }, 60_000);
+
+      it('the same run_id again is the same run (idempotent), not a second one', async () => {
+        const again = await run(body());
+        expect(again.run).toEqual(first.run);
+        expect(again.eval_result).toEqual(first.eval_result);
+        expect(again.regression).toEqual(first.regression);
+      }, 60_000);
+
+      it('the same run_id with another subject: 409 RUN_ID_CONFLICT', async () => {
+        const r = await post('ingestion', '/v1/runs', { ...body(), subject_kind: 'agent', subject_id: 'someone-else' });
+        expect(r.status).toBe(409);
+        expect(r.json).toMatchObject({ code: 'RUN_ID_CONFLICT', field: 'run_id' });
+      }, 60_000);
+
+      it('a missing required field: 400 with code and field, and the output never echoed (D1)', async () => {
+        const r = await post('ingestion', '/v1/runs', { run_id: `contract-bad-${sfx}`, suite_key: key, subject_id: 'x', outputs: [{ case_id: 'c0', output: CANARY }] });
+        expect(r.status).toBe(400);
+        expect(r.json).toMatchObject({ code: 'INVALID_REQUEST', field: 'subject_kind' });
+        expect(r.json.message).toContain('subject_kind');
+        expect(r.text).not.toContain(CANARY);
+        expect(r.text).not.toContain('CANARY');
+      });
+
+      it('an unknown field is refused by where it is, never by its name, nor with the output (D1)', async () => {
+        const r = await post('ingestion', '/v1/runs', { run_id: `contract-bad2-${sfx}`, suite_key: key, subject_kind: 'agent', subject_id: 'x', [`${CANARY}-key`]: 1, outputs: [{ case_id: 'c0', output: CANARY }] });
+        expect(r.status).toBe(400);
+        expect(r.json.code).toBe('INVALID_REQUEST');
+        expect(typeof r.json.field).toBe('string');
+        expect(r.text).not.toContain('CANARY');
+      });
+
+      it('an output for a case the suite lacks: 422 UNKNOWN_CASE naming the output, not echoing it', async () => {
+        const r = await post('ingestion', '/v1/runs', { run_id: `contract-bad3-${sfx}`, suite_key: key, subject_kind: 'agent', subject_id: 'x', outputs: [{ case_id: 'c0', output: 'yes' }, { case_id: 'no-such-case', output: CANARY }] });
+        expect(r.status).toBe(422);
+        expect(r.json).toMatchObject({ code: 'UNKNOWN_CASE', field: 'outputs[1].case_id' });
+        expect(r.text).not.toContain('CANARY');
+      });
+
+      it('malformed JSON: 400 MALFORMED_JSON without a piece of the body', async () => {
+        const r = await post('ingestion', '/v1/runs', `{"run_id":"x","outputs":[{"case_id":"c0","output":"${CANARY}"`);
+        expect(r.status).toBe(400);
+        expect(r.json).toMatchObject({ code: 'MALFORMED_JSON', field: 'body' });
+        expect(r.text).not.toContain('CANARY');
+      });
+
+      it('an output over 512 KiB: 413 OUTPUT_TOO_LARGE naming the output, not echoing it', async () => {
+        const big = CANARY.repeat(Math.ceil((600 * 1024) / CANARY.length));
+        const r = await post('ingestion', '/v1/runs', { run_id: `contract-big-${sfx}`, suite_key: key, subject_kind: 'agent', subject_id: 'x', outputs: [{ case_id: 'c0', output: big }] });
+        expect(r.status).toBe(413);
+        expect(r.json).toMatchObject({ code: 'OUTPUT_TOO_LARGE', field: 'outputs[0].output' });
+        expect(r.text).not.toContain('CANARY');
+      });
+
+      it('a body over the server limit (HTTP_BODY_LIMIT_MB): 413 PAYLOAD_TOO_LARGE, nothing of it echoed', async () => {
+        const huge = CANARY.repeat(Math.ceil((1200 * 1024) / CANARY.length));
+        const r = await post('ingestion', '/v1/runs', { run_id: `contract-huge-${sfx}`, suite_key: key, subject_kind: 'agent', subject_id: 'x', outputs: [{ case_id: 'c0', output: huge }] });
+        expect(r.status).toBe(413);
+        expect(r.json).toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
+        expect(r.text).not.toContain('CANARY');
+      });
+
+      it('an unknown suite: 404 SUITE_NOT_FOUND on suite_key', async () => {
+        const r = await post('ingestion', '/v1/runs', { run_id: `contract-nosuite-${sfx}`, suite_key: `contract-none-${sfx}`, subject_kind: 'agent', subject_id: 'x', outputs: [] });
+        expect(r.status).toBe(404);
+        expect(r.json).toMatchObject({ code: 'SUITE_NOT_FOUND', field: 'suite_key' });
+      });
+
+      it('GET /v1/runs/:id: the run and its EvalResult as POST answered; ?include=cases adds the per-case results by case id', async () => {
+        const plain = await get('read', `/v1/runs/${runId}`);
+        expectStatus(plain, 200);
+        expect(plain.json.run).toEqual(first.run);
+        expect(plain.json.eval_result).toEqual(first.eval_result);
+        expect(plain.json.regression).toEqual(first.regression);
+        expect(plain.json).not.toHaveProperty('cases');
+        const withCases = await get('read', `/v1/runs/${runId}?include=cases`);
+        expectStatus(withCases, 200);
+        const cases = withCases.json.cases;
+        expect(cases.map((c: any) => c.case_id)).toEqual(['c0', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7']);
+        for (const c of cases.slice(0, 6)) expect(c).toMatchObject({ scorer: 'exact', score: 1, passed: true, label: 'match' });
+        expect(cases[6]).toMatchObject({ case_id: 'c6', scorer: 'exact', score: 0, passed: false, label: 'mismatch' });
+        expect(cases[7]).toMatchObject({ case_id: 'c7', score: 0, passed: false, label: 'missing_output' });
+        for (const c of cases) {
+          expect(Object.keys(c).sort()).toEqual(['case_id', 'label', 'passed', 'score', 'scored_at', 'scorer', 'scorer_version']);
+          expect(c.scored_at).toMatch(ISO);
+        }
+      });
+
+      it('GET /v1/runs/:id/events: the SSE replay, one case frame per case then the summary, the same bytes twice (R6)', async () => {
+        const a = await call('read', 'GET', `/v1/runs/${runId}/events`);
+        expectStatus(a, 200);
+        expect(a.headers.get('content-type')).toContain('text/event-stream');
+        const frames = a.text.split('\n\n').filter(Boolean).map((f) => {
+          const [event, data] = f.split('\n');
+          return { event: event.replace(/^event: /, ''), data: JSON.parse(data.replace(/^data: /, '')) };
+        });
+        expect(frames.map((f) => f.event)).toEqual([...Array(8).fill('case'), 'summary']);
+        expect(frames[6].data).toEqual({ case_id: 'c6', scorer: 'exact', scorer_version: expect.any(String), score: 0, passed: false, label: 'mismatch' });
+        expect(frames[8].data).toMatchObject({ run_id: runId, status: 'completed', suite: key, suite_version: 1, case_count: 8, missing_outputs: 1, frames: 8, n: 8, passed: 6, pass_rate: 0.75, run_passed: true });
+        const b = await call('read', 'GET', `/v1/runs/${runId}/events`);
+        expect(b.text).toBe(a.text);
+      });
+
+      it('an unknown run: 404 RUN_NOT_FOUND on GET /v1/runs/:id and on its events', async () => {
+        const r = await get('read', `/v1/runs/contract-nope-${sfx}`);
+        expect(r.status).toBe(404);
+        expect(r.json).toMatchObject({ code: 'RUN_NOT_FOUND', field: 'id' });
+        expect(r.json.message).toContain(`contract-nope-${sfx}`);
+        const e = await get('read', `/v1/runs/contract-nope-${sfx}/events`);
+        expect(e.status).toBe(404);
+        expect(e.json).toMatchObject({ code: 'RUN_NOT_FOUND' });
+      });
+    });
+
+    describe('regression and findings (G1-G6)', () => {
+      const key = `contract-reg-${sfx}`;
+      const baseId = `contract-base-${sfx}`;
+      const candId = `contract-cand-${sfx}`;
+      let cand: any;
+
+      beforeAll(async () => {
+        await pushSuite(exactSuite(key, 10, { regression_threshold: 0.1 }));
+      }, 60_000);
+
+      it('a candidate with many failures against a good baseline: regressed, with the Newcombe interval and both counts (G2, G3)', async () => {
+        const base = await run({ run_id: baseId, suite_key: key, subject_id: 'reg-bot', outputs: outputs(10, 9) });
+        expect(base.regression.verdict).toBe('no_baseline');
+        cand = await run({ run_id: candId, suite_key: key, subject_id: 'reg-bot', outputs: outputs(10, 3) });
+        expect(cand.regression).toMatchObject({ verdict: 'regressed', baseline_run_id: baseId, chosen_by: 'automatic' });
+        const c = cand.regression.comparison;
+        expect(c.run).toMatchObject({ passed: 3, n: 10 });
+        expect(c.baseline).toMatchObject({ passed: 9, n: 10 });
+        expect(c.score_drop).toBeCloseTo(0.6, 12);
+        expect(c.pass_rate_diff.diff).toBeCloseTo(-0.6, 12);
+        expect(c.pass_rate_diff.level).toBe(0.95);
+        // Newcombe (1998) Table II, method 10, example (b): 9/10 vs 3/10 -> [0.1705, 0.8090]; here run - baseline.
+        expect(Math.abs(c.pass_rate_diff.lower - -0.809)).toBeLessThanOrEqual(1e-4);
+        expect(Math.abs(c.pass_rate_diff.upper - -0.1705)).toBeLessThanOrEqual(1e-4);
+        const served = await get('read', `/v1/runs/${candId}`);
+        expectStatus(served, 200);
+        expect(served.json.regression).toEqual(cand.regression);
+      }, 60_000);
+
+      it('GET /v1/findings/:run_id: the stored finding, the payload of finding.reported', async () => {
+        const r = await get('regression', `/v1/findings/${candId}`);
+        expectStatus(r, 200);
+        const f = r.json;
+        expect(f).toMatchObject({
+          kind: 'eval_regression',
+          run_id: candId,
+          baseline_run_id: baseId,
+          suite: key,
+          suite_version: 1,
+          subject_kind: 'agent',
+          subject_id: 'reg-bot',
+          variant: null,
+          run: { passed: 3, n: 10 },
+          baseline: { passed: 9, n: 10 },
+          pass_rate_diff: { level: 0.95, method: 'newcombe_hybrid_score' },
+        });
+        expect(f.finding_id).toMatch(/^[A-Za-z0-9][A-Za-z0-9._:@-]*$/);
+        expect(f.occurred_at).toMatch(ISO);
+        expect(f.score_drop).toBeCloseTo(0.6, 12);
+        expect(f.pass_rate_diff.diff).toBeCloseTo(-0.6, 12);
+        expect(f.pass_rate_diff.lower).toBe(cand.regression.comparison.pass_rate_diff.lower);
+        expect(f.pass_rate_diff.upper).toBe(cand.regression.comparison.pass_rate_diff.upper);
+        expect(f.pass_rate_diff.lower).toBeLessThanOrEqual(f.pass_rate_diff.diff);
+        expect(f.pass_rate_diff.upper).toBeLessThan(0);
+      });
+
+      it('GET /v1/findings?suite_key= lists it (and only the suite\'s findings)', async () => {
+        const r = await get('regression', `/v1/findings?suite_key=${key}`);
+        expectStatus(r, 200);
+        expect(r.json.findings).toHaveLength(1);
+        expect(r.json.findings[0]).toEqual((await get('regression', `/v1/findings/${candId}`)).json);
+        const other = await get('regression', `/v1/findings?suite_key=contract-none-${sfx}`);
+        expect(other.json).toEqual({ findings: [] });
+        const bad = await get('regression', '/v1/findings?limit=0');
+        expect(bad.status).toBe(400);
+        expect(bad.json).toMatchObject({ code: 'INVALID_REQUEST', field: 'limit' });
+      });
+
+      it('a run with no finding: 404 FINDING_NOT_FOUND', async () => {
+        for (const id of [baseId, `contract-nope-${sfx}`]) {
+          const r = await get('regression', `/v1/findings/${id}`);
+          expect(r.status).toBe(404);
+          expect(r.json).toMatchObject({ code: 'FINDING_NOT_FOUND', field: 'run_id' });
+        }
+      });
+    });
+
+    describe('baseline pins (G5)', () => {
+      const key = `contract-pins-${sfx}`;
+      const otherKey = `contract-pins-other-${sfx}`;
+
+      beforeAll(async () => {
+        await pushSuite(exactSuite(key, 5, { regression_threshold: 0.5 }));
+        await pushSuite(exactSuite(otherKey, 5));
+      }, 60_000);
+
+      it('POST /v1/baselines pins a run: 201; GET /v1/baselines lists it; the next run compares with it', async () => {
+        const p1 = await run({ run_id: `contract-p1-${sfx}`, suite_key: key, subject_id: 'pinned-bot', outputs: outputs(5, 4) });
+        await run({ run_id: `contract-p2-${sfx}`, suite_key: key, subject_id: 'pinned-bot', outputs: outputs(5, 5) });
+        const pin = await post('regression', '/v1/baselines', { suite_key: key, subject_kind: 'agent', subject_id: 'pinned-bot', run_id: p1.run.run_id });
+        expectStatus(pin, 201);
+        expect(pin.json).toEqual({ pin: { suite_key: key, subject_kind: 'agent', subject_id: 'pinned-bot', variant: null, run_id: `contract-p1-${sfx}` } });
+        const listed = await get('regression', `/v1/baselines?suite_key=${key}`);
+        expectStatus(listed, 200);
+        expect(listed.json.pins).toEqual([{ suite_key: key, subject_kind: 'agent', subject_id: 'pinned-bot', variant: null, run_id: `contract-p1-${sfx}`, pinned_at: expect.stringMatching(ISO) }]);
+        const p3 = await run({ run_id: `contract-p3-${sfx}`, suite_key: key, subject_id: 'pinned-bot', outputs: outputs(5, 5) });
+        expect(p3.regression).toMatchObject({ chosen_by: 'pinned', baseline_run_id: `contract-p1-${sfx}`, verdict: 'no_regression' });
+      }, 60_000);
+
+      it('a pin of a run of another suite: 422 BASELINE_OTHER_SUITE; of an unknown run: 404; a bad body: 400', async () => {
+        const foreign = await run({ run_id: `contract-foreign-${sfx}`, suite_key: otherKey, subject_id: 'pinned-bot', outputs: outputs(5, 5) });
+        const r = await post('regression', '/v1/baselines', { suite_key: key, subject_kind: 'agent', subject_id: 'pinned-bot', run_id: foreign.run.run_id });
+        expect(r.status).toBe(422);
+        expect(r.json).toMatchObject({ code: 'BASELINE_OTHER_SUITE', field: 'run_id' });
+        const unknown = await post('regression', '/v1/baselines', { suite_key: key, subject_kind: 'agent', subject_id: 'pinned-bot', run_id: `contract-nope-${sfx}` });
+        expect(unknown.status).toBe(404);
+        expect(unknown.json).toMatchObject({ code: 'RUN_NOT_FOUND', field: 'run_id' });
+        const bad = await post('regression', '/v1/baselines', { suite_key: 'Not A Key', subject_kind: 'agent', subject_id: 'pinned-bot', run_id: foreign.run.run_id });
+        expect(bad.status).toBe(400);
+        expect(bad.json).toMatchObject({ code: 'INVALID_REQUEST', field: 'suite_key' });
+        const listed = await get('regression', `/v1/baselines?suite_key=${key}`);
+        expect(listed.json.pins.map((p: any) => p.run_id)).toEqual([`contract-p1-${sfx}`]);
+      }, 60_000);
+
+      it('an explicit baseline_run_id of another suite on POST /v1/runs: 422 BASELINE_OTHER_SUITE', async () => {
+        const r = await post('ingestion', '/v1/runs', { run_id: `contract-x-${sfx}`, suite_key: key, subject_kind: 'agent', subject_id: 'pinned-bot', baseline_run_id: `contract-foreign-${sfx}`, outputs: outputs(5, 5) });
+        expect(r.status).toBe(422);
+        expect(r.json).toMatchObject({ code: 'BASELINE_OTHER_SUITE', field: 'baseline_run_id' });
+      }, 60_000);
+    });
+
+    describe('the gate (GT1-GT6)', () => {
+      const key = `contract-gate-${sfx}`;
+      let failedGateId = '';
+
+      beforeAll(async () => {
+        await pushSuite(exactSuite(key, 10, { pass_threshold: 0.8 }));
+      }, 60_000);
+
+      it('POST /v1/gate with a good run: 200, pass, no reasons, every rate with its denominator and interval', async () => {
+        const r = await post('ingestion', '/v1/gate', { suite_key: key, subject_kind: 'agent', subject_id: 'gate-good', outputs: outputs(10, 10) });
+        expectStatus(r, 200);
+        const g = r.json;
+        expect(g).toMatchObject({ recorded_verdict: 'pass', effective_verdict: 'pass', reasons: [], budget: { decision: 'not_needed' }, judge: { used: false }, sample: null, override: null });
+        expect(typeof g.gate_id).toBe('string');
+        expect(g.recorded_at).toMatch(ISO);
+        expect(g.warnings.map((w: any) => w.code)).toEqual(['no_baseline']);
+        expect(g.run).toMatchObject({ suite_key: key, suite_version: 1, subject_id: 'gate-good', n: 10, passed: 10, pass_rate: 1, score: 1, pass_threshold: 0.8 });
+        expect(g.run.pass_rate_ci).toMatchObject({ upper: 1, level: 0.95 });
+        expect(g.run.pass_rate_ci.lower).toBeCloseTo(wilson(10, 10).lower, 9);
+        expect(g.cases).toHaveLength(10);
+        expect(g.cases[0]).toEqual({ case_id: 'c0', passed: true, score: 1, label: 'match' });
+        const status = await get('ingestion', `/v1/gate/${g.gate_id}`);
+        expectStatus(status, 200);
+        expect(status.json).toMatchObject({ gate_id: g.gate_id, recorded_verdict: 'pass', effective_verdict: 'pass', run: { run_id: g.run.run_id } });
+      }, 60_000);
+
+      it('below the pass threshold: fail with reason below_pass_threshold', async () => {
+        const r = await post('ingestion', '/v1/gate', { suite_key: key, subject_kind: 'agent', subject_id: 'gate-low', outputs: outputs(10, 5) });
+        expectStatus(r, 200);
+        expect(r.json).toMatchObject({ recorded_verdict: 'fail', effective_verdict: 'fail', run: { n: 10, passed: 5, pass_rate: 0.5 } });
+        expect(r.json.reasons.map((x: any) => x.code)).toEqual(['below_pass_threshold']);
+        expect(typeof r.json.reasons[0].message).toBe('string');
+        failedGateId = r.json.gate_id;
+      }, 60_000);
+
+      it('an override changes the effective verdict, never the recorded one (GT5)', async () => {
+        const short = await post('ingestion', `/v1/gate/${failedGateId}/override`, { reason: 'too short' });
+        expect(short.status).toBe(400);
+        expect(short.json).toMatchObject({ code: 'INVALID_REQUEST', field: 'reason' });
+        const r = await post('ingestion', `/v1/gate/${failedGateId}/override`, { reason: 'known flaky upstream, accepted by the on-call lead' });
+        expectStatus(r, 200);
+        expect(r.json).toMatchObject({ gate_id: failedGateId, recorded_verdict: 'fail', effective_verdict: 'pass' });
+        expect(r.json.override).toMatchObject({ before: 'fail', after: 'pass', reason: 'known flaky upstream, accepted by the on-call lead' });
+        const status = await get('ingestion', `/v1/gate/${failedGateId}`);
+        expect(status.json).toMatchObject({ recorded_verdict: 'fail', effective_verdict: 'pass' });
+        expect(status.json.overrides).toHaveLength(1);
+      }, 60_000);
+
+      it('an unknown suite or gate: 404 with a code', async () => {
+        const r = await post('ingestion', '/v1/gate', { suite_key: `contract-none-${sfx}`, subject_kind: 'agent', subject_id: 'x', outputs: [] });
+        expect(r.status).toBe(404);
+        expect(r.json).toMatchObject({ code: 'SUITE_NOT_FOUND', field: 'suite_key' });
+        const g = await get('ingestion', `/v1/gate/contract-nope-${sfx}`);
+        expect(g.status).toBe(404);
+        expect(g.json).toMatchObject({ code: 'GATE_NOT_FOUND' });
+      });
+    });
+
+    describe('scorecards (SC1)', () => {
+      const key = `contract-cards-${sfx}`;
+      const ids = [1, 2, 3].map((i) => `contract-card-${i}-${sfx}`);
+      let last: any;
+
+      beforeAll(async () => {
+        // regression_threshold 0.5: the drop from 5/5 to 3/5 is not a regression, so every run is a baseline candidate.
+        await pushSuite(exactSuite(key, 5, { regression_threshold: 0.5 }));
+        const passing = [4, 5, 3];
+        for (let i = 0; i < 3; i++) last = await run({ run_id: ids[i], suite_key: key, subject_id: 'card-bot', outputs: outputs(5, passing[i]) });
+        await run({ run_id: `contract-card-other-${sfx}`, suite_key: key, subject_id: 'card-other', outputs: outputs(5, 5) });
+      }, 60_000);
+
+      it('GET /v1/scorecards?suite_key&subject_id (JSON): one card, every rate with its denominator and interval', async () => {
+        const r = await get('read', `/v1/scorecards?suite_key=${key}&subject_id=card-bot`);
+        expectStatus(r, 200);
+        expect(r.json.scorecards).toHaveLength(1);
+        const card = r.json.scorecards[0];
+        expect(card).toMatchObject({ suite_key: key, subject_kind: 'agent', subject_id: 'card-bot', runs: 3, latest_run_id: ids[2], latest_suite_version: 1, latest_verdict: last.regression.verdict });
+        expect(card.latest_completed_at).toMatch(ISO);
+        expect(card.latest_pass_rate).toMatchObject({ rate: 0.6, passed: 3, n: 5, level: 0.95 });
+        expect(card.latest_pass_rate.lower).toBeCloseTo(wilson(3, 5).lower, 9);
+        expect(card.latest_pass_rate.upper).toBeCloseTo(wilson(3, 5).upper, 9);
+        expect(card.overall_pass_rate).toMatchObject({ rate: 0.8, passed: 12, n: 15, level: 0.95 });
+        expect(card.overall_pass_rate.lower).toBeCloseTo(wilson(12, 15).lower, 9);
+        expect(card.mean_score).toBeCloseTo(0.8, 12);
+        // Least squares over (0, 0.8), (1, 1.0), (2, 0.6): slope -0.1 per run.
+        expect(card.trend).toMatchObject({ direction: 'declining', runs: 3, window: 10, first_run_id: ids[0], last_run_id: ids[2] });
+        expect(card.trend.slope_per_run).toBeCloseTo(-0.1, 9);
+        const all = await get('read', `/v1/scorecards?suite_key=${key}`);
+        expect(all.json.scorecards.map((c: any) => c.subject_id).sort()).toEqual(['card-bot', 'card-other']);
+      });
+
+      it('format=csv: text/csv, the documented header, one row per card with the JSON values', async () => {
+        const json = (await get('read', `/v1/scorecards?suite_key=${key}&subject_id=card-bot`)).json.scorecards[0];
+        const r = await get('read', `/v1/scorecards?suite_key=${key}&subject_id=card-bot&format=csv`);
+        expectStatus(r, 200);
+        expect(r.headers.get('content-type')).toContain('text/csv');
+        const lines = r.text.split('\r\n');
+        expect(lines[0].split(',')).toEqual(SCORECARD_CSV_COLUMNS_DOCUMENTED);
+        expect(lines).toHaveLength(3);
+        expect(lines[2]).toBe('');
+        const row = Object.fromEntries(lines[0].split(',').map((h, i) => [h, lines[1].split(',')[i]]));
+        expect(row).toEqual({
+          suite_key: key,
+          subject_kind: 'agent',
+          subject_id: 'card-bot',
+          runs: '3',
+          latest_run_id: ids[2],
+          latest_completed_at: json.latest_completed_at,
+          latest_suite_version: '1',
+          latest_pass_rate: '0.600000',
+          latest_passed: '3',
+          latest_n: '5',
+          latest_ci_lower: json.latest_pass_rate.lower.toFixed(6),
+          latest_ci_upper: json.latest_pass_rate.upper.toFixed(6),
+          overall_pass_rate: '0.800000',
+          overall_passed: '12',
+          overall_n: '15',
+          overall_ci_lower: json.overall_pass_rate.lower.toFixed(6),
+          overall_ci_upper: json.overall_pass_rate.upper.toFixed(6),
+          mean_score: '0.800000',
+          trend_slope_per_run: json.trend.slope_per_run.toFixed(6),
+          trend_direction: 'declining',
+          trend_runs: '3',
+          latest_verdict: json.latest_verdict,
+        });
+      });
+
+      it('a bad format or window: 400 INVALID_REQUEST naming the parameter', async () => {
+        const f = await get('read', '/v1/scorecards?format=xml');
+        expect(f.status).toBe(400);
+        expect(f.json).toMatchObject({ code: 'INVALID_REQUEST', field: 'format' });
+        const w = await get('read', '/v1/scorecards?window=1');
+        expect(w.status).toBe(400);
+        expect(w.json).toMatchObject({ code: 'INVALID_REQUEST', field: 'window' });
+      });
+    });
+  });
+}
