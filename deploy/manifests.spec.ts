@@ -295,6 +295,8 @@ describe('deploy/compose - the local cluster', () => {
     expect(migrate?.restart).toBe('no');
     expect(migrate?.depends_on?.postgres?.condition).toBe('service_healthy');
     expect(services.cli?.profiles).toEqual(['cli']);
+    // Without a server the CLI would run its embedded default inside the container (docs/embedded.md).
+    expect(services.cli?.environment).toMatchObject({ EVALS_SERVER: 'http://ingestion:3001', EVALS_READ_SERVER: 'http://read-model:3003', EVALS_REGRESSION_SERVER: 'http://regression:3004' });
   });
 
   it('gives every app and the migration the environment of .env.example', () => {

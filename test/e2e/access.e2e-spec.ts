@@ -37,6 +37,8 @@ const OPS: Array<[AppName, RouteRow['method'], string, Access]> = [
   ['read-model', 'GET', '/v1/scorecards', 'viewer'],
   ['regression', 'POST', '/v1/baselines', 'operator'],
   ['regression', 'GET', '/v1/baselines', 'viewer'],
+  ['regression', 'GET', '/v1/findings', 'viewer'],
+  ['regression', 'GET', '/v1/findings/:id', 'viewer'],
   ['regression', 'POST', '/v1/comparisons', 'operator'],
   ['regression', 'GET', '/v1/comparisons/:id', 'viewer'],
   ['regression', 'POST', '/v1/calibration-sets', 'operator'],

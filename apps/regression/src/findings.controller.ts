@@ -25,8 +25,8 @@ export class FindingsController {
   }
 
   @RequireTier('viewer')
-  @Get(':runId')
-  async forRun(@Param('runId') runId: string) {
+  @Get(':id')
+  async forRun(@Param('id') runId: string) {
     if (!isSafeId(runId)) throw new HttpException({ code: 'INVALID_REQUEST', message: 'run id must be an id', field: 'run_id' }, 400);
     const finding = await this.repo.findingFor(this.db, runId);
     if (!finding) throw new HttpException({ code: 'FINDING_NOT_FOUND', message: `run ${runId} has no finding (it did not regress, or is not compared yet)`, field: 'run_id' }, 404);

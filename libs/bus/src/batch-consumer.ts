@@ -1,4 +1,4 @@
-import type { ConsumerMessages, JetStreamClient, JsMsg } from '@nats-io/jetstream';
+import type { Consumer, ConsumerMessages, JetStreamClient, JsMsg } from '@nats-io/jetstream';
 
 /**
  * A durable pull consumer processed in micro-batches: whatever JetStream has already delivered to us, up to
@@ -30,25 +30,23 @@ export interface BatchConsumerOptions {
 }
 
 export class BatchConsumer {
+  private consumer: Consumer | undefined;
   private messages: ConsumerMessages | undefined;
   private readonly queue: JsMsg[] = [];
   private wake: (() => void) | undefined;
   private loop: Promise<void> | undefined;
   private stopping = false;
+  private stopped: Promise<void> | undefined;
   private inFlight = 0;
 
   constructor(private readonly options: BatchConsumerOptions) {}
 
   async start(): Promise<void> {
-    const consumer = await this.options.js.consumers.get(this.options.stream, this.options.durable);
-    this.messages = await consumer.consume({
+    this.consumer = await this.options.js.consumers.get(this.options.stream, this.options.durable);
+    this.messages = await this.consumer.consume({
       max_messages: this.options.prefetch ?? Math.min(Math.max(this.options.maxBatch, 16), 64),
       callback: (message) => {
-        if (this.stopping) {
-          // Not ours to handle any more: give it straight back so another process takes it now.
-          message.nak();
-          return;
-        }
+        // Once stopping, the loop takes nothing more: stop() hands whatever is queued back.
         this.queue.push(message);
         this.wake?.();
       },
@@ -62,15 +60,11 @@ export class BatchConsumer {
   }
 
   private async run(): Promise<void> {
-    while (!this.stopping || this.queue.length > 0) {
+    while (!this.stopping) {
       if (this.queue.length === 0) {
         await new Promise<void>((resolve) => (this.wake = resolve));
         this.wake = undefined;
         continue;
-      }
-      if (this.stopping) {
-        for (const message of this.queue.splice(0)) message.nak();
-        break;
       }
       await this.handle(this.queue.splice(0, this.options.maxBatch));
     }
@@ -89,13 +83,34 @@ export class BatchConsumer {
   }
 
   /**
-   * Graceful stop (X4): stop pulling, let the batch in hand finish and be acknowledged, and hand back
-   * (nak) whatever was delivered but not started, so nothing waits for an ack timeout.
+   * Graceful stop (X4): stop pulling, hand back (nak) whatever was delivered but not started, so another
+   * process - or this durable's next one - gets it at once instead of after the ack wait, and let the batch
+   * in hand finish and be acknowledged. Idempotent.
    */
-  async stop(): Promise<void> {
+  stop(): Promise<void> {
+    return (this.stopped ??= this.shutdown());
+  }
+
+  private async shutdown(): Promise<void> {
     this.stopping = true;
-    await this.messages?.close();
     this.wake?.();
+    // Unsubscribes from our pull inbox. The server still holds our last pull request, now with nobody listening.
+    await this.messages?.close();
+    // On NATS 2.9, a nak processed while the durable's only waiting pull requests are such dead ones is
+    // mishandled: the server drops the request, loses the nak-ed message until the ack wait, and rewinds its
+    // stream cursor, delivering the stream's last message again as new (deliveryCount 1). A consumer info
+    // request makes the server prune pull requests nobody listens to (it reports num_waiting), and it is
+    // answered after our unsubscribe took effect; once it is, the naks wait in the server's redelivery queue
+    // for the next live pull - another process's, or this durable's next consume. Naking before the close
+    // instead bounces the messages straight back to our own pull, deliveryCount climbing each time.
+    await this.consumer?.info().catch(() => undefined);
+    for (const message of this.queue.splice(0)) {
+      try {
+        message.nak();
+      } catch {
+        // The connection is gone: the server redelivers after the ack wait.
+      }
+    }
     await this.loop;
   }
 }

@@ -1,0 +1,196 @@
+/**
+ * Benchmark of the embedded all-in-one (`evals serve`, docs/embedded.md): one process on PGlite and the
+ * in-process bus, no servers. Run: `npm run bench:embedded`. Prints numbers only and asserts nothing
+ * (docs/testing.md); docs/benchmarks.md explains them.
+ *
+ *   0. raw baseline, in this process: PGlite behind its socket server (the same adapter the service uses),
+ *      evidence-shaped rows inserted through `pg` in statements of 1 000 rows, one transaction each, into a
+ *      table with evidence's columns and primary key;
+ *   1. start-up: `evals serve` on a fresh data directory (PGlite initdb + every migration) until it listens,
+ *      then stopped and started again on the same directory (a reopen);
+ *   2. throughput: BENCH_RUNS (default 10) synchronous `POST /v1/runs` of BENCH_RUN_CASES (default 2 000)
+ *      inline outputs each, one after the other, over a mix of deterministic scorers (a quarter failing):
+ *      cases scored per second from the first request to the last answer (each answer is the completed,
+ *      compared run), and as a ratio of the raw insert rate measured in phase 0;
+ *   3. latency: BENCH_LAT_RUNS (default 30) runs of 100 cases, one at a time: p50 and p95 of the request;
+ *   peak RSS (VmHWM) of the serve process.
+ * The last line is one JSON object.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { Client } from 'pg';
+import { startEmbeddedPostgres } from '@evals/persistence';
+import { startEmbeddedServe, type EmbeddedServe } from '../../test/support/embedded-process';
+
+function intEnv(name: string, fallback: number): number {
+  const raw = process.env[name];
+  const n = raw === undefined || raw === '' ? fallback : Number(raw);
+  if (!Number.isSafeInteger(n) || n < 1) throw new Error(`${name} must be a positive integer`);
+  return n;
+}
+
+const RUNS = intEnv('BENCH_RUNS', 10);
+const RUN_CASES = intEnv('BENCH_RUN_CASES', 2_000);
+const LAT_RUNS = intEnv('BENCH_LAT_RUNS', 30);
+const RAW_ROWS = intEnv('BENCH_RAW_ROWS', 20_000);
+
+const log = (line: string) => process.stdout.write(`${line}\n`);
+const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+const failing = (i: number) => i % 4 === 3;
+
+/** The scorer mix of bench/pipeline, so the numbers compare. */
+function caseOf(i: number): { id: string; input: string; expected?: unknown; scorer?: unknown } {
+  switch (i % 5) {
+    case 0:
+      return { id: `c${i}`, input: `q${i}`, expected: `answer ${i}` };
+    case 1:
+      return { id: `c${i}`, input: `q${i}`, scorer: { type: 'contains', value: `token-${i}` } };
+    case 2:
+      return { id: `c${i}`, input: `q${i}`, scorer: { type: 'regex', pattern: '^order-[0-9]+$' } };
+    case 3:
+      return { id: `c${i}`, input: `q${i}`, scorer: { type: 'json_valid' } };
+    default:
+      return { id: `c${i}`, input: `q${i}`, scorer: { type: 'numeric_range', min: 0, max: 100 } };
+  }
+}
+
+function outputOf(i: number): string {
+  const bad = failing(i);
+  switch (i % 5) {
+    case 0:
+      return bad ? `wrong ${i}` : `answer ${i}`;
+    case 1:
+      return bad ? 'nothing here' : `the reply mentions token-${i} once`;
+    case 2:
+      return bad ? `order ${i}` : `order-${i}`;
+    case 3:
+      return bad ? '{"a": ' : `{"id": ${i}, "items": [1, 2, 3]}`;
+    default:
+      return bad ? '250' : String(i % 100);
+  }
+}
+
+async function post(url: string, body: unknown): Promise<any> {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const text = await res.text();
+  if (res.status >= 300) throw new Error(`POST ${url}: ${res.status} ${text.slice(0, 300)}`);
+  return JSON.parse(text);
+}
+
+function peakRss(pid: number): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+}
+
+async function rawInsertBaseline(rows: number): Promise<number> {
+  const pg = await startEmbeddedPostgres();
+  const db = new Client({ connectionString: pg.url });
+  await db.connect();
+  try {
+    await db.query(`CREATE TABLE bench_evidence (
+      run_id text NOT NULL, case_id text NOT NULL, scorer text NOT NULL, scorer_version text NOT NULL,
+      score double precision NOT NULL, passed boolean NOT NULL, label varchar(120) NOT NULL,
+      detail_hash text, output_chars integer, scored_at timestamptz NOT NULL, PRIMARY KEY (run_id, case_id))`);
+    const started = performance.now();
+    for (let start = 0; start < rows; start += 1000) {
+      const values: string[] = [];
+      const params: unknown[] = [];
+      for (let i = start; i < Math.min(rows, start + 1000); i++) {
+        const passed = !failing(i);
+        const p = params.length;
+        values.push(`($${p + 1}, $${p + 2}, 'exact', '1.0.0', $${p + 3}, $${p + 4}, $${p + 5}, $${p + 6}, 200, now())`);
+        params.push('raw-run', `c${i}`, passed ? 1 : 0, passed, passed ? 'match' : 'mismatch', `${i}`.padStart(64, '0'));
+      }
+      await db.query('BEGIN');
+      await db.query(`INSERT INTO bench_evidence (run_id, case_id, scorer, scorer_version, score, passed, label, detail_hash, output_chars, scored_at) VALUES ${values.join(', ')}`, params);
+      await db.query('COMMIT');
+    }
+    return rows / ((performance.now() - started) / 1000);
+  } finally {
+    await db.end();
+    await pg.stop();
+  }
+}
+
+async function timedStart(dataDir: string): Promise<{ serve: EmbeddedServe; seconds: number }> {
+  const t = performance.now();
+  const serve = await startEmbeddedServe({ dataDir, env: { LOG_LEVEL: 'warn' } });
+  return { serve, seconds: (performance.now() - t) / 1000 };
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
+}
+
+async function main(): Promise<void> {
+  log(`embedded all-in-one benchmark: ${os.cpus().length} cores, Node ${process.version}`);
+  log('0. raw baseline: PGlite through its socket server, 1 000-row INSERT statements');
+  const raw = await rawInsertBaseline(RAW_ROWS);
+  log(`   ${fmt(RAW_ROWS)} evidence-shaped rows: ${fmt(raw)} rows/s`);
+
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'evals-bench-embedded-'));
+  let serve: EmbeddedServe | undefined;
+  try {
+    log('1. start-up of `evals serve`');
+    const fresh = await timedStart(dataDir);
+    await fresh.serve.stop();
+    const reopen = await timedStart(dataDir);
+    serve = reopen.serve;
+    log(`   fresh data directory: ${fmt(fresh.seconds, 2)} s; reopen: ${fmt(reopen.seconds, 2)} s (process start to listening)`);
+
+    const cases = Array.from({ length: RUN_CASES }, (_, i) => caseOf(i));
+    await post(`${serve.url}/v1/suites`, { key: 'bench-big', default_scorer: { type: 'exact' }, pass_threshold: 0.5, regression_threshold: 0.1, cases });
+    await post(`${serve.url}/v1/suites`, { key: 'bench-small', default_scorer: { type: 'exact' }, pass_threshold: 0.5, regression_threshold: 0.1, cases: cases.slice(0, 100) });
+    const outputs = Array.from({ length: RUN_CASES }, (_, i) => ({ case_id: `c${i}`, output: outputOf(i) }));
+
+    log(`2. throughput: ${RUNS} synchronous runs of ${fmt(RUN_CASES)} inline outputs`);
+    // One warm-up run, not counted: the first request compiles the suite and warms the JIT.
+    await post(`${serve.url}/v1/runs`, { run_id: 'warm-up', suite_key: 'bench-big', subject_kind: 'agent', subject_id: 'bench', source: 'ci', outputs });
+    const t = performance.now();
+    for (let r = 0; r < RUNS; r++) {
+      const view = await post(`${serve.url}/v1/runs`, { run_id: `run-${r}`, suite_key: 'bench-big', subject_kind: 'agent', subject_id: 'bench', source: 'ci', outputs });
+      if (view.run?.status !== 'completed') throw new Error(`run-${r} not completed`);
+    }
+    const seconds = (performance.now() - t) / 1000;
+    const rate = (RUNS * RUN_CASES) / seconds;
+    log(`   ${fmt(RUNS * RUN_CASES)} cases in ${fmt(seconds, 2)} s = ${fmt(rate)} cases/s = ${fmt((100 * rate) / raw, 1)}% of the raw insert rate`);
+
+    log(`3. latency: ${LAT_RUNS} runs of 100 cases, one at a time`);
+    const small = outputs.slice(0, 100);
+    const latencies: number[] = [];
+    for (let r = 0; r < LAT_RUNS; r++) {
+      const s = performance.now();
+      await post(`${serve.url}/v1/runs`, { run_id: `lat-${r}`, suite_key: 'bench-small', subject_kind: 'agent', subject_id: 'lat', source: 'ci', outputs: small });
+      latencies.push(performance.now() - s);
+    }
+    latencies.sort((a, b) => a - b);
+    const p50 = percentile(latencies, 0.5);
+    const p95 = percentile(latencies, 0.95);
+    log(`   request to completed, compared run: p50 ${fmt(p50)} ms, p95 ${fmt(p95)} ms`);
+    const rss = peakRss(serve.child.pid!);
+    log(`   peak RSS of the serve process: ${fmt(rss)} MiB`);
+    log(
+      JSON.stringify({
+        raw_insert_rows_per_s: Math.round(raw),
+        startup_fresh_s: Number(fresh.seconds.toFixed(2)),
+        startup_reopen_s: Number(reopen.seconds.toFixed(2)),
+        runs: RUNS,
+        cases_per_run: RUN_CASES,
+        cases_per_s: Math.round(rate),
+        ratio_to_raw_insert: Number((rate / raw).toFixed(3)),
+        latency_100_cases_ms: { p50: Math.round(p50), p95: Math.round(p95) },
+        peak_rss_mib: Math.round(rss),
+      }),
+    );
+  } finally {
+    await serve?.stop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench:embedded failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exit(1);
+});
