@@ -138,7 +138,7 @@ export function httpApiContract(label: string, start: () => Promise<ContractTarg
       it.each([
         ['ingestion', ['/v1/suites', '/v1/suites/{key}', '/v1/suites/{key}/versions/{version}', '/v1/runs', '/v1/gate', '/v1/gate/{id}']],
         ['read', ['/v1/runs/{id}', '/v1/runs/{id}/events', '/v1/scorecards']],
-        ['regression', ['/v1/baselines', '/v1/findings', '/v1/findings/{runId}', '/v1/comparisons']],
+        ['regression', ['/v1/baselines', '/v1/findings', '/v1/findings/{id}', '/v1/comparisons']],
       ] as const)('GET /openapi.json on the %s URL lists its routes', async (app, routes) => {
         const r = await get(app, '/openapi.json');
         expectStatus(r, 200);

@@ -299,29 +299,6 @@ describe('integration: in-process bus durability and retention', () => {
     expect(deliveries.filter(([id]) => id === 'busy').map(([, count]) => count)).toEqual([1]);
   }, 30_000);
 
-  it('hands stopped messages back with no other subscription running', async () => {
-    const names = uniqueNames();
-    const bus = await open(names);
-    for (let i = 0; i < 5; i++) await bus.publish(subjectOf(names, 'evals.work.score'), `m${i}`, `m-${i}`);
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    const sub = await consume(bus, CONSUMERS.scoringWorker, {
-      maxBatch: 1,
-      handler: async ([m]) => {
-        await released;
-        m.ack();
-      },
-    });
-    await waitFor(() => sub.busy === 1, 'one in hand');
-    const stopped = sub.stop();
-    release();
-    await stopped;
-    expect(await bus.pending(CONSUMERS.scoringWorker)).toBe(4);
-    const later = await collect(bus, CONSUMERS.scoringWorker);
-    await waitFor(() => later.length === 4, 'the four handed back');
-    expect(later.map((m) => m.messageId)).toEqual(['m-1', 'm-2', 'm-3', 'm-4']);
-  });
-
   it('group-commits: many publishes in one tick take one write', async () => {
     const dir = newDir();
     const names = uniqueNames();

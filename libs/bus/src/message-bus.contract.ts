@@ -21,6 +21,7 @@ export async function waitFor(predicate: () => boolean | Promise<boolean>, what 
 }
 
 const text = (message: BusMessage) => new TextDecoder().decode(message.data);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const TEST_TIMEOUT = 30_000;
 
@@ -314,6 +315,57 @@ export function messageBusContract(label: string, open: () => Promise<OpenedBus>
       expect([...later.keys()].sort((a, b) => a - b)).toEqual(seqs.slice(1));
       // Each went to the leaving subscription first (delivery 1) and came back (delivery 2).
       expect([...later.values()].every((count) => count === 2)).toBe(true);
+    }, TEST_TIMEOUT);
+
+    it('stop() with no other subscription running: the next one of the durable gets the unstarted messages at once, each once', async () => {
+      const seqs = await publishAll('evals.work.score', 5, 'u-');
+      const deliveries: Array<[number, number]> = [];
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      const leaving = await consume(CONSUMERS.scoringWorker, {
+        maxBatch: 1,
+        prefetch: 20,
+        handler: async ([m]) => {
+          deliveries.push([m.seq, m.deliveryCount]);
+          await released;
+          m.ack();
+        },
+      });
+      await waitFor(() => leaving.busy === 1, 'the first message in hand');
+      // Let the other four reach the subscription's buffer (they come with the first).
+      await sleep(100);
+      // A single process stopping (a one-replica redeploy): no other subscription of the durable is pulling.
+      const stopped = leaving.stop();
+      // The batch in hand takes a moment to finish, as a real one would.
+      setTimeout(release, 200);
+      await stopped;
+      expect(deliveries).toEqual([[seqs[0], 1]]);
+      // The one in hand acknowledged, the other four owed (a bus that rewound its cursor would owe five).
+      const owed = () => bus.pending(CONSUMERS.scoringWorker);
+      await waitFor(async () => (await owed()) === 4, 'four owed after the stop', 2_000).catch(() => undefined);
+      const owedAfterStop = await owed();
+      // The next process comes up a moment later.
+      await sleep(500);
+      const later: Array<[number, number]> = [];
+      await consume(CONSUMERS.scoringWorker, {
+        maxBatch: 10,
+        handler: async (batch) => {
+          for (const m of batch) {
+            later.push([m.seq, m.deliveryCount]);
+            m.ack();
+          }
+        },
+      });
+      // The ack wait of this durable (60 s) is far past this deadline: only a hand-back gets them here in time.
+      // On a timeout the assertions below show what did arrive.
+      await waitFor(async () => later.length >= 4 && (await owed()) === 0, 'the four handed back', 5_000).catch(() => undefined);
+      await sleep(300); // a duplicate would arrive meanwhile
+      // Each once more, as a redelivery: none left for the ack wait, none delivered again as new (deliveryCount 1).
+      expect({ owedAfterStop, later, owedAtEnd: await owed() }).toEqual({
+        owedAfterStop: 4,
+        later: seqs.slice(1).map((seq) => [seq, 2]),
+        owedAtEnd: 0,
+      });
     }, TEST_TIMEOUT);
 
     it('rejects a publish to a subject no stream takes', async () => {
