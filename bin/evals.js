@@ -6,16 +6,15 @@ const path = require('node:path');
 
 const root = path.join(__dirname, '..');
 const source = path.join(root, 'apps', 'cli', 'src', 'main.ts');
-let swc = null;
+let swc = false;
 try {
-  swc = require.resolve('@swc-node/register', { paths: [root] });
+  require.resolve('@swc/core', { paths: [root] });
+  swc = true;
 } catch {
-  swc = null;
+  swc = false;
 }
 if (swc && fs.existsSync(source)) {
-  // The checkout's tsconfig (path aliases), wherever the command is run from.
-  process.env.SWC_NODE_PROJECT = path.join(root, 'tsconfig.json');
-  require(swc);
+  require('./register-sources');
   require(source);
 } else {
   require(path.join(root, 'dist', 'apps', 'cli', 'src', 'main.js'));

@@ -4,11 +4,14 @@
  * explicitly; a model is only ever built with one (or for Ollama, which needs none), so no SDK falls back
  * to a key found in the process environment.
  */
-import { ChatAnthropic } from '@langchain/anthropic';
+import type * as Anthropic from '@langchain/anthropic';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
-import { ChatOllama } from '@langchain/ollama';
-import { ChatOpenAICompletions } from '@langchain/openai';
+import type * as Ollama from '@langchain/ollama';
+import type * as OpenAI from '@langchain/openai';
 import { JUDGE_DEFAULTS, type JudgeAdapterConfig } from './config';
+
+// Each provider's package is loaded when a model of it is built, not when this module is: a process with
+// no judge, or with one provider, never pays for the others (about 0.4 s each at start-up).
 
 export type ChatModelFactory = (config: JudgeAdapterConfig) => BaseChatModel;
 
@@ -20,7 +23,8 @@ function temperatureOf(config: JudgeAdapterConfig): { temperature?: number } {
 export const createChatModel: ChatModelFactory = (config) => {
   const maxTokens = config.maxOutputTokens ?? JUDGE_DEFAULTS.maxOutputTokens;
   switch (config.provider) {
-    case 'openai':
+    case 'openai': {
+      const { ChatOpenAICompletions } = require('@langchain/openai') as typeof OpenAI;
       // The Chat Completions flavour of ChatOpenAI: always POST {baseURL}/chat/completions, which is what
       // every OpenAI-compatible server (vLLM, LiteLLM, llama.cpp, Azure-compatible gateways) implements.
       return new ChatOpenAICompletions({
@@ -32,7 +36,9 @@ export const createChatModel: ChatModelFactory = (config) => {
         streaming: false,
         ...temperatureOf(config),
       });
-    case 'anthropic':
+    }
+    case 'anthropic': {
+      const { ChatAnthropic } = require('@langchain/anthropic') as typeof Anthropic;
       return new ChatAnthropic({
         model: config.model,
         apiKey: config.apiKey,
@@ -42,7 +48,9 @@ export const createChatModel: ChatModelFactory = (config) => {
         streaming: false,
         ...temperatureOf(config),
       });
-    case 'ollama':
+    }
+    case 'ollama': {
+      const { ChatOllama } = require('@langchain/ollama') as typeof Ollama;
       return new ChatOllama({
         model: config.model,
         ...(config.baseUrl !== undefined ? { baseUrl: config.baseUrl } : {}),
@@ -52,5 +60,6 @@ export const createChatModel: ChatModelFactory = (config) => {
         streaming: false,
         ...temperatureOf(config),
       });
+    }
   }
 };

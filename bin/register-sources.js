@@ -1,0 +1,42 @@
+// Runs the checkout's TypeScript sources in plain Node for the `evals` CLI: `.ts` files compiled by swc
+// with the project's .swcrc (cached on disk by content), `@evals/<lib>` resolved to libs/<lib>/src. A few
+// lines instead of @swc-node/register, which loads the TypeScript compiler to read tsconfig.json and costs
+// about half a second on every command.
+const crypto = require('node:crypto');
+const fs = require('node:fs');
+const Module = require('node:module');
+const path = require('node:path');
+
+const root = path.join(__dirname, '..');
+const swc = require('@swc/core');
+const options = { ...JSON.parse(fs.readFileSync(path.join(root, '.swcrc'), 'utf8')), swcrc: false, sourceMaps: 'inline' };
+const cacheDir = path.join(root, 'node_modules', '.cache', 'evals-cli');
+const salt = `${swc.version}:${JSON.stringify(options)}`;
+
+const resolve = Module._resolveFilename;
+Module._resolveFilename = function (request, ...rest) {
+  const lib = /^@evals\/([a-z-]+)$/.exec(request);
+  return resolve.call(this, lib ? path.join(root, 'libs', lib[1], 'src', 'index.ts') : request, ...rest);
+};
+
+Module._extensions['.ts'] = function (module, filename) {
+  const source = fs.readFileSync(filename, 'utf8');
+  const key = crypto.createHash('sha256').update(salt).update(filename).update(source).digest('hex');
+  const cached = path.join(cacheDir, `${key}.js`);
+  let code;
+  try {
+    code = fs.readFileSync(cached, 'utf8');
+  } catch {
+    code = swc.transformSync(source, { ...options, filename }).code;
+    try {
+      fs.mkdirSync(cacheDir, { recursive: true });
+      fs.writeFileSync(`${cached}.${process.pid}`, code);
+      fs.renameSync(`${cached}.${process.pid}`, cached);
+    } catch {
+      // A read-only checkout compiles every time; nothing else changes.
+    }
+  }
+  module._compile(code, filename);
+};
+
+process.setSourceMapsEnabled(true);
