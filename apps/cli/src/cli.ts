@@ -82,7 +82,8 @@ export async function runCli(argv: readonly string[], io: Io): Promise<number> {
  */
 async function withService(command: Command, flags: readonly string[], io: Io, run: (io: Io) => Promise<number>): Promise<number> {
   const named = flags.some((f) => f === '--server' || f.startsWith('--server=')) || (io.env.EVALS_SERVER ?? '').trim() !== '';
-  if (!command.service || named || !io.embedded) return run(io);
+  const needsService = typeof command.service === 'function' ? command.service(flags) : command.service === true;
+  if (!needsService || named || !io.embedded) return run(io);
   const dataDir = dataDirOf(io);
   let service;
   try {
@@ -90,12 +91,23 @@ async function withService(command: Command, flags: readonly string[], io: Io, r
   } catch (error) {
     const code = (error as { code?: unknown } | null)?.code;
     const reason = error instanceof Error ? error.message : 'error';
-    throw new CliError(EXIT.UNREACHABLE, `the embedded service on ${dataDir} did not start (${typeof code === 'string' ? `${code}: ` : ''}${reason}); give --server URL for a running service`);
+    throw new CliError(
+      code === 'CONFIG_INVALID' ? EXIT.USAGE : EXIT.UNREACHABLE,
+      `the embedded service on ${dataDir} did not start (${typeof code === 'string' ? `${code}: ` : ''}${reason}); give --server URL for a running service`,
+    );
   }
   if (service.mode === 'started') io.err(`evals: no --server: embedded service on ${path.relative(io.cwd, dataDir) || '.'} (started for this command; \`evals serve\` keeps one running)`);
+  // A Ctrl-C while the command's own server runs closes it (PGlite, the bus journal) before exiting.
+  const interrupted = () => void service.close().finally(() => process.exit(130));
+  if (service.mode === 'started') {
+    process.once('SIGINT', interrupted);
+    process.once('SIGTERM', interrupted);
+  }
   try {
     return await run({ ...io, env: { ...io.env, EVALS_SERVER: service.url, EVALS_READ_SERVER: service.url, EVALS_REGRESSION_SERVER: service.url } });
   } finally {
+    process.off('SIGINT', interrupted);
+    process.off('SIGTERM', interrupted);
     await service.close();
   }
 }

@@ -49,7 +49,7 @@ export interface Command {
    * Talks to the service. Without --server / EVALS_SERVER such a command uses the embedded all-in-one on
    * the data directory (docs/embedded.md): the `evals serve` that has it open, or one started in-process.
    */
-  readonly service?: boolean;
+  readonly service?: boolean | ((args: readonly string[]) => boolean);
   run(args: string[], io: Io): Promise<number>;
 }
 

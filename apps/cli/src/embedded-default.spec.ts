@@ -57,10 +57,12 @@ describe('unit: the CLI uses the embedded service when no server is named (issue
     expect(variable.calls.map((c) => c.url)).toEqual(['http://svc.test:3004/v1/baselines']);
   });
 
-  it('does not start it for a command that needs no service', async () => {
+  it('does not start it for a command that needs no service, nor for `demo --local`', async () => {
     const h = harness({});
     expect(await runCli(['suite', 'validate', 'examples/support-triage.suite.yaml'], h.io)).toBe(0);
+    expect(await runCli(['demo', '--local'], h.io)).toBe(0);
     expect(h.opened).toEqual([]);
+    expect(h.out()).toContain('verdict: REGRESSED');
   });
 
   it('closes it even when the command fails, and a shared `evals serve` is not announced as started', async () => {

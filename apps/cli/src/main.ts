@@ -17,7 +17,7 @@ runCli(process.argv.slice(2), {
   isTty: Boolean(process.stdout.isTTY),
   errIsTty: Boolean(process.stderr.isTTY),
   cwd: process.cwd(),
-  embedded: (dataDir) => openEmbedded(dataDir, process.env),
+  embedded: (dataDir) => openEmbedded(dataDir, process.env, (line) => process.stderr.write(`${line}\n`)),
 }).then((code) => {
   process.exitCode = code;
 });

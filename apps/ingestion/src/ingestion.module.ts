@@ -1,6 +1,6 @@
 import { CONSUMERS } from '@evals/bus';
 import { Module, type DynamicModule } from '@nestjs/common';
-import { InfrastructureModule, OutboxRelayService, type JsonLogger } from '@evals/platform';
+import { InfrastructureModule, type JsonLogger } from '@evals/platform';
 import { INGESTION_CONFIG, type IngestionConfig } from './config';
 import { InboundConsumer } from './inbound.consumer';
 import { RunIntakeService } from './run-intake.service';
@@ -35,7 +35,6 @@ export class IngestionModule {
         SuiteCatalogService,
         MonitorService,
         InboundConsumer,
-        OutboxRelayService,
       ],
     };
   }

@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, type BeforeApplicationShutdown } from '@nestjs/common';
 import { RunQueries, type RunView } from '@evals/persistence';
 import { DATA_SOURCE } from '@evals/platform';
 import type { DataSource } from 'typeorm';
@@ -7,11 +7,14 @@ import { IntakeError } from './intake-error';
 
 /**
  * Waits for a run to be completed and compared with its baseline (R5, G1), polling the read model with a
- * backoff; past RUN_TIMEOUT_MS it answers 202 RUN_PENDING with where to look.
+ * backoff; past RUN_TIMEOUT_MS it answers 202 RUN_PENDING with where to look. So does every wait when the
+ * app shuts down: the consumers that would complete the run stop first, and a request left waiting would
+ * hold the HTTP server open until its timeout.
  */
 @Injectable()
-export class RunWaiter {
+export class RunWaiter implements BeforeApplicationShutdown {
   private readonly queries: RunQueries;
+  private stopping = false;
 
   constructor(
     @Inject(DATA_SOURCE) db: DataSource,
@@ -26,10 +29,14 @@ export class RunWaiter {
     for (;;) {
       const view = await this.queries.run(runId, options);
       if (view && view.run.status === 'completed' && view.eval_result && view.regression) return view;
-      if (Date.now() > deadline) throw new IntakeError('RUN_PENDING', `run ${runId} is still being scored: GET /v1/runs/${runId}`, 'run_id');
+      if (this.stopping || Date.now() > deadline) throw new IntakeError('RUN_PENDING', `run ${runId} is still being scored: GET /v1/runs/${runId}`, 'run_id');
       await new Promise((r) => setTimeout(r, delay));
       delay = Math.min(delay * 2, 200);
     }
+  }
+
+  beforeApplicationShutdown(): void {
+    this.stopping = true;
   }
 
   find(runId: string, options: { includeCases?: boolean } = {}): Promise<RunView | null> {

@@ -60,7 +60,6 @@ export class ReadModelModule {
       controllers: [RunsController, ScorecardsController],
       providers: [
         { provide: READ_MODEL_CONFIG, useValue: config },
-        OutboxRelayService,
         {
           provide: RunProjector,
           useFactory: (ids: IdGenerator, log: JsonLogger) => new RunProjector(ids, log),

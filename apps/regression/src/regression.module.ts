@@ -1,7 +1,7 @@
 import { CONSUMERS } from '@evals/bus';
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { LangChainJudge } from '@evals/judge';
-import { InfrastructureModule, OutboxRelayService, type CommonConfig, type JsonLogger } from '@evals/platform';
+import { InfrastructureModule, type CommonConfig, type JsonLogger } from '@evals/platform';
 import { BaselinesController } from './baselines.controller';
 import { CalibrationSetsController, CalibrationsController, JudgesController } from './calibration.controller';
 import { REGRESSION_JUDGE, loadRegressionJudge } from './calibration.judge';
@@ -32,7 +32,6 @@ export class RegressionModule {
       controllers: [BaselinesController, CalibrationSetsController, CalibrationsController, JudgesController, ComparisonsController, FindingsController],
       providers: [
         RegressionService,
-        OutboxRelayService,
         RunScoredConsumer,
         { provide: REGRESSION_JUDGE, useValue: judge },
         CalibrationService,

@@ -7,7 +7,6 @@ import {
   ID_GENERATOR,
   InfrastructureModule,
   MESSAGE_BUS,
-  OutboxRelayService,
   type Clock,
   type IdGenerator,
   type JsonLogger,
@@ -58,7 +57,6 @@ export class WorkerModule {
           useFactory: (names: BusNames): WorkerSettings => workerSettings({ names, maxBatch: config.maxBatch, hmacSecret: config.hmacSecret }),
           inject: [BUS_NAMES],
         },
-        OutboxRelayService,
         {
           provide: WORKER_JUDGE,
           // S3, J1: a judge when JUDGE_PROVIDER is set; its verdict cache (J6) is shared in Redis when REDIS_URL

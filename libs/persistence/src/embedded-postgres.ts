@@ -1,3 +1,5 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 
 /**
  * PostgreSQL without a server, for the embedded all-in-one default (issue 7): PGlite (WASM Postgres, so the
@@ -13,25 +15,36 @@ export interface EmbeddedPostgres {
   stop(): Promise<void>;
 }
 
-/** `dataDir` undefined: in memory; a directory: persisted there and reopened on the next start. */
-export async function startEmbeddedPostgres(dataDir?: string): Promise<EmbeddedPostgres> {
+/**
+ * `dataDir` undefined: in memory; a directory: persisted there and reopened on the next start.
+ * `socketDir`: listen on a Unix socket in that directory (which should be private, 0700) instead of a
+ * loopback TCP port - PGlite trusts whoever connects, and a TCP port is open to every local user. Socket
+ * paths are limited to about 100 bytes, so a directory too deep for one falls back to loopback TCP.
+ */
+export async function startEmbeddedPostgres(dataDir?: string, options: { socketDir?: string } = {}): Promise<EmbeddedPostgres> {
   const { PGlite } = await import('@electric-sql/pglite');
   const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
   const db = await PGlite.create(dataDir);
-  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 1 });
-  await server.start();
-  const address = server.getServerConn();
-  const port = Number(address.split(':').pop());
-  if (!Number.isInteger(port) || port <= 0) {
+  const socketPath = options.socketDir ? path.join(path.resolve(options.socketDir), '.s.PGSQL.5432') : undefined;
+  const useSocket = socketPath !== undefined && Buffer.byteLength(socketPath) <= MAX_SOCKET_PATH;
+  if (useSocket) fs.rmSync(socketPath, { force: true }); // left by a process that died
+  const server = new PGLiteSocketServer(useSocket ? { db, path: socketPath, maxConnections: 1 } : { db, host: '127.0.0.1', port: 0, maxConnections: 1 });
+  const stop = async () => {
     await server.stop();
     await db.close();
+  };
+  await server.start();
+  if (useSocket) {
+    // The pg driver finds `.s.PGSQL.<port>` in the directory given as host.
+    return { url: `postgres://postgres@${encodeURIComponent(path.dirname(socketPath))}:5432/postgres`, stop };
+  }
+  const port = Number(server.getServerConn().split(':').pop());
+  if (!Number.isInteger(port) || port <= 0) {
+    await stop();
     throw new Error('embedded PostgreSQL: the socket server reported no port');
   }
-  return {
-    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
-    async stop() {
-      await server.stop();
-      await db.close();
-    },
-  };
+  return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, stop };
 }
+
+/** sun_path is 108 bytes on Linux, 104 on macOS, including the terminating NUL. */
+const MAX_SOCKET_PATH = 100;

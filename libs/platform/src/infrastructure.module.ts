@@ -16,11 +16,12 @@ import { MetricsController, metrics } from './metrics';
 import { BUS_NAMES, CLOCK, COMMON_CONFIG, DATA_SOURCE, ID_GENERATOR, LOGGER, MESSAGE_BUS, type Clock, type IdGenerator } from './tokens';
 
 /**
- * Relays this process's outbox rows to JetStream (docs/pipeline.md). Every app that appends events runs
- * one; SKIP LOCKED lets them share the table.
+ * Relays the outbox rows to the bus (docs/pipeline.md). One per process, whatever apps it runs (the
+ * all-in-one runs four); SKIP LOCKED lets the processes share the table. Stopped by ConnectionCloser,
+ * before the bus and the database close.
  */
 @Injectable()
-export class OutboxRelayService implements OnApplicationBootstrap, OnApplicationShutdown {
+export class OutboxRelayService implements OnApplicationBootstrap {
   readonly relay: OutboxRelay;
 
   constructor(
@@ -46,10 +47,6 @@ export class OutboxRelayService implements OnApplicationBootstrap, OnApplication
 
   onApplicationBootstrap(): void {
     this.relay.start();
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.relay.stop();
   }
 }
 
@@ -119,10 +116,13 @@ class ConnectionCloser implements OnApplicationShutdown {
   constructor(
     @Inject(DATA_SOURCE) private readonly dataSource: DataSource,
     @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
+    private readonly outbox: OutboxRelayService,
   ) {}
 
-  // Runs after every other shutdown hook of the app (module order): in-flight work is done by then.
+  // The consumers stopped in beforeApplicationShutdown, so in-flight work is done: the relay finishes its
+  // batch, then the bus and the database close, in that order.
   async onApplicationShutdown(): Promise<void> {
+    await this.outbox.relay.stop();
     await this.bus.close().catch(() => undefined);
     if (this.dataSource.isInitialized) await this.dataSource.destroy();
   }
@@ -209,9 +209,10 @@ export class InfrastructureModule {
         { provide: CONSUMER_SPECS, useValue: options.consumers ?? [] },
         { provide: APP_FILTER, useClass: ApiExceptionFilter },
         ConsumerLagService,
+        OutboxRelayService,
         ConnectionCloser,
       ],
-      exports: [COMMON_CONFIG, LOGGER, BUS_NAMES, CLOCK, ID_GENERATOR, DATA_SOURCE, MESSAGE_BUS, API_KEY_STORE],
+      exports: [COMMON_CONFIG, LOGGER, BUS_NAMES, CLOCK, ID_GENERATOR, DATA_SOURCE, MESSAGE_BUS, API_KEY_STORE, OutboxRelayService],
     };
   }
 }

@@ -24,7 +24,8 @@ const SUBJECT = 'demo-support-bot';
  */
 export const demoCommand: Command = {
   name: 'demo',
-  service: true,
+  // `--local` scores in this process: no service to open.
+  service: (args) => !args.includes('--local'),
   summary: 'The whole path on the embedded service: suite, baseline, regressed candidate, gate, finding, scorecard.',
   usage: 'evals demo [--local] [--server URL]',
   options: ['--local                  score the example suites in this process, without the service', '--server URL             use a running service instead of the embedded one'],

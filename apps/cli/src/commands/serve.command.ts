@@ -29,26 +29,44 @@ export const serveCommand: Command = {
     const dataDir = dataDirOf({ cwd: io.cwd, env: values['data-dir'] ? { ...io.env, EVALS_DATA_DIR: values['data-dir'] } : io.env });
     // Loaded here, not at the top: the other commands never pay for Nest and PGlite.
     const { startEmbeddedServer } = require('../embedded/embedded-server') as typeof EmbeddedServerModule;
-    let server;
+    // Signals are taken from before the start: a Ctrl-C during PGlite's initdb or the migrations waits for
+    // them to finish and then closes cleanly, instead of leaving a half-initialised directory. A second one
+    // gives up waiting.
+    let signals = 0;
+    let stopRequested: () => void = () => undefined;
+    const stopped = new Promise<void>((resolve) => (stopRequested = resolve));
+    const onSignal = () => {
+      signals += 1;
+      if (signals > 1) process.exit(130);
+      stopRequested();
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
     try {
-      server = await startEmbeddedServer({ dataDir, env: io.env, port, host, advertise: true });
-    } catch (error) {
-      if (error instanceof DataDirBusyError) throw new CliError(EXIT.USAGE, `${error.message}: one process at a time opens a data directory`);
-      throw new CliError(EXIT.UNREACHABLE, `could not start: ${(error as Error)?.name ?? 'error'}: ${(error as Error)?.message ?? ''}`);
+      let server;
+      try {
+        server = await startEmbeddedServer({ dataDir, env: io.env, port, host, mode: 'serve' });
+      } catch (error) {
+        if (error instanceof DataDirBusyError) throw new CliError(EXIT.USAGE, `${error.message}: one process at a time opens a data directory`);
+        const code = (error as { code?: unknown } | null)?.code;
+        // ConfigError, by its code: importing the class would load Nest for every command.
+        if (code === 'CONFIG_INVALID') throw new CliError(EXIT.USAGE, (error as Error).message);
+        throw new CliError(code === 'EADDRINUSE' || code === 'EACCES' ? EXIT.USAGE : EXIT.UNREACHABLE, `could not start: ${(error as Error)?.name ?? 'error'}: ${(error as Error)?.message ?? ''}`);
+      }
+      io.err(
+        [
+          `evals serve: ${server.url}  (database: ${server.adapters.database}, bus: ${server.adapters.bus}, data: ${dataDir})`,
+          `  the HTTP API: ${server.url}/openapi.json; other evals commands run here use it without --server`,
+          '  Ctrl-C stops it; the data stays for the next start',
+        ].join('\n'),
+      );
+      await stopped;
+      await server.close();
+      io.err('evals serve: stopped');
+      return EXIT.PASS;
+    } finally {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
     }
-    io.err(
-      [
-        `evals serve: ${server.url}  (database: ${server.adapters.database}, bus: ${server.adapters.bus}, data: ${dataDir})`,
-        `  the HTTP API: ${server.url}/openapi.json; other evals commands run here use it without --server`,
-        '  Ctrl-C stops it; the data stays for the next start',
-      ].join('\n'),
-    );
-    await new Promise<void>((resolve) => {
-      process.once('SIGINT', resolve);
-      process.once('SIGTERM', resolve);
-    });
-    await server.close();
-    io.err('evals serve: stopped');
-    return EXIT.PASS;
   },
 };

@@ -3,13 +3,13 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { InProcessBus, type MessageBus } from '@evals/bus';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '@evals/persistence';
-import { JsonLogger, serveOpenApi, type ConfigOptions } from '@evals/platform';
+import { ConfigError, JsonLogger, serveOpenApi, type ConfigOptions } from '@evals/platform';
 import { loadIngestionConfig } from '../../../ingestion/src/config';
 import { loadReadModelConfig } from '../../../read-model/src/config';
 import { loadRegressionJudge } from '../../../regression/src/calibration.judge';
 import { loadWorkerConfig } from '../../../scoring-worker/src/config';
 import { AllInOneModule } from './all-in-one.module';
-import { claimDataDir, dataDirSecret } from './data-dir';
+import { claimDataDir, dataDirSecret, type OwnerMode } from './data-dir';
 
 export interface EmbeddedServerOptions {
   /** The data directory (`.evals` by default, docs/embedded.md). */
@@ -18,8 +18,11 @@ export interface EmbeddedServerOptions {
   /** 0: any free port. */
   readonly port: number;
   readonly host?: string;
-  /** Write this server's URL into the directory, so other `evals` commands use it (`evals serve`). */
-  readonly advertise?: boolean;
+  /**
+   * `serve`: the URL goes into the directory, so other `evals` commands use this server; `command`: a CLI
+   * command's own server, which others wait for instead of using (it stops with its command).
+   */
+  readonly mode: OwnerMode;
   /** Where the JSON log lines go (stdout for `evals serve`, stderr for a CLI command). */
   readonly log?: (line: string) => void;
   readonly logLevel?: 'debug' | 'info' | 'warn' | 'error';
@@ -41,7 +44,7 @@ const SERVERS_OPTIONAL: ConfigOptions = { servers: 'optional' };
  * live in memory. Access control defaults to disabled, since it listens on the loopback interface only.
  */
 export async function startEmbeddedServer(options: EmbeddedServerOptions): Promise<EmbeddedServer> {
-  const claim = claimDataDir(options.dataDir);
+  const claim = claimDataDir(options.dataDir, options.mode);
   const cleanups: Array<() => Promise<void>> = [async () => claim.release()];
   const cleanup = async () => {
     for (const step of cleanups.splice(0).reverse()) await step().catch(() => undefined);
@@ -57,10 +60,15 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
     let worker = loadWorkerConfig(env, SERVERS_OPTIONAL);
     let readModel = loadReadModelConfig(env, SERVERS_OPTIONAL);
     const regressionJudge = loadRegressionJudge(env);
+    if (Boolean(ingestion.databaseUrl) !== Boolean(ingestion.natsUrl)) {
+      // A private PGlite behind a shared bus would take the cluster's work into a database nobody else reads;
+      // a shared database behind a private bus would drain the cluster's outbox into this process.
+      throw new ConfigError([`${ingestion.databaseUrl ? 'NATS_URL' : 'DATABASE_URL'}: set both DATABASE_URL and NATS_URL (a deployment's servers) or neither (embedded)`]);
+    }
 
     let pg: EmbeddedPostgres | undefined;
     if (!ingestion.databaseUrl) {
-      pg = await startEmbeddedPostgres(claim.dir.postgres);
+      pg = await startEmbeddedPostgres(claim.dir.postgres, { socketDir: claim.dir.root });
       cleanups.push(() => pg!.stop());
       const embedded = { databaseUrl: pg.url, databaseSchema: '', databasePoolSize: 1, migrateMode: 'boot' as const };
       ingestion = { ...ingestion, ...embedded };
@@ -68,12 +76,22 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
       readModel = { ...readModel, ...embedded };
     }
     const names = { streamPrefix: ingestion.streamPrefix, subjectPrefix: ingestion.subjectPrefix };
-    const bus: (() => Promise<MessageBus>) | undefined = ingestion.natsUrl ? undefined : () => InProcessBus.open(names, { dir: claim.dir.bus });
+    let opened: MessageBus | undefined;
+    const bus: (() => Promise<MessageBus>) | undefined = ingestion.natsUrl
+      ? undefined
+      : async () => {
+          opened = await InProcessBus.open(names, { dir: claim.dir.bus });
+          return opened;
+        };
+    // The app closes the bus; this is for a start-up that failed before there was an app to close it.
+    cleanups.push(async () => opened?.close());
 
     const logger = new JsonLogger('evals', options.logLevel ?? ingestion.logLevel, options.log);
     const app = await NestFactory.create<NestExpressApplication>(
       AllInOneModule.forRoot({ ingestion, worker, readModel, regressionJudge }, logger, { ...(bus ? { bus } : {}), ...(pg ? { poolSize: 1 } : {}) }),
-      { logger, bodyParser: false },
+      // A failing provider (a damaged journal, a migration) throws here instead of exiting the process, so
+      // the command can clean up and answer with its own exit code.
+      { logger, bodyParser: false, abortOnError: false },
     );
     cleanups.push(() => app.close());
     app.useBodyParser('json', { limit: `${ingestion.bodyLimitMb}mb` });
@@ -82,8 +100,8 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
     const host = options.host ?? '127.0.0.1';
     await app.listen(options.port, host);
     const address = app.getHttpServer().address() as { port: number };
-    const url = `http://${host}:${address.port}`;
-    if (options.advertise) claim.advertise(url);
+    const url = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
+    if (options.mode === 'serve') claim.advertise(url);
     logger.event('info', 'all-in-one listening', { url, database: pg ? 'pglite' : 'postgresql', bus: bus ? 'in-process' : 'jetstream' });
     return { url, adapters: { database: pg ? 'pglite' : 'postgresql', bus: bus ? 'in-process' : 'jetstream' }, close: cleanup };
   } catch (error) {
