@@ -24,7 +24,7 @@ export interface EventsConsumerOptions {
  * The read model's durable consumer `read-model` on EVALS_EVENTS (docs/pipeline.md, step 3). Each
  * micro-batch is projected in one transaction; messages are acknowledged only after it committed, so a
  * crash in between redelivers them and the inbox turns the repeat into a no-op. A failed transaction naks
- * the whole batch (BatchConsumer). An event deferred by the projection (its run is not opened anywhere
+ * the whole batch (the bus does). An event deferred by the projection (its run is not opened anywhere
  * yet) is nak'ed with a delay, and dead-lettered on its last allowed delivery.
  */
 export class EventsConsumer {

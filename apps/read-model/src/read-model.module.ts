@@ -25,7 +25,7 @@ const EVENTS_CONSUMER = Symbol('EVENTS_CONSUMER');
 
 /**
  * Starts the consumer once the app is up, and stops it before any other shutdown hook runs (X4): the batch
- * in hand commits and is acknowledged while the database, the relay and NATS are still there.
+ * in hand commits and is acknowledged while the database, the relay and the bus are still there.
  */
 class EventsConsumerLifecycle {
   constructor(

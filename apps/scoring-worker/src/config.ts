@@ -5,7 +5,7 @@ import { ConfigError, commonConfigSpec, hmacConfigSpec, loadConfig, parsers, typ
 export interface WorkerEnvConfig extends CommonConfig, HmacConfig {
   /** Most work messages handled in one micro-batch (one transaction). */
   readonly maxBatch: number;
-  /** Redis for the judge's verdict cache (J6, gate runs only); empty: no cache, every call goes to the judge. */
+  /** Redis for the judge's verdict cache (J6, gate runs only), shared by every worker; empty: each worker caches in its own memory. */
   readonly redisUrl: string;
   readonly judgeCachePrefix: string;
   readonly judgeCacheTtlSeconds: number;
@@ -31,7 +31,7 @@ export const workerConfigSpec: EnvSpec<WorkerEnvConfig> = {
     env: 'REDIS_URL',
     parse: (raw) => (raw === undefined || raw === '' ? { ok: true, value: '' } : parsers.url(['redis', 'rediss'])(raw)),
     secret: true,
-    description: 'Redis for the verdict cache of gate runs (J6); unset: no cache',
+    description: 'Redis for the verdict cache of gate runs (J6), shared by every worker; unset: each worker caches in memory',
   },
   judgeCachePrefix: {
     env: 'JUDGE_CACHE_PREFIX',

@@ -130,7 +130,7 @@ export class ScoringService {
 
   /**
    * Handles one micro-batch; every message is acknowledged or handed back (nak) before this returns. On a
-   * throw the BatchConsumer naks the batch: messages settled already ignore it, and whatever was not committed
+   * throw the bus naks the batch: messages settled already ignore it, and whatever was not committed
    * is redelivered (every step is idempotent).
    */
   async handle(batch: readonly BusMessage[]): Promise<BatchOutcome> {

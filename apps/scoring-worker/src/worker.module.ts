@@ -33,8 +33,8 @@ class JudgeCloser implements OnApplicationShutdown {
 }
 
 /**
- * The scoring worker (docs/pipeline.md step 2): shared infrastructure (database, JetStream with its
- * topology, /health), the outbox relay, and the work consumer. ScoringService is framework-free and built
+ * The scoring worker (docs/pipeline.md step 2): shared infrastructure (database, the bus with its
+ * topology, /health, the outbox relay) and the work consumer. ScoringService is framework-free and built
  * by a factory, so the integration tests construct the very same class without Nest.
  */
 @Module({})

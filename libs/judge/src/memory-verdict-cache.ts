@@ -34,7 +34,8 @@ export class MemoryVerdictCache implements VerdictCache {
     if (!entry) return null;
     this.entries.delete(key);
     if (entry.expiresAt <= this.now()) return null;
-    this.entries.set(key, entry); // most recently used goes last
+    // Re-inserted so Map order is recency order, and eviction takes the first key.
+    this.entries.set(key, entry);
     return parseCachedVerdict(entry.stored);
   }
 

@@ -15,8 +15,9 @@ export interface OutboxRelayOptions {
 }
 
 /**
- * Relays committed outbox rows to JetStream, oldest first, with the row's message id as Nats-Msg-Id: a
- * relay that crashes between publishing and marking repeats itself, and the server drops the repeat.
+ * Relays committed outbox rows to the bus, oldest first, with the row's message id as the de-duplication
+ * id (Nats-Msg-Id on JetStream): a relay that crashes between publishing and marking repeats itself, and
+ * the bus drops the repeat.
  * Rows are claimed with SKIP LOCKED, so one relay per process is safe. When NATS is down the rows wait
  * and the relay backs off (G6): nothing is lost, publication is only late.
  */

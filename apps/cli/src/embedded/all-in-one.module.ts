@@ -2,13 +2,11 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { CONSUMERS, type MessageBus } from '@evals/bus';
 import type { LangChainJudge } from '@evals/judge';
 import { InfrastructureModule, type JsonLogger } from '@evals/platform';
-import type { IngestionConfig } from '../../../ingestion/src/config';
-import { IngestionModule } from '../../../ingestion/src/ingestion.module';
-import type { ReadModelConfig } from '../../../read-model/src/config';
-import { ReadModelModule } from '../../../read-model/src/read-model.module';
-import { RegressionModule } from '../../../regression/src/regression.module';
-import type { WorkerConfig } from '../../../scoring-worker/src/config';
-import { WorkerModule } from '../../../scoring-worker/src/worker.module';
+// Each app's public entry (its src/index.ts), never its internals.
+import { IngestionModule, type IngestionConfig } from '../../../ingestion/src';
+import { ReadModelModule, type ReadModelConfig } from '../../../read-model/src';
+import { RegressionModule } from '../../../regression/src';
+import { WorkerModule, type WorkerConfig } from '../../../scoring-worker/src';
 
 export interface AllInOneConfigs {
   readonly ingestion: IngestionConfig;

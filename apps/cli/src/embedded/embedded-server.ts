@@ -4,10 +4,10 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { InProcessBus, type MessageBus } from '@evals/bus';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '@evals/persistence';
 import { ConfigError, JsonLogger, serveOpenApi, type ConfigOptions } from '@evals/platform';
-import { loadIngestionConfig } from '../../../ingestion/src/config';
-import { loadReadModelConfig } from '../../../read-model/src/config';
-import { loadRegressionJudge } from '../../../regression/src/calibration.judge';
-import { loadWorkerConfig } from '../../../scoring-worker/src/config';
+import { loadIngestionConfig } from '../../../ingestion/src';
+import { loadReadModelConfig } from '../../../read-model/src';
+import { loadRegressionJudge } from '../../../regression/src';
+import { loadWorkerConfig } from '../../../scoring-worker/src';
 import { AllInOneModule } from './all-in-one.module';
 import { claimDataDir, dataDirSecret, type OwnerMode } from './data-dir';
 
