@@ -3,9 +3,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-// Issue 7 groundwork: the embedded PostgreSQL (PGlite through its socket server, a pool of one) runs the
-// same migrations and append-only triggers, isolates a concurrent commit from a rollback (the trap of one
-// shared PGlite session), and keeps its data across a restart. Run in a process of its own (see the probe).
+// Issue 7: the embedded PostgreSQL (PGlite through its socket server, a pool of one) on a data directory
+// runs the same migrations and append-only triggers, isolates a concurrent commit from a rollback (the trap
+// of one shared PGlite session), and keeps its data across a close and reopen, in a process of its own as
+// `evals serve` is. persistence.contract.ts holds it to everything the server does, in memory.
 describe('integration: embedded PostgreSQL', () => {
   it('migrates, enforces append-only, isolates concurrent transactions, survives a restart', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'evals-pglite-'));

@@ -1,6 +1,6 @@
 /**
- * Exercises the embedded PostgreSQL in a process of its own (PGlite loads its WASM through a dynamic
- * import, which Jest's module system cannot run) and prints one JSON line of findings for
+ * Exercises the embedded PostgreSQL on a data directory in a process of its own, closed and reopened as
+ * `evals serve` does it across a restart, and prints one JSON line of findings for
  * embedded-postgres.int-spec.ts to assert on. Usage: node -r @swc-node/register embedded-postgres.probe.ts DIR
  */
 import { createDataSource, migrate, migrations } from './data-source';
