@@ -5,8 +5,9 @@ import * as path from 'node:path';
 import { testBusNames } from '../../../test/support/isolation';
 import { InProcessBus, type InProcessBusOptions } from './in-process.bus';
 import { messageBusContract, waitFor } from './message-bus.contract';
-import type { BusMessage, ConsumeOptions, Subscription } from './message-bus.port';
-import { CONSUMERS, subjectOf, type BusNames, type ConsumerSpec } from './topology';
+import type { BusMessage, ConsumeOptions, PublishAck, Subscription } from './message-bus.port';
+import { MAX_MESSAGE_BYTES } from '@evals/contracts';
+import { CONSUMERS, streamOf, subjectOf, type BusNames, type ConsumerSpec, type StreamName } from './topology';
 
 // Touches the filesystem (journal directories under the OS temp dir), hence an integration spec.
 
@@ -19,18 +20,69 @@ function uniqueNames(): BusNames {
   return { streamPrefix: `IPB_${t.suffix}_`, subjectPrefix: `ipb_${t.suffix}` };
 }
 
-/** Every file of the directory, as raw text, for what must (not) be on disk. */
-function dirText(dir: string): string {
-  return fs
-    .readdirSync(dir)
-    .map((f) => fs.readFileSync(path.join(dir, f)).toString('latin1'))
-    .join('\n');
+/**
+ * Whether `needle` is anywhere on disk in `dir` (every file, journals, temporary files and the lock alike):
+ * in a file's raw bytes, or inside any line's base64 `d` field decoded (the journal stores payloads in
+ * base64, where a canary that is only part of a payload never appears as such).
+ */
+function onDisk(dir: string, needle: string): boolean {
+  for (const name of fs.readdirSync(dir)) {
+    const file = path.join(dir, name);
+    if (!fs.statSync(file).isFile()) continue;
+    const raw = fs.readFileSync(file);
+    if (raw.includes(needle)) return true;
+    for (const line of raw.toString('utf8').split('\n')) {
+      let record: unknown;
+      try {
+        record = JSON.parse(line);
+      } catch {
+        continue; // a torn or foreign line: the raw search above covers it
+      }
+      const d = (record as { d?: unknown } | null)?.d;
+      if (typeof d === 'string' && Buffer.from(d, 'base64').includes(needle)) return true;
+    }
+  }
+  return false;
 }
 
-const onDisk = (dir: string, payload: string) => {
-  const all = dirText(dir);
-  return all.includes(payload) || all.includes(Buffer.from(payload).toString('base64'));
-};
+/** A payload as the apps send one: the canary is a field of a JSON envelope, never the whole message. */
+const envelope = (output: string) => JSON.stringify({ schema: 'evals.output.submitted.v1', output: `The answer is: ${output}.` });
+
+const journalFile = (dir: string, names: BusNames, stream: StreamName) => path.join(dir, `${streamOf(names, stream)}.journal`);
+const compactingFiles = (dir: string) => fs.readdirSync(dir).filter((f) => f.endsWith('.compacting'));
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Fault injection at the file-system boundary: every append handle the bus opens on `file` calls
+ * `beforeWrite` with each group commit (after a turn of the event loop, as a real write would let other work
+ * run) before writing it; `beforeWrite` may throw to fail the write.
+ */
+function interceptWrites(file: string, beforeWrite: (data: string) => void): jest.SpyInstance {
+  const realOpen = fs.promises.open.bind(fs.promises);
+  return jest.spyOn(fs.promises, 'open').mockImplementation((async (target: fs.PathLike, flags?: string | number, mode?: fs.Mode) => {
+    const handle = await realOpen(target, flags, mode);
+    if (target !== file || flags !== 'a') return handle;
+    return new Proxy(handle, {
+      get(inner, property) {
+        if (property === 'write') {
+          return async (data: string) => {
+            await null;
+            beforeWrite(data);
+            return inner.write(data);
+          };
+        }
+        const value = Reflect.get(inner, property) as unknown;
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(inner) : value;
+      },
+    });
+  }) as typeof fs.promises.open);
+}
+
+/** The pid on the first line of the bus's lock file. */
+const lockHolder = (dir: string) => Number.parseInt(fs.readFileSync(path.join(dir, 'LOCK'), 'utf8').split('\n')[0], 10);
+
+const probe = path.join(__dirname, 'in-process.bus.probe.ts');
+const repoRoot = path.resolve(__dirname, '../../..');
 
 messageBusContract('in-process, journalled', async () => {
   const dir = tempDir();
@@ -124,8 +176,8 @@ describe('integration: in-process bus durability and retention', () => {
   it('loses no published message when the process is killed (SIGKILL), and takes over its lock', async () => {
     const dir = newDir();
     const names = uniqueNames();
-    const child = spawn(process.execPath, ['-r', '@swc-node/register', path.join(__dirname, 'in-process.bus.probe.ts'), dir, names.streamPrefix, names.subjectPrefix], {
-      cwd: path.resolve(__dirname, '../../..'),
+    const child = spawn(process.execPath, ['-r', '@swc-node/register', probe, dir, names.streamPrefix, names.subjectPrefix], {
+      cwd: repoRoot,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const work = new Set<string>();
@@ -153,10 +205,10 @@ describe('integration: in-process bus durability and retention', () => {
       child.kill('SIGKILL');
     }
     expect(await exited).toBe('SIGKILL');
-    expect(fs.readFileSync(path.join(dir, 'LOCK'), 'utf8').trim()).toBe(String(pid));
+    expect(lockHolder(dir)).toBe(pid);
 
     const bus = await open(names, { dir });
-    expect(fs.readFileSync(path.join(dir, 'LOCK'), 'utf8').trim()).toBe(String(process.pid));
+    expect(lockHolder(dir)).toBe(process.pid);
     const workSeen = await collect(bus, CONSUMERS.scoringWorker);
     const inboundSeen = await collect(bus, CONSUMERS.ingestion);
     await waitFor(
@@ -173,18 +225,20 @@ describe('integration: in-process bus durability and retention', () => {
     expect(workSeen.length).toBe(workIds.size);
   }, 90_000);
 
-  it('leaves no acknowledged work-queue payload on disk after compaction (D1)', async () => {
+  it('leaves no acknowledged work-queue payload on disk after compaction (D1); the scan finds it while it is there', async () => {
     const dir = newDir();
     const names = uniqueNames();
     const gone = `CANARY-acked-${names.subjectPrefix}`;
     const kept = `CANARY-kept-${names.subjectPrefix}`;
     const bus = await open(names, { dir });
-    await bus.publish(subjectOf(names, 'evals.output.submitted'), gone, 'c-1');
-    await bus.publish(subjectOf(names, 'evals.work.score'), kept, 'c-2');
+    // Inside an envelope, as a candidate output travels: the journal holds the whole payload in base64, where
+    // neither the canary nor its own base64 appears; only decoding the record finds it.
+    await bus.publish(subjectOf(names, 'evals.output.submitted'), envelope(gone), 'c-1');
+    await bus.publish(subjectOf(names, 'evals.work.score'), envelope(kept), 'c-2');
+    expect(onDisk(dir, gone)).toBe(true);
+    expect(onDisk(dir, kept)).toBe(true);
     const seen = await collect(bus, CONSUMERS.ingestion);
     await waitFor(async () => seen.length === 1 && (await bus.pending(CONSUMERS.ingestion)) === 0, 'the canary acknowledged');
-    // Written before it was acknowledged, so the journal holds it until compacted.
-    expect(onDisk(dir, gone)).toBe(true);
     await bus.close();
     expect(onDisk(dir, gone)).toBe(false);
     expect(onDisk(dir, kept)).toBe(true);
@@ -201,7 +255,8 @@ describe('integration: in-process bus durability and retention', () => {
     const canary = `CANARY-running-${names.subjectPrefix}`;
     const bus = await open(names, { dir, compactAfterDeadBytes: 16 * 1024 });
     const compactionsAtOpen = bus.streamInfo('EVALS_INBOUND').compactions;
-    await bus.publish(subjectOf(names, 'evals.output.submitted'), canary, 'canary');
+    await bus.publish(subjectOf(names, 'evals.output.submitted'), envelope(canary), 'canary');
+    expect(onDisk(dir, canary)).toBe(true);
     const seen = await collect(bus, CONSUMERS.ingestion);
     await waitFor(async () => (await bus.pending(CONSUMERS.ingestion)) === 0, 'the canary acknowledged');
     const filler = 'x'.repeat(1024);
@@ -212,19 +267,251 @@ describe('integration: in-process bus durability and retention', () => {
     expect(bus.streamInfo('EVALS_INBOUND').journalBytes).toBeLessThan(50 * 1024);
   }, 30_000);
 
-  it('refuses a second bus on the same directory, and takes over the lock of a dead process', async () => {
+  it('refuses a second bus on the same directory in this process, and takes over the lock of a dead process', async () => {
     const dir = newDir();
     const names = uniqueNames();
     const bus = await open(names, { dir });
-    await expect(InProcessBus.open(names, { dir })).rejects.toThrow(new RegExp(`already in use by process ${process.pid}`));
+    // Refused because this process holds the lock (in memory), not because the file names a live pid.
+    await expect(InProcessBus.open(names, { dir })).rejects.toThrow(new RegExp(`already in use by process ${process.pid} \\(this process\\)`));
+    // The same directory by another path is the same lock.
+    const alias = path.join(newDir(), 'alias');
+    fs.symlinkSync(dir, alias);
+    await expect(InProcessBus.open(names, { dir: alias })).rejects.toThrow(/this process/);
     await bus.close();
     expect(fs.existsSync(path.join(dir, 'LOCK'))).toBe(false);
 
     const dead = spawnSync(process.execPath, ['-e', '']).pid!;
     fs.writeFileSync(path.join(dir, 'LOCK'), `${dead}\n`);
     const next = await open(names, { dir });
-    expect(fs.readFileSync(path.join(dir, 'LOCK'), 'utf8').trim()).toBe(String(process.pid));
+    expect(lockHolder(dir)).toBe(process.pid);
     expect(next.healthy).toBe(true);
+  });
+
+  it('takes over a lock naming this pid that this process does not hold: a restart that got the same pid (B2)', async () => {
+    const dir = newDir();
+    const names = uniqueNames();
+    // Left by an earlier process with our pid (pid 1 of a container, restarted after a crash).
+    fs.writeFileSync(path.join(dir, 'LOCK'), `${process.pid}\n`);
+    const bus = await open(names, { dir });
+    expect(lockHolder(dir)).toBe(process.pid);
+    expect(bus.healthy).toBe(true);
+    await expect(InProcessBus.open(names, { dir })).rejects.toThrow(/this process/);
+    await bus.close();
+    expect(fs.existsSync(path.join(dir, 'LOCK'))).toBe(false);
+    expect(fs.readdirSync(dir).filter((f) => f.startsWith('LOCK'))).toEqual([]);
+  });
+
+  it('two processes taking over the same stale lock at once: exactly one gets it (B2)', async () => {
+    const dir = newDir();
+    const dead = spawnSync(process.execPath, ['-e', '']).pid!;
+    fs.writeFileSync(path.join(dir, 'LOCK'), `${dead}\n`);
+    const children = [0, 1].map(() => {
+      const child = spawn(process.execPath, ['-r', '@swc-node/register', probe, '--lock-race', dir], { cwd: repoRoot, stdio: ['pipe', 'pipe', 'pipe'] });
+      const facts: Array<{ booted?: number; locked?: number; refused?: string }> = [];
+      let stderr = '';
+      let rest = '';
+      child.stderr.on('data', (chunk) => (stderr += chunk));
+      child.stdout.on('data', (chunk: Buffer) => {
+        const lines = (rest + chunk.toString()).split('\n');
+        rest = lines.pop()!;
+        for (const line of lines) facts.push(JSON.parse(line));
+      });
+      const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+      return { child, facts, exited, stderr: () => stderr };
+    });
+    try {
+      await waitFor(() => children.every((c) => c.facts.some((f) => f.booted)), 'both probes started', 60_000);
+      // Both read the stale lock, then pause 300 ms before acting on it (see the probe): the race is certain.
+      for (const { child } of children) child.stdin.write('go\n');
+      await waitFor(
+        () => children.every((c) => c.facts.some((f) => f.locked || f.refused)),
+        `both probes decided (stderr: ${children.map((c) => c.stderr()).join(' | ')})`,
+        30_000,
+      );
+      const locked = children.flatMap((c) => c.facts.filter((f) => f.locked).map((f) => f.locked!));
+      const refused = children.flatMap((c) => c.facts.filter((f) => f.refused).map((f) => f.refused!));
+      expect(locked).toHaveLength(1);
+      expect(refused).toEqual([expect.stringContaining(`already in use by process ${locked[0]}`)]);
+      expect(lockHolder(dir)).toBe(locked[0]);
+    } finally {
+      for (const { child } of children) child.kill('SIGKILL');
+      await Promise.all(children.map((c) => c.exited));
+    }
+  }, 90_000);
+
+  it('a retry after a crash between a compaction and the next commit is stored, not taken for a duplicate (B1)', async () => {
+    const dir = newDir();
+    const crashDir = newDir();
+    const names = uniqueNames();
+    const file = journalFile(dir, names, 'EVALS_WORK');
+    const subject = subjectOf(names, 'evals.work.score');
+    let retried: Promise<PublishAck> | undefined;
+    const spy = interceptWrites(file, (data) => {
+      // The publish arrives while the acknowledgement's commit is being written: it waits in the buffer while
+      // the compaction that follows this commit snapshots the stream.
+      if (data.includes('"k":"ack"') && !retried) retried = bus.publish(subject, envelope('retry'), 'retry-me');
+      // What a crash right after the compaction's rename, before this commit, leaves on disk.
+      if (data.includes('"id":"retry-me"')) fs.copyFileSync(file, journalFile(crashDir, names, 'EVALS_WORK'));
+    });
+    let bus: InProcessBus;
+    try {
+      bus = await open(names, { dir, compactAfterDeadBytes: 1 });
+      await bus.publish(subject, 'first', 'first');
+      const compactions = bus.streamInfo('EVALS_WORK').compactions;
+      await consume(bus, CONSUMERS.scoringWorker, {
+        maxBatch: 10,
+        handler: async (batch) => {
+          for (const m of batch) if (m.messageId === 'first') m.ack();
+        },
+      });
+      await waitFor(() => retried !== undefined, 'the publish during the commit');
+      expect(await retried).toEqual({ seq: 2, duplicate: false });
+      expect(bus.streamInfo('EVALS_WORK').compactions).toBeGreaterThan(compactions);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(fs.existsSync(journalFile(crashDir, names, 'EVALS_WORK'))).toBe(true);
+
+    // The restart after that crash: the publisher never got its ack, so it retries with the same id.
+    const restarted = await open(names, { dir: crashDir });
+    expect(await restarted.pending(CONSUMERS.scoringWorker)).toBe(0);
+    expect(await restarted.publish(subject, envelope('retry'), 'retry-me')).toEqual({ seq: 2, duplicate: false });
+    expect(await restarted.pending(CONSUMERS.scoringWorker)).toBe(1);
+    // The acknowledged message was stored: its id is still a duplicate.
+    expect(await restarted.publish(subject, 'first', 'first')).toEqual({ seq: 1, duplicate: true });
+  }, 30_000);
+
+  it('a publish whose write fails leaves its id nowhere: the retry after a restart is stored (B1)', async () => {
+    const dir = newDir();
+    const names = uniqueNames();
+    const file = journalFile(dir, names, 'EVALS_WORK');
+    const subject = subjectOf(names, 'evals.work.score');
+    let retried: Promise<PublishAck> | undefined;
+    let diskFull = false;
+    const spy = interceptWrites(file, (data) => {
+      if (data.includes('"k":"ack"') && !retried) retried = bus.publish(subject, envelope('retry'), 'retry-me');
+      if (data.includes('"id":"retry-me"')) {
+        diskFull = true;
+        throw new Error('injected: write failed (disk full)');
+      }
+    });
+    // A full disk fails any compaction after that write too: the file the earlier compaction wrote stays.
+    const realRename = fs.promises.rename.bind(fs.promises);
+    const renameSpy = jest.spyOn(fs.promises, 'rename').mockImplementation(async (from, to) => {
+      if (diskFull) throw new Error('injected: no space left on device');
+      return realRename(from, to);
+    });
+    let bus: InProcessBus;
+    try {
+      bus = await open(names, { dir, compactAfterDeadBytes: 1 });
+      await bus.publish(subject, 'first', 'first');
+      await consume(bus, CONSUMERS.scoringWorker, {
+        maxBatch: 10,
+        handler: async (batch) => {
+          for (const m of batch) if (m.messageId === 'first') m.ack();
+        },
+      });
+      await waitFor(() => retried !== undefined, 'the publish during the commit');
+      await expect(retried).rejects.toThrow(/injected/);
+      expect(bus.healthy).toBe(false);
+      await expect(bus.publish(subject, envelope('retry'), 'retry-me')).rejects.toThrow(/injected/);
+      await subscriptions.pop()!.stop();
+      await bus.close();
+    } finally {
+      spy.mockRestore();
+      renameSpy.mockRestore();
+    }
+
+    const restarted = await open(names, { dir });
+    expect(await restarted.publish(subject, envelope('retry'), 'retry-me')).toEqual({ seq: 2, duplicate: false });
+    expect(await restarted.pending(CONSUMERS.scoringWorker)).toBe(1);
+  }, 30_000);
+
+  it('does not rewrite the journal at every commit once the duplicate window holds many ids (B6)', async () => {
+    const dir = newDir();
+    const names = uniqueNames();
+    const bus = await open(names, { dir, compactAfterDeadBytes: 4096 });
+    const subject = subjectOf(names, 'evals.work.score');
+    const seen = await collect(bus, CONSUMERS.scoringWorker);
+    // 200 acknowledged messages whose ids (~40 KiB of `dup` records) stay in the 120 s window.
+    const longId = (i: number) => `id-${i}-${'x'.repeat(150)}`;
+    for (let i = 0; i < 200; i++) await bus.publish(subject, `m${i}`, longId(i));
+    await waitFor(async () => seen.length === 200 && (await bus.pending(CONSUMERS.scoringWorker)) === 0, 'all acknowledged');
+    await sleep(100);
+    const before = bus.streamInfo('EVALS_WORK');
+    expect(before.journalBytes).toBeGreaterThan(30 * 1024);
+
+    // Twenty more, one commit each, acknowledged as they come: ~3 KiB of dead records, under the threshold.
+    for (let i = 0; i < 20; i++) await bus.publish(subject, `n${i}`, `n-${i}`);
+    await waitFor(async () => seen.length === 220 && (await bus.pending(CONSUMERS.scoringWorker)) === 0, 'the twenty acknowledged');
+    await sleep(100);
+    const after = bus.streamInfo('EVALS_WORK');
+    expect(after.journalWrites - before.journalWrites).toBeGreaterThanOrEqual(20);
+    expect(after.compactions - before.compactions).toBeLessThanOrEqual(1);
+  }, 30_000);
+
+  it('compacts acknowledged work-queue payloads away even behind a larger unacknowledged backlog (D1)', async () => {
+    const dir = newDir();
+    const names = uniqueNames();
+    const canary = `CANARY-backlog-${names.subjectPrefix}`;
+    const bus = await open(names, { dir, compactAfterDeadBytes: 16 * 1024 });
+    const subject = subjectOf(names, 'evals.work.score');
+    // ~110 KiB on disk that nobody acknowledges yet.
+    for (let i = 0; i < 40; i++) await bus.publish(subject, `backlog ${'b'.repeat(2048)}`, `b-${i}`);
+    await bus.publish(subject, envelope(canary), 'canary');
+    for (let i = 0; i < 10; i++) await bus.publish(subject, `done ${'d'.repeat(2048)}`, `d-${i}`);
+    expect(onDisk(dir, canary)).toBe(true);
+    const compactions = bus.streamInfo('EVALS_WORK').compactions;
+
+    // ~30 KiB of acknowledged payloads: more than compactAfterDeadBytes, far less than the live backlog.
+    const seen = await collect(bus, CONSUMERS.scoringWorker, (m) => m.messageId !== null && !m.messageId.startsWith('b-'));
+    await waitFor(async () => seen.length === 51 && (await bus.pending(CONSUMERS.scoringWorker)) === 40, 'the eleven acknowledged');
+    await waitFor(() => bus.streamInfo('EVALS_WORK').compactions > compactions, 'a compaction while running');
+    expect(onDisk(dir, canary)).toBe(false);
+    expect(await bus.pending(CONSUMERS.scoringWorker)).toBe(40);
+  }, 30_000);
+
+  it('removes the temporary file of a failed compaction, and leftover ones at open (D1)', async () => {
+    const dir = newDir();
+    const names = uniqueNames();
+    const canary = `CANARY-temp-${names.subjectPrefix}`;
+    const bus = await open(names, { dir, compactAfterDeadBytes: 1 });
+    const subject = subjectOf(names, 'evals.output.submitted');
+    await bus.publish(subject, envelope(canary), 'kept');
+    const realRename = fs.promises.rename.bind(fs.promises);
+    const spy = jest.spyOn(fs.promises, 'rename').mockImplementation(async (from, to) => {
+      if (String(from).endsWith('.compacting')) throw new Error('injected: rename failed');
+      return realRename(from, to);
+    });
+    try {
+      // Acknowledged, it is dead and outweighs the live one: a compaction follows, and fails.
+      await bus.publish(subject, 'x'.repeat(4096), 'acked');
+      await collect(bus, CONSUMERS.ingestion, (m) => m.messageId === 'acked');
+      await waitFor(() => !bus.healthy, 'the failed compaction');
+      expect(compactingFiles(dir)).toEqual([]);
+      await subscriptions.pop()!.stop();
+      await bus.close();
+    } finally {
+      spy.mockRestore();
+    }
+    expect(compactingFiles(dir)).toEqual([]);
+
+    // Left by a crash in mid-compaction, for this stream and for one of another name.
+    fs.writeFileSync(`${journalFile(dir, names, 'EVALS_INBOUND')}.compacting`, `{"k":"pub","d":"${Buffer.from(envelope(canary)).toString('base64')}"}\n`);
+    fs.writeFileSync(path.join(dir, 'OLD_EVALS_INBOUND.journal.compacting'), envelope(canary));
+    const reopened = await open(names, { dir });
+    expect(compactingFiles(dir)).toEqual([]);
+    expect(await reopened.pending(CONSUMERS.ingestion)).toBe(1);
+  }, 30_000);
+
+  it('takes payloads up to MAX_MESSAGE_BYTES (8 MiB) by default, as the deployment\'s NATS does, and refuses larger (B10)', async () => {
+    const names = uniqueNames();
+    const bus = await open(names);
+    const subject = subjectOf(names, 'evals.work.score');
+    expect(await bus.publish(subject, new Uint8Array(MAX_MESSAGE_BYTES).fill(0x61), 'max')).toEqual({ seq: 1, duplicate: false });
+    await expect(bus.publish(subject, new Uint8Array(MAX_MESSAGE_BYTES + 1), 'over')).rejects.toThrow(`exceeds the maximum of ${MAX_MESSAGE_BYTES}`);
+    const small = await open(uniqueNames(), { maxPayloadBytes: 1024 });
+    await expect(small.publish(subjectOf(small.names, 'evals.work.score'), new Uint8Array(1025), 'over')).rejects.toThrow(/maximum of 1024/);
   });
 
   it('bounds a limits stream nobody consumes, and keeps what a durable still owes', async () => {

@@ -1,17 +1,29 @@
 /**
- * A process that is killed (SIGKILL) mid-work by in-process.bus.int-spec.ts: it publishes work and inbound
- * messages as fast as it can and acknowledges the inbound ones, printing one JSON line per confirmed fact.
- * Usage: node -r @swc-node/register in-process.bus.probe.ts DIR STREAM_PREFIX SUBJECT_PREFIX
+ * Child processes of in-process.bus.int-spec.ts.
+ *
+ *   in-process.bus.probe.ts DIR STREAM_PREFIX SUBJECT_PREFIX
+ *     is killed (SIGKILL) mid-work: it publishes work and inbound messages as fast as it can and acknowledges
+ *     the inbound ones, printing one JSON line per confirmed fact.
+ *   in-process.bus.probe.ts --lock-race DIR
+ *     takes the bus lock of DIR once it reads a line on stdin, pausing 300 ms between reading the lock file
+ *     and acting on what it read (so two of them started together both judge a stale lock before either
+ *     acts), prints {locked: pid} or {refused: message}, then holds on for a while.
+ *
+ * Usage: node -r @swc-node/register in-process.bus.probe.ts ...
  */
+import { promises as fsp } from 'node:fs';
+import * as path from 'node:path';
 import { InProcessBus } from './in-process.bus';
+import { acquireLock } from './in-process.journal';
 import { CONSUMERS, subjectOf, type BusNames } from './topology';
 
-async function main(): Promise<void> {
-  const [dir, streamPrefix, subjectPrefix] = process.argv.slice(2);
+const say = (line: object) => process.stdout.write(`${JSON.stringify(line)}\n`);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function work(dir: string, streamPrefix: string, subjectPrefix: string): Promise<void> {
   const names: BusNames = { streamPrefix, subjectPrefix };
   const bus = await InProcessBus.open(names, { dir });
   await bus.ensureTopology();
-  const say = (line: object) => process.stdout.write(`${JSON.stringify(line)}\n`);
   await bus.consume(CONSUMERS.ingestion, {
     maxBatch: 10,
     handler: async (batch) => {
@@ -34,7 +46,33 @@ async function main(): Promise<void> {
   process.exit(2);
 }
 
-main().catch((error) => {
+async function lockRace(dir: string): Promise<void> {
+  const readFile = fsp.readFile.bind(fsp);
+  let paused = false;
+  // A slow disk or a GC pause between judging the lock and acting on it, made certain.
+  fsp.readFile = (async (...args: Parameters<typeof fsp.readFile>) => {
+    const result = await readFile(...args);
+    if (!paused && path.basename(String(args[0])) === 'LOCK') {
+      paused = true;
+      await sleep(300);
+    }
+    return result;
+  }) as typeof fsp.readFile;
+  say({ booted: process.pid });
+  await new Promise((resolve) => process.stdin.once('data', resolve));
+  try {
+    await acquireLock(dir);
+    say({ locked: process.pid });
+  } catch (error) {
+    say({ refused: error instanceof Error ? error.message : String(error) });
+  }
+  // Holds the lock (alive) while the other one decides; bounded, should the test die first.
+  await sleep(10_000);
+  process.exit(0);
+}
+
+const args = process.argv.slice(2);
+(args[0] === '--lock-race' ? lockRace(args[1]) : work(args[0], args[1], args[2])).catch((error) => {
   process.stderr.write(`${String(error)}\n`);
   process.exit(1);
 });

@@ -1,8 +1,16 @@
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
-import { RetentionPolicy } from '@nats-io/jetstream';
+import { MAX_MESSAGE_BYTES } from '@evals/contracts';
 import { Durable, subjectMatches, type StoredMessage } from './in-process.consumer';
-import { acquireLock, encodeRecord, readJournal, StreamJournal, type JournalOwner, type JournalRecord } from './in-process.journal';
+import {
+  acquireLock,
+  encodeRecord,
+  readJournal,
+  removeLeftoverTemporaries,
+  StreamJournal,
+  type JournalOwner,
+  type JournalRecord,
+} from './in-process.journal';
 import type { ConsumeOptions, MessageBus, PublishAck, Subscription } from './message-bus.port';
 import { CONSUMERS, STREAMS, streamOf, subjectOf, type BusNames, type ConsumerSpec, type StreamName, type StreamSpec } from './topology';
 
@@ -22,13 +30,20 @@ export interface InProcessBusOptions {
    * nobody consumes in embedded mode. Default 10 000.
    */
   readonly maxAckedPerStream?: number;
-  /** Compact a journal while running once more than this is dead and outweighs the live records (1 MiB). */
+  /**
+   * Compact a journal while running once more than this is dead (1 MiB): on a work-queue stream as soon as
+   * the deleted messages' records exceed it (acknowledged candidate outputs, D1), on a limits stream once the
+   * dead records also outweigh the rest of the file.
+   */
   readonly compactAfterDeadBytes?: number;
   /** fsync every group commit: survives power loss, not only a crash of the process. Off by default, like JetStream. */
   readonly fsync?: boolean;
   /** Overrides every consumer's ackWaitSeconds (tests). */
   readonly ackWaitMs?: number;
-  /** Larger payloads are refused, as NATS refuses those over its max_payload (1 MiB by default). */
+  /**
+   * Larger payloads are refused, as NATS refuses those over its max_payload. Default MAX_MESSAGE_BYTES
+   * (@evals/contracts, 8 MiB), the max_payload the deployment's NATS is configured with.
+   */
   readonly maxPayloadBytes?: number;
   /** How often expired acknowledged messages are swept (60 s). */
   readonly sweepIntervalMs?: number;
@@ -79,6 +94,7 @@ export class InProcessBus implements MessageBus {
     const release = await acquireLock(options.dir);
     const bus = new InProcessBus(names, options, now, release);
     try {
+      await removeLeftoverTemporaries(options.dir);
       for (const stream of bus.streams) await stream.openJournal(options.dir);
     } catch (error) {
       await bus.close().catch(() => undefined);
@@ -98,7 +114,7 @@ export class InProcessBus implements MessageBus {
     const stream = this.topologyReady ? this.streams.find((s) => s.takes(subject)) : undefined;
     if (!stream) throw new Error(`InProcessBus: no stream takes subject ${subject} (no responders)`);
     const data = typeof payload === 'string' ? encoder.encode(payload) : payload;
-    const limit = this.options.maxPayloadBytes ?? 1024 * 1024;
+    const limit = this.options.maxPayloadBytes ?? MAX_MESSAGE_BYTES;
     if (data.byteLength > limit) throw new Error(`InProcessBus: payload of ${data.byteLength} bytes exceeds the maximum of ${limit}`);
     return stream.publish(subject, data, messageId || null);
   }
@@ -165,19 +181,36 @@ export class InProcessBus implements MessageBus {
   }
 }
 
+/**
+ * A message id inside the duplicate window. It answers a repeated publish at once (one still being written
+ * waits for `stored`), but it counts - in a compacted journal's `dup` records - only once its message is
+ * `written`: a `dup` for a message the journal does not hold would turn the publisher's retry after a crash
+ * (or a failed write) into a duplicate, and the message would never be stored.
+ */
+interface DedupEntry {
+  readonly seq: number;
+  readonly time: number;
+  written: boolean;
+  stored: Promise<void>;
+}
+
 /** One stream: its messages, sequence, duplicate window, durables and journal. */
 class InProcessStream implements JournalOwner {
   readonly name: string;
   readonly durables: Durable[];
   journal: StreamJournal | undefined;
   private readonly subjects: string[];
+  private readonly workQueue: boolean;
   private readonly messages = new Map<number, StoredMessage>();
   /** Insertion order is publish order, so expired entries are at the front. */
-  private readonly dedup = new Map<string, { seq: number; time: number; stored: Promise<void> }>();
+  private readonly dedup = new Map<string, DedupEntry>();
   /** Messages every durable has acknowledged, kept under the limits (oldest-acknowledged first). */
   private readonly acknowledged = new Set<number>();
   private lastSeq = 0;
-  liveBytes = 0;
+  /** The last sequence written (lastSeq counts publishes still being written too): what a snapshot's head records. */
+  private writtenSeq = 0;
+  /** Bytes of the publish records of messages deleted since the last snapshot: dead in the journal file. */
+  deadPayloadBytes = 0;
 
   constructor(
     names: BusNames,
@@ -187,6 +220,7 @@ class InProcessStream implements JournalOwner {
   ) {
     this.name = streamOf(names, spec.name);
     this.subjects = spec.subjects.map((s) => subjectOf(names, s));
+    this.workQueue = spec.retention === 'workqueue';
     const ackWait = (c: ConsumerSpec) => options.ackWaitMs ?? c.ackWaitSeconds * 1000;
     this.durables = (Object.values(CONSUMERS) as ConsumerSpec[])
       .filter((c) => c.stream === spec.name)
@@ -217,14 +251,20 @@ class InProcessStream implements JournalOwner {
     const seq = ++this.lastSeq;
     const record: JournalRecord = { k: 'pub', seq, s: subject, id: messageId, t: now, d: Buffer.from(data).toString('base64') };
     const msg: StoredMessage = { seq, subject, data: Uint8Array.from(data), messageId, time: now, bytes: Buffer.byteLength(encodeRecord(record)), waiting: 0 };
+    const entry: DedupEntry = { seq, time: now, written: false, stored: Promise.resolve() };
+    const written = () => {
+      entry.written = true;
+      this.store(msg);
+    };
     // Consumers see it once it is written, as JetStream delivers only what it stored.
-    const stored = this.journal ? this.journal.append(record, () => this.store(msg)) : Promise.resolve(this.store(msg));
-    if (messageId !== null) this.dedup.set(messageId, { seq, time: now, stored });
+    entry.stored = this.journal ? this.journal.append(record, written) : Promise.resolve(written());
+    // In the map at once, so a repeat while it is being written waits for it instead of storing it twice.
+    if (messageId !== null) this.dedup.set(messageId, entry);
     try {
-      await stored;
+      await entry.stored;
     } catch (error) {
       // Not stored: a retry with the same id must store it.
-      if (messageId !== null && this.dedup.get(messageId)?.seq === seq) this.dedup.delete(messageId);
+      if (messageId !== null && this.dedup.get(messageId) === entry) this.dedup.delete(messageId);
       throw error;
     }
     return { seq, duplicate: false };
@@ -232,7 +272,7 @@ class InProcessStream implements JournalOwner {
 
   private store(msg: StoredMessage): void {
     this.messages.set(msg.seq, msg);
-    this.liveBytes += msg.bytes;
+    this.writtenSeq = Math.max(this.writtenSeq, msg.seq);
     const interested = this.durables.filter((d) => d.matches(msg.subject));
     msg.waiting = interested.length;
     // Nobody will ever acknowledge it: kept under the limits like an acknowledged one.
@@ -244,7 +284,7 @@ class InProcessStream implements JournalOwner {
   private onAcknowledged(msg: StoredMessage, durable: Durable): void {
     this.journal?.appendAck(durable.spec.durable, msg.seq);
     if (--msg.waiting > 0) return;
-    if (this.spec.retention === RetentionPolicy.Workqueue) {
+    if (this.workQueue) {
       this.remove(msg.seq);
     } else {
       this.acknowledged.add(msg.seq);
@@ -254,8 +294,10 @@ class InProcessStream implements JournalOwner {
 
   /**
    * Limits retention for acknowledged messages: the count cap, then the max age. A message some durable has
-   * not acknowledged stays whatever its age. `full` scans them all (the periodic sweep); otherwise the scan
-   * stops at the first one young enough, which is exact while the clock only moves forward.
+   * not acknowledged stays whatever its age. `full` scans them all (the periodic sweep). Otherwise the scan
+   * stops at the first one young enough - approximate: `acknowledged` is in acknowledgement order, not publish
+   * order, so an older message acknowledged after a younger one can stay past its max age until the next
+   * full sweep (sweepIntervalMs) or until the scan reaches it.
    */
   trim(now: number, full: boolean): void {
     const cap = this.options.maxAckedPerStream ?? 10_000;
@@ -276,7 +318,7 @@ class InProcessStream implements JournalOwner {
     if (!msg) return;
     this.messages.delete(seq);
     this.acknowledged.delete(seq);
-    this.liveBytes -= msg.bytes;
+    this.deadPayloadBytes += msg.bytes;
   }
 
   private expireDuplicates(now: number): void {
@@ -293,6 +335,7 @@ class InProcessStream implements JournalOwner {
     this.journal = await StreamJournal.open(file, this, {
       fsync: this.options.fsync ?? false,
       compactAfterDeadBytes: this.options.compactAfterDeadBytes ?? 1024 * 1024,
+      workQueue: this.workQueue,
     });
   }
 
@@ -320,17 +363,17 @@ class InProcessStream implements JournalOwner {
           break;
       }
     }
+    this.writtenSeq = this.lastSeq;
     ids.sort((a, b) => a.time - b.time);
-    for (const { id, seq, time } of ids) this.dedup.set(id, { seq, time, stored: Promise.resolve() });
+    for (const { id, seq, time } of ids) this.dedup.set(id, { seq, time, written: true, stored: Promise.resolve() });
     this.expireDuplicates(this.now());
 
     for (const msg of published) {
       const interested = this.durables.filter((d) => d.matches(msg.subject));
       const owing = interested.filter((d) => !acks.get(d.spec.durable)?.has(msg.seq));
-      if (owing.length === 0 && interested.length > 0 && this.spec.retention === RetentionPolicy.Workqueue) continue;
+      if (owing.length === 0 && interested.length > 0 && this.workQueue) continue;
       msg.waiting = owing.length;
       this.messages.set(msg.seq, msg);
-      this.liveBytes += msg.bytes;
       if (owing.length === 0) this.acknowledged.add(msg.seq);
       for (const durable of owing) durable.offer(msg);
     }
@@ -338,10 +381,12 @@ class InProcessStream implements JournalOwner {
   }
 
   snapshot(): JournalRecord[] {
-    const records: JournalRecord[] = [{ k: 'head', v: 1, lastSeq: this.lastSeq }];
-    // Ids of deleted messages still in the window; a kept message carries its own id.
+    this.deadPayloadBytes = 0;
+    const records: JournalRecord[] = [{ k: 'head', v: 1, lastSeq: this.writtenSeq }];
+    // Ids of deleted messages still in the window; a kept message carries its own id, and one still being
+    // written (it may yet fail) none: its record follows this snapshot in the new file, or it is not stored.
     for (const [id, entry] of this.dedup) {
-      if (!this.messages.has(entry.seq)) records.push({ k: 'dup', id, seq: entry.seq, t: entry.time });
+      if (entry.written && !this.messages.has(entry.seq)) records.push({ k: 'dup', id, seq: entry.seq, t: entry.time });
     }
     for (const msg of this.messages.values()) {
       records.push({ k: 'pub', seq: msg.seq, s: msg.subject, id: msg.messageId, t: msg.time, d: Buffer.from(msg.data).toString('base64') });

@@ -92,10 +92,6 @@ export class Durable {
     if (index >= 0) this.subscriptions.splice(index, 1);
   }
 
-  get activeSubscriptions(): readonly InProcessSubscription[] {
-    return this.subscriptions;
-  }
-
   /** Hands ready messages to subscriptions with room, one at a time in turn, so several share the work. */
   dispatch(): void {
     while (this.ready.size > 0) {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
@@ -12,9 +13,14 @@ import * as path from 'node:path';
  *
  * Replaying the records in order rebuilds the stream. Writes are group-committed: everything appended in
  * one tick (or while the previous write was in progress) goes out in one write. A file is rewritten with
- * only its live records (compaction) on open, on close, and while running once dead records dominate; the
- * rewrite goes to a temporary file that is synced and renamed over the old one, so a crash at any point
- * leaves either the old file or the new one.
+ * only its live records (compaction) on open, on close, and while running: on a work-queue stream as soon as
+ * the publish records of deleted messages exceed `compactAfterDeadBytes` (they carry acknowledged candidate
+ * outputs, D1), on any stream once the dead records (those publish records and every acknowledgement written
+ * since the last rewrite) exceed it and outweigh the rest of the file. The records a rewrite itself writes
+ * (head, in-window `dup`s, acknowledgements of kept messages) are never counted as dead, so a large duplicate
+ * window does not make every commit a rewrite. The rewrite goes to a temporary file that is synced and
+ * renamed over the old one, so a crash at any point leaves either the old file or the new one; the temporary
+ * file is removed when the rewrite fails, and at the next open if the process died in the middle.
  */
 export type JournalRecord =
   | { readonly k: 'head'; readonly v: 1; readonly lastSeq: number }
@@ -24,17 +30,25 @@ export type JournalRecord =
 
 /** The stream a journal belongs to, as the journal needs it for compaction. */
 export interface JournalOwner {
-  /** Records that rebuild the stream's current state, header first. Taken synchronously. */
+  /**
+   * Records that rebuild the stream's current state, header first. Taken synchronously; from then on the
+   * owner counts `deadPayloadBytes` for the new file (back to 0).
+   */
   snapshot(): JournalRecord[];
-  /** Bytes of the publish records of the messages the stream still holds. */
-  readonly liveBytes: number;
+  /** Bytes of the publish records in the current file whose message the stream no longer holds. */
+  readonly deadPayloadBytes: number;
 }
 
 export interface JournalOptions {
   /** fsync after every group commit (survives power loss, not only a crash of the process). */
   readonly fsync: boolean;
-  /** Compact while running once more than this many bytes are dead and they outweigh the live ones. */
+  /** Compact while running once more than this many bytes are dead (and, but on a work queue, outweigh the rest). */
   readonly compactAfterDeadBytes: number;
+  /**
+   * A work-queue stream: the publish records of its deleted messages (acknowledged candidate outputs, D1) are
+   * compacted away once they exceed compactAfterDeadBytes, however much is still live.
+   */
+  readonly workQueue: boolean;
 }
 
 export function encodeRecord(record: JournalRecord): string {
@@ -72,6 +86,8 @@ export class StreamJournal {
   private compactWanted = false;
   private closed = false;
   private bytes = 0;
+  /** Bytes of acknowledgement records written since the last rewrite (which folds them into one per durable). */
+  private ackBytes = 0;
   /** Set once a write failed: what follows could land after a torn record, so nothing more is written. */
   failure: unknown;
   writes = 0;
@@ -86,6 +102,7 @@ export class StreamJournal {
 
   /** Opens the journal for appending, compacting it first (the owner has replayed it already). */
   static async open(file: string, owner: JournalOwner, options: JournalOptions): Promise<StreamJournal> {
+    // Left by a process that died in the middle of a compaction.
     await fsp.rm(tempOf(file), { force: true });
     const journal = new StreamJournal(file, undefined, owner, options);
     await journal.rewrite();
@@ -144,7 +161,7 @@ export class StreamJournal {
       if (this.scheduled) {
         clearImmediate(this.scheduled);
         this.scheduled = undefined;
-        this.running = this.drain();
+        this.startDrain();
       }
       await this.running;
     }
@@ -154,8 +171,29 @@ export class StreamJournal {
     if (this.scheduled || this.running) return;
     this.scheduled = setImmediate(() => {
       this.scheduled = undefined;
-      this.running = this.drain();
+      this.startDrain();
     });
+  }
+
+  /**
+   * `running` is cleared once the drain has settled, never before it is set: a drain with nothing to do
+   * finishes synchronously, and clearing it from inside would leave a settled promise in `running` for good
+   * (idle() would spin on it without end).
+   */
+  private startDrain(): void {
+    const run: Promise<void> = this.drain().finally(() => {
+      if (this.running === run) this.running = undefined;
+    });
+    this.running = run;
+  }
+
+  /** Whether enough of the file is dead to rewrite it now (see the header of this file). */
+  private compactionDue(): boolean {
+    const threshold = this.options.compactAfterDeadBytes;
+    const deadPayload = this.owner.deadPayloadBytes;
+    if (this.options.workQueue && deadPayload > threshold) return true;
+    const dead = deadPayload + this.ackBytes;
+    return dead > threshold && dead > this.bytes - dead;
   }
 
   /** The one writer: group commits and compactions never overlap. */
@@ -163,14 +201,12 @@ export class StreamJournal {
     try {
       while (!this.failure && (this.buffer.length > 0 || this.pendingAcks.size > 0 || this.compactWanted)) {
         if (this.buffer.length > 0 || this.pendingAcks.size > 0) await this.commit();
-        const dead = this.bytes - this.owner.liveBytes;
-        if (this.compactWanted || (dead > this.options.compactAfterDeadBytes && dead > this.owner.liveBytes)) {
+        if (!this.failure && (this.compactWanted || this.compactionDue())) {
           this.compactWanted = false;
           await this.rewrite().catch((error) => (this.failure = error));
         }
       }
     } finally {
-      this.running = undefined;
       if (this.failure) {
         for (const waiter of this.waiters.splice(0)) waiter.reject(this.failure);
         this.buffer = [];
@@ -180,7 +216,12 @@ export class StreamJournal {
   }
 
   private async commit(): Promise<void> {
-    for (const [durable, seqs] of this.pendingAcks) this.buffer.push(encodeRecord({ k: 'ack', c: durable, q: seqs }));
+    let ackBytes = 0;
+    for (const [durable, seqs] of this.pendingAcks) {
+      const line = encodeRecord({ k: 'ack', c: durable, q: seqs });
+      ackBytes += Buffer.byteLength(line);
+      this.buffer.push(line);
+    }
     const data = this.buffer.join('');
     const written = this.onWritten;
     const waiters = this.waiters;
@@ -197,26 +238,36 @@ export class StreamJournal {
       return;
     }
     this.bytes += Buffer.byteLength(data);
+    this.ackBytes += ackBytes;
     this.writes++;
     for (const callback of written) callback();
     for (const waiter of waiters) waiter.resolve();
   }
 
-  /** Replaces the file with the owner's live records (synced, then renamed over the old file). */
+  /**
+   * Replaces the file with the owner's live records (synced, then renamed over the old file). On failure the
+   * temporary file goes too: it holds payloads, candidate outputs among them (D1).
+   */
   private async rewrite(): Promise<void> {
     const data = this.owner.snapshot().map(encodeRecord).join('');
+    this.ackBytes = 0;
     const temp = tempOf(this.file);
-    // Owner-only: the records carry raw payloads, candidate outputs among them.
-    const out = await fsp.open(temp, 'w', 0o600);
     try {
-      await out.write(data);
-      await out.sync();
-    } finally {
-      await out.close();
+      // Owner-only: the records carry raw payloads, candidate outputs among them.
+      const out = await fsp.open(temp, 'w', 0o600);
+      try {
+        await out.write(data);
+        await out.sync();
+      } finally {
+        await out.close();
+      }
+      await this.handle?.close();
+      this.handle = undefined;
+      await fsp.rename(temp, this.file);
+    } catch (error) {
+      await fsp.rm(temp, { force: true }).catch(() => undefined);
+      throw error;
     }
-    await this.handle?.close();
-    this.handle = undefined;
-    await fsp.rename(temp, this.file);
     await syncDirectory(path.dirname(this.file));
     this.handle = await fsp.open(this.file, 'a');
     this.bytes = Buffer.byteLength(data);
@@ -224,8 +275,20 @@ export class StreamJournal {
   }
 }
 
+const TEMP_SUFFIX = '.compacting';
+
 function tempOf(file: string): string {
-  return `${file}.compacting`;
+  return `${file}${TEMP_SUFFIX}`;
+}
+
+/**
+ * Removes every compaction temporary file in `dir`, whichever stream it was for: a process that died in the
+ * middle of a compaction leaves one, with payloads in it. Only under the directory's lock.
+ */
+export async function removeLeftoverTemporaries(dir: string): Promise<void> {
+  for (const name of await fsp.readdir(dir)) {
+    if (name.endsWith(`.journal${TEMP_SUFFIX}`)) await fsp.rm(path.join(dir, name), { force: true });
+  }
 }
 
 /** Makes a rename durable; some platforms cannot open a directory, where this is best effort. */
@@ -236,39 +299,102 @@ async function syncDirectory(dir: string): Promise<void> {
   await handle.close();
 }
 
+/** The lock files (by real path) that buses of this process hold: a second open here is refused by this. */
+const heldLocks = new Set<string>();
+
 /**
- * One bus per directory: a lock file holding the owner's pid, created atomically (link of a complete
- * temporary file, so nobody ever reads a half-written pid). A lock whose process is gone is taken over.
+ * One bus per directory: a lock file holding the owner's pid and a random token, created atomically (link of
+ * a complete temporary file, so nobody ever reads a half-written one). Within this process a second open is
+ * refused by `heldLocks`; a lock naming another live process is refused; any other lock is stale and taken
+ * over - its process died without closing the bus, or it names our own pid but this process does not hold it
+ * (a restart that got the same pid, as pid 1 of a container does).
  */
 export async function acquireLock(dir: string): Promise<() => Promise<void>> {
-  const lock = path.join(dir, 'LOCK');
-  const temp = path.join(dir, `LOCK.${process.pid}.${Math.random().toString(36).slice(2)}`);
-  await fsp.writeFile(temp, `${process.pid}\n`);
+  const lock = path.join(await fsp.realpath(dir), 'LOCK');
+  if (heldLocks.has(lock)) throw inUse(dir, lock, process.pid);
+  heldLocks.add(lock);
+  const token = randomBytes(12).toString('hex');
+  const mine = `${process.pid}\n${token}\n`;
+  const temp = `${lock}.${process.pid}.${token}`;
   try {
-    for (let attempt = 0; attempt < 3; attempt++) {
-      try {
-        await fsp.link(temp, lock);
+    await fsp.writeFile(temp, mine, { mode: 0o600 });
+    for (let attempt = 0; attempt < 10; attempt++) {
+      if (await linkExclusive(temp, lock)) {
         return async () => {
-          const holder = await fsp.readFile(lock, 'utf8').catch(() => '');
-          if (Number.parseInt(holder, 10) === process.pid) await fsp.rm(lock, { force: true });
+          try {
+            if ((await readIfExists(lock)) === mine) await fsp.rm(lock, { force: true });
+          } finally {
+            heldLocks.delete(lock);
+          }
         };
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       }
-      const holder = Number.parseInt(await fsp.readFile(lock, 'utf8').catch(() => ''), 10);
-      if (Number.isInteger(holder) && holder > 0 && isAlive(holder)) {
-        throw new Error(
-          `InProcessBus: ${dir} is already in use by process ${holder}${holder === process.pid ? ' (this process)' : ''}; ` +
-            `one bus per directory (lock file ${lock})`,
-        );
-      }
-      // Stale: its process died without closing the bus.
-      await fsp.rm(lock, { force: true });
+      const seen = await readIfExists(lock);
+      if (seen === undefined) continue; // removed meanwhile: try again
+      const holder = Number.parseInt(seen, 10);
+      if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder)) throw inUse(dir, lock, holder);
+      await removeStale(lock, seen);
     }
     throw new Error(`InProcessBus: could not take the lock ${lock}`);
+  } catch (error) {
+    heldLocks.delete(lock);
+    throw error;
   } finally {
     await fsp.rm(temp, { force: true });
   }
+}
+
+/**
+ * Removes the stale lock whose content was `seen`, and only that one, though several processes may judge it
+ * stale at once: it is renamed aside under a unique name first (exactly one process moves it), and what was
+ * moved is checked. Should it be a lock another process took in between (the stale one removed and a fresh
+ * one created after our judgement), it is linked back at once; then the caller judges the lock again.
+ */
+async function removeStale(lock: string, seen: string): Promise<void> {
+  // Judged again just before acting: the window in which a fresh lock can be moved is two system calls wide.
+  if ((await readIfExists(lock)) !== seen) return;
+  const aside = `${lock}.stale.${process.pid}.${randomBytes(12).toString('hex')}`;
+  try {
+    await fsp.rename(lock, aside);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  try {
+    if ((await readIfExists(aside)) !== seen) {
+      // A live lock: back where it was (EEXIST would mean a third process took the empty place meanwhile).
+      await fsp.link(aside, lock).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== 'EEXIST') throw error;
+      });
+    }
+  } finally {
+    await fsp.rm(aside, { force: true });
+  }
+}
+
+async function linkExclusive(from: string, to: string): Promise<boolean> {
+  try {
+    await fsp.link(from, to);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
+  }
+}
+
+async function readIfExists(file: string): Promise<string | undefined> {
+  try {
+    return await fsp.readFile(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+}
+
+function inUse(dir: string, lock: string, holder: number): Error {
+  return new Error(
+    `InProcessBus: ${dir} is already in use by process ${holder}${holder === process.pid ? ' (this process)' : ''}; ` +
+      `one bus per directory (lock file ${lock})`,
+  );
 }
 
 function isAlive(pid: number): boolean {
