@@ -30,7 +30,9 @@ export interface AppCluster {
 }
 
 const root = path.resolve(__dirname, '../..');
-let nextPort = 39000 + Math.floor(Math.random() * 2000);
+// Below Linux's ephemeral range (32768-60999): a port there can be taken at any moment by the local end of
+// an outgoing connection (to PostgreSQL, NATS, ...), which made an app fail with EADDRINUSE now and then.
+let nextPort = 20000 + Math.floor(Math.random() * 10000);
 
 export async function startCluster(options: {
   schema: string;
@@ -60,18 +62,26 @@ export async function startCluster(options: {
     logDir,
     url: (app, route) => `http://127.0.0.1:${apps.get(app)!.port}${route}`,
     async start(app, instance = '') {
-      const port = nextPort++;
-      const logFile = path.join(logDir, `${app}${instance}.log`);
-      const out = fs.openSync(logFile, 'a');
-      const child = spawn(process.execPath, ['-r', '@swc-node/register', path.join(root, 'apps', app, 'src', 'main.ts')], {
-        cwd: root,
-        env: { ...process.env, ...env, PORT: String(port) },
-        stdio: ['ignore', out, out],
-      });
-      const proc: AppProcess = { name: app, port, logFile, child };
-      if (!instance) apps.set(app, proc);
-      await waitForHealth(port, child, logFile);
-      return proc;
+      for (let attempt = 1; ; attempt++) {
+        const port = nextPort++;
+        const logFile = path.join(logDir, `${app}${instance}.log`);
+        const out = fs.openSync(logFile, 'a');
+        const child = spawn(process.execPath, ['-r', '@swc-node/register', path.join(root, 'apps', app, 'src', 'main.ts')], {
+          cwd: root,
+          env: { ...process.env, ...env, PORT: String(port) },
+          stdio: ['ignore', out, out],
+        });
+        const proc: AppProcess = { name: app, port, logFile, child };
+        try {
+          await waitForHealth(port, child, logFile);
+        } catch (error) {
+          // Another listener had the port: the next one, a few times.
+          if (attempt < 3 && /EADDRINUSE/.test(String(error))) continue;
+          throw error;
+        }
+        if (!instance) apps.set(app, proc);
+        return proc;
+      }
     },
     async stop(app, signal = 'SIGTERM') {
       const proc = apps.get(app);

@@ -59,8 +59,10 @@ export function checkEvent(raw: StoredEventLike | null | undefined): CheckResult
   }
   if (!(typeof raw.position === 'number' && Number.isSafeInteger(raw.position) && raw.position >= 1)) issues.push('position: isPositiveInteger');
   if (typeof raw.type !== 'string' || !KNOWN_TYPES.has(raw.type)) issues.push('type: isRunEventType');
-  if (raw.version !== 1) issues.push('version: supported');
-  if (issues.length === 0) issues.push(...checkData(raw.type as string, raw.data));
+  // cases.scored is the one event with a second version (counts instead of results); v1 stays readable.
+  const version = raw.version === 1 || (raw.version === 2 && raw.type === RUN_EVENTS.casesScored) ? raw.version : null;
+  if (version === null) issues.push('version: supported');
+  if (issues.length === 0) issues.push(...checkData(raw.type as string, version as 1 | 2, raw.data));
   if (issues.length > 0) return failure(issues, messageId);
 
   const parsed = parseRunEvent(raw);
@@ -88,7 +90,7 @@ function failure(issues: string[], messageId: string | undefined): CheckResult {
 }
 
 /** The fields the read model relies on, per event type; `path: constraint` for each problem. */
-function checkData(type: string, data: unknown): string[] {
+function checkData(type: string, version: 1 | 2, data: unknown): string[] {
   if (typeof data !== 'object' || data === null || Array.isArray(data)) return ['data: isObject'];
   const d = data as Record<string, unknown>;
   const issues: string[] = [];
@@ -118,6 +120,15 @@ function checkData(type: string, data: unknown): string[] {
     case RUN_EVENTS.sealed:
       break;
     case RUN_EVENTS.casesScored: {
+      if (version === 2) {
+        need(isInt(d.n, 1), 'data.n: isPositiveCount');
+        need(isInt(d.passed, 0) && (!isInt(d.n, 0) || (d.passed as number) <= (d.n as number)), 'data.passed: isCountNotAboveN');
+        need(
+          typeof d.score_sum === 'number' && Number.isFinite(d.score_sum) && d.score_sum >= 0 && (!isInt(d.n, 0) || d.score_sum <= (d.n as number) + 1e-9),
+          'data.score_sum: isSumOfUnitScores',
+        );
+        break;
+      }
       if (!Array.isArray(d.results)) {
         issues.push('data.results: isArray');
         break;

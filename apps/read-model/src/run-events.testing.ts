@@ -64,6 +64,11 @@ export class RunScript {
     return this.event('cases.scored', { run_id: this.runId, results });
   }
 
+  /** cases.scored v2, as the scoring worker writes it now: the counts of the rows a batch inserted. */
+  countsEvent(n: number, passed: number, scoreSum: number): NewEvent {
+    return { ...this.event('cases.scored', { run_id: this.runId, n, passed, score_sum: scoreSum }), version: 2 };
+  }
+
   scoredEvent(n: number, passed: number, scoreSum: number, missing: string[] = []): NewEvent {
     return this.event('run.scored', { run_id: this.runId, n, passed, score_sum: scoreSum, missing_case_ids: missing });
   }

@@ -186,6 +186,19 @@ describe('integration: read-model run projection (R2, R3, R4, R6)', () => {
     expect(await repo.load(ds, 'run-mixed')).toMatchObject({ status: 'open' });
   });
 
+  it('applies cases.scored v2 (counts) and v1 (results) alike, and dead-letters a v2 whose counts cannot be', async () => {
+    const s = new RunScript('run-v2');
+    await apply([await s.appendRun(ds, s.openedEvent())]);
+    const v2 = await s.appendCases(ds, s.countsEvent(2, 1, 1.5));
+    const v1 = await s.appendCases(ds, s.casesEvent([result('c3', 1)]));
+    const impossible = await s.appendCases(ds, s.countsEvent(2, 3, 9));
+    const outcome = await apply([v2, v1, impossible]);
+    expect(outcome.statuses).toEqual(['applied', 'applied', 'dead_lettered']);
+    expect(await repo.load(ds, 'run-v2')).toMatchObject({ status: 'open', scored: 3, passed: 2, score_sum: 2.5 });
+    const [letter] = await ds.query(`SELECT reason FROM dead_letters WHERE message_id = $1`, [impossible.metadata.message_id]);
+    expect(letter.reason).toBe('data.passed: isCountNotAboveN; data.score_sum: isSumOfUnitScores');
+  });
+
   describe('rebuild', () => {
     it('rebuilds runs and eval_results identical to the live projection, without announcing any EvalResult again', async () => {
       // A fresh schema: the rebuild replays the whole log, and only these runs must be in it.

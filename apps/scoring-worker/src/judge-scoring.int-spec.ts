@@ -9,7 +9,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import Redis from 'ioredis';
 import type { DataSource } from 'typeorm';
 import { JetStreamBus, STREAMS, streamOf, subjectOf, type BusNames } from '@evals/bus';
-import { RUN_EVENTS, WORK_SUBJECTS, encodeWork, runStreamId, type CasesScoredV1, type RunOpenedV1, type RunScoredV1, type WorkItem } from '@evals/domain';
+import { RUN_EVENTS, WORK_SUBJECTS, encodeWork, runStreamId, type CasesScoredV2, type RunOpenedV1, type RunScoredV1, type WorkItem } from '@evals/domain';
 import { loadJudgeConfig, type JudgeAdapterConfig } from '@evals/judge';
 import { EventStore, SuiteRepository, createDataSource, migrate, type NewEvent } from '@evals/persistence';
 import { REASONING_MARKER, candidateOutputOf, completion, startFakeOpenAI, verdictReply, type FakeOpenAI, type FakeScript } from '../../../test/support/fake-openai';
@@ -261,11 +261,11 @@ describe('integration: the scoring worker grades llm_judge cases through the jud
     expect(user).toContain('a polite refund');
     expect(j1.model).toBe(MODEL);
 
-    // cases.scored names the judge pin; run.scored sums the run's usage.
-    const events: Array<{ data: CasesScoredV1 }> = await ds.query(`SELECT data FROM events WHERE type = $1 AND data->>'run_id' = $2`, [RUN_EVENTS.casesScored, runId]);
-    const results = events.flatMap((e) => e.data.results);
-    expect(results.find((r) => r.case_id === 'j1')).toMatchObject({ scorer: 'llm_judge', judge_model: MODEL, prompt_version: 'judge-v1', label: 'judge_pass' });
-    expect(results.find((r) => r.case_id === 'x1')).not.toHaveProperty('judge_model');
+    // cases.scored (v2) counts the rows it announces - the judge pin of each is its evidence row, above;
+    // run.scored sums the run's usage.
+    const events: Array<{ data: CasesScoredV2 }> = await ds.query(`SELECT data FROM events WHERE type = $1 AND data->>'run_id' = $2`, [RUN_EVENTS.casesScored, runId]);
+    expect(events.reduce((n, e) => n + e.data.n, 0)).toBe(rows.filter((r) => r.label !== 'missing_output').length);
+    expect(events.reduce((n, e) => n + e.data.passed, 0)).toBe(rows.filter((r) => r.passed && r.label !== 'missing_output').length);
     expect(scored).toMatchObject({ n: 5, passed: 2 });
     expect(scored.judge).toEqual({
       cases: 4,

@@ -10,7 +10,7 @@ import {
   detailHash,
   encodeWork,
   runStreamId,
-  type CasesScoredV1,
+  type CasesScoredV2,
   type RunOpenedV1,
   type RunScoredV1,
   type WorkItem,
@@ -18,7 +18,7 @@ import {
 import { EventStore, SuiteRepository, createDataSource, migrate, type NewEvent } from '@evals/persistence';
 import { createTestSchema, testBusNames, type TestSchema } from '../../../test/support/isolation';
 import { testServers } from '../../../test/support/servers';
-import { CASES_PER_EVENT, ScoringService, type BatchOutcome } from './scoring.service';
+import { ScoringService, type BatchOutcome } from './scoring.service';
 import { workerSettings, type WorkerSettings } from './settings';
 import { WorkConsumer } from './work-consumer';
 
@@ -187,8 +187,8 @@ describe('integration: scoring worker (docs/pipeline.md step 2)', () => {
     return rows.map((r: any) => ({ ...r, score: Number(r.score) }));
   }
 
-  async function casesScored(runId: string): Promise<Array<{ stream_id: string; data: CasesScoredV1; metadata: any }>> {
-    return ds.query(`SELECT stream_id, data, metadata FROM events WHERE type = $1 AND data->>'run_id' = $2 ORDER BY position`, [RUN_EVENTS.casesScored, runId]);
+  async function casesScored(runId: string): Promise<Array<{ stream_id: string; version: number; data: CasesScoredV2; metadata: any }>> {
+    return ds.query(`SELECT stream_id, version, data, metadata FROM events WHERE type = $1 AND data->>'run_id' = $2 ORDER BY position`, [RUN_EVENTS.casesScored, runId]);
   }
 
   async function runScored(runId: string): Promise<Array<{ stream_version: number; data: RunScoredV1; metadata: any }>> {
@@ -231,8 +231,9 @@ describe('integration: scoring worker (docs/pipeline.md step 2)', () => {
     const events = await casesScored(runId);
     expect(events).toHaveLength(1);
     expect(events[0].stream_id).toBe(`${runStreamId(runId)}.cases.${sent.messageId}`);
-    expect(events[0].data.results.map((r) => r.case_id).sort()).toEqual(['c1', 'c2', 'c3']);
-    expect(events[0].data.results.find((r) => r.case_id === 'c1')).toMatchObject({ scorer: 'contains', scorer_version: '1.0.0', score: 1, passed: true, label: 'contains_all' });
+    // v2: the counts of the rows just inserted; the rows themselves are the evidence above.
+    expect(events[0].version).toBe(2);
+    expect(events[0].data).toEqual({ run_id: runId, n: 3, passed: 2, score_sum: 2 });
     expect(events[0].metadata).toMatchObject({ causation_id: sent.messageId, correlation_id: `corr-${runId}` });
     const [{ n: outboxRows }] = await ds.query(`SELECT count(*)::int AS n FROM outbox WHERE message_id = $1::uuid AND subject = 'evals.event.cases.scored'`, [events[0].metadata.message_id]);
     expect(outboxRows).toBe(1);
@@ -267,20 +268,20 @@ describe('integration: scoring worker (docs/pipeline.md step 2)', () => {
     expect(outcomes.reduce((n, o) => n + o.duplicates, 0)).toBe(2);
   });
 
-  it('a large batch is announced in several cases.scored events on its own stream, each within the bus message limit', async () => {
-    const total = CASES_PER_EVENT * 2 + 500;
+  it('a large batch is announced in one small cases.scored event of counts on its own stream, whatever its size', async () => {
+    const total = 2_500;
     const { key, caseIds } = await createSuite(total);
     const runId = await openRun(key, total);
     await startConsumer();
     const sent = await publishScore(runId, caseIds.map((case_id) => ({ case_id, output: `ok ${CANARY}` })));
     const events = await waitFor(async () => {
       const e = await casesScored(runId);
-      return e.length === 3 ? e : undefined;
-    }, 'three cases.scored events');
-    expect(new Set(events.map((e) => e.stream_id))).toEqual(new Set([`${runStreamId(runId)}.cases.${sent.messageId}`]));
-    expect(events.map((e) => e.data.results.length)).toEqual([CASES_PER_EVENT, CASES_PER_EVENT, 500]);
+      return e.length === 1 ? e : undefined;
+    }, 'the cases.scored event');
+    expect(events[0].stream_id).toBe(`${runStreamId(runId)}.cases.${sent.messageId}`);
+    expect(events[0].data).toEqual({ run_id: runId, n: total, passed: total, score_sum: total });
     const [{ biggest }] = await ds.query(`SELECT max(octet_length(payload::text))::int AS biggest FROM outbox WHERE subject = 'evals.event.cases.scored'`);
-    expect(biggest).toBeLessThan(1024 * 1024);
+    expect(biggest).toBeLessThan(2_048);
   });
 
   it('R1/R2: a seal waits while earlier work is unacknowledged, then writes missing_output evidence and run.scored', async () => {
@@ -406,9 +407,9 @@ describe('integration: scoring worker (docs/pipeline.md step 2)', () => {
     const [{ n }] = await ds.query(`SELECT count(*)::int AS n FROM evidence WHERE run_id = $1`, [runId]);
     expect(n).toBe(total);
     expect(scored.data).toMatchObject({ n: total, passed: total / 2, score_sum: total / 2, missing_case_ids: [] });
-    const announced = (await casesScored(runId)).flatMap((e) => e.data.results.map((r) => r.case_id));
-    expect(announced).toHaveLength(total);
-    expect(new Set(announced).size).toBe(total);
+    // Every case announced exactly once across both workers: the counts add up to the run, no more.
+    const announced = (await casesScored(runId)).reduce((sum, e) => sum + e.data.n, 0);
+    expect(announced).toBe(total);
     await waitFor(workStreamEmpty, 'work stream drained');
     // Both workers took part (each holds at most 16 messages at a time, of 41).
     expect(perWorker[0]).toBeGreaterThan(0);

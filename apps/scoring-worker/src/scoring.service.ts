@@ -12,7 +12,7 @@ import {
   runStreamId,
   scoreCase,
   type CaseEvidence,
-  type CasesScoredV1,
+  type CasesScoredV2,
   type CompiledSuite,
   type RunScoredV1,
   type ScoreWorkV1,
@@ -45,12 +45,6 @@ export const DEAD_LETTER_CODES = {
   suiteNotScorable: 'SUITE_NOT_SCORABLE',
   unknownCase: 'UNKNOWN_CASE',
 } as const;
-
-/**
- * Results per `cases.scored` event. A result is at most a few hundred bytes (ids, scorer, a label clamped to
- * 120 characters), so an event stays well under the bus's 1 MiB message limit when the relay publishes it.
- */
-export const CASES_PER_EVENT = 1_000;
 
 /** What one micro-batch did: counts and ids only, for logs and metrics. */
 export interface BatchOutcome {
@@ -263,22 +257,15 @@ export class ScoringService {
       // The event's stream is named after the earliest message that contributed a new row: every case of that
       // message has evidence once this commits, so no later transaction can name the same stream.
       const cause = written.map((e) => owners.get(e)!).reduce((a, b) => (b.msg.seq < a.msg.seq ? b : a));
-      const results = written.map((e) => ({
-        case_id: e.case_id,
-        scorer: e.scorer,
-        scorer_version: e.scorer_version,
-        score: e.score,
-        passed: e.passed,
-        label: e.label,
-        ...(e.judge ? { judge_model: e.judge.judge_model, prompt_version: e.judge.prompt_version } : {}),
-      }));
-      // Several events on the same stream when the batch is large, so each fits a bus message.
-      const chunks: NewEvent<CasesScoredV1>[] = [];
-      for (let i = 0; i < results.length; i += CASES_PER_EVENT) {
-        chunks.push({ type: RUN_EVENTS.casesScored, version: 1, data: { run_id: runId, results: results.slice(i, i + CASES_PER_EVENT) }, metadata: this.metadata(cause.metadata) });
-      }
-      await this.events.append(tx, `${runStreamId(runId)}.cases.${cause.metadata.message_id}`, 0, chunks);
-      events += chunks.length;
+      // The counts only (cases.scored v2): the rows are the evidence just inserted.
+      const event: NewEvent<CasesScoredV2> = {
+        type: RUN_EVENTS.casesScored,
+        version: 2,
+        data: { run_id: runId, n: written.length, passed: written.filter((e) => e.passed).length, score_sum: written.reduce((s, e) => s + e.score, 0) },
+        metadata: this.metadata(cause.metadata),
+      };
+      await this.events.append(tx, `${runStreamId(runId)}.cases.${cause.metadata.message_id}`, 0, [event]);
+      events += 1;
     }
     return { inserted, events };
   }

@@ -3,7 +3,7 @@ export { toEvalResult } from './eval-result';
 export type { EvalResult } from './eval-result';
 export { MAX_LABEL_CHARS, clampChars, redactLabel } from './redaction';
 export { MAX_LISTED_MISSING, RUN_EVENTS, parseRunEvent, runStreamId } from './run-events';
-export type { CaseResultV1, CasesScoredV1, RunEvent, RunEventType, RunJudgeUsageV1, RunOpenedV1, RunScoredV1, RunSealedV1, RunSource } from './run-events';
+export type { CaseResultV1, CasesScoredV1, CasesScoredV2, RunEvent, RunEventType, RunJudgeUsageV1, RunOpenedV1, RunScoredV1, RunSealedV1, RunSource } from './run-events';
 export { evolveRun, summarizeRun } from './run.projection';
 export type { EventContext, RunDoc, RunStatus, RunSummary } from './run.projection';
 export {

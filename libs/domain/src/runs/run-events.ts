@@ -55,10 +55,27 @@ export interface CaseResultV1 {
   readonly prompt_version?: string;
 }
 
-/** One batch of newly inserted evidence rows; a redelivered batch inserts nothing and emits nothing. */
+/**
+ * v1 (no longer written; still read, so an event log from before v2 projects and rebuilds): one batch of
+ * newly inserted evidence rows, each result in full.
+ */
 export interface CasesScoredV1 {
   readonly run_id: string;
   readonly results: readonly CaseResultV1[];
+}
+
+/**
+ * v2: one batch of newly inserted evidence rows, as the counts the run aggregate needs. The rows themselves
+ * are in the evidence table; repeating them here wrote every result three times (evidence, event, outbox)
+ * and cost the pipeline most of its throughput (docs/benchmarks.md). A redelivered batch inserts nothing and
+ * emits nothing.
+ */
+export interface CasesScoredV2 {
+  readonly run_id: string;
+  /** Evidence rows inserted by the batch for this run. */
+  readonly n: number;
+  readonly passed: number;
+  readonly score_sum: number;
 }
 
 /** Scoring is over: the aggregate as computed from the evidence table in the sealing transaction. */
@@ -106,6 +123,7 @@ export type RunEvent =
   | { readonly type: 'run.opened'; readonly version: 1; readonly data: RunOpenedV1 }
   | { readonly type: 'run.sealed'; readonly version: 1; readonly data: RunSealedV1 }
   | { readonly type: 'cases.scored'; readonly version: 1; readonly data: CasesScoredV1 }
+  | { readonly type: 'cases.scored'; readonly version: 2; readonly data: CasesScoredV2 }
   | { readonly type: 'run.scored'; readonly version: 1; readonly data: RunScoredV1 };
 
 export const MAX_LISTED_MISSING = 1000;
@@ -118,7 +136,7 @@ export function runStreamId(runId: string): string {
 export function parseRunEvent(raw: unknown): RunEvent | { readonly error: string } {
   if (typeof raw !== 'object' || raw === null) return { error: 'not an object' };
   const e = raw as { type?: unknown; version?: unknown; data?: unknown };
-  if (e.version !== 1) return { error: 'version: unsupported' };
+  if (e.version !== 1 && !(e.version === 2 && e.type === RUN_EVENTS.casesScored)) return { error: 'version: unsupported' };
   const d = e.data as Record<string, unknown> | undefined;
   if (typeof d !== 'object' || d === null || typeof d.run_id !== 'string') return { error: 'data.run_id missing' };
   switch (e.type) {
@@ -129,6 +147,11 @@ export function parseRunEvent(raw: unknown): RunEvent | { readonly error: string
     case RUN_EVENTS.sealed:
       return { type: 'run.sealed', version: 1, data: d as unknown as RunSealedV1 };
     case RUN_EVENTS.casesScored:
+      if (e.version === 2) {
+        return Number.isInteger(d.n) && Number.isInteger(d.passed) && typeof d.score_sum === 'number'
+          ? { type: 'cases.scored', version: 2, data: d as unknown as CasesScoredV2 }
+          : { error: 'cases.scored: data incomplete' };
+      }
       return Array.isArray(d.results)
         ? { type: 'cases.scored', version: 1, data: d as unknown as CasesScoredV1 }
         : { error: 'cases.scored: data.results missing' };

@@ -43,6 +43,23 @@ describe('projection: run aggregate (R2, R3)', () => {
     expect([done.scored, done.passed, done.missing_outputs]).toEqual([4, 3, 1]);
   });
 
+  it('counts a cases.scored v2 (counts only) exactly as the v1 it replaces (results in full), so old logs still rebuild', () => {
+    const v2: RunEvent[] = [
+      events[0],
+      { type: 'cases.scored', version: 2, data: { run_id: 'r1', n: 2, passed: 2, score_sum: 2 } },
+      events[2],
+      { type: 'cases.scored', version: 2, data: { run_id: 'r1', n: 1, passed: 1, score_sum: 1 } },
+    ];
+    const mixed: RunEvent[] = [events[0], events[1], events[2], v2[3]!];
+    for (const run of [v2, mixed]) {
+      const live = replay(run)!;
+      expect([live.scored, live.passed, live.score_sum]).toEqual([3, 3, 3]);
+      expect(live).toEqual(replay(events.slice(0, 4)));
+    }
+    const partial = evolveRun(replay([events[0]]), { type: 'cases.scored', version: 2, data: { run_id: 'r1', n: 3, passed: 1, score_sum: 1.5 } }, at(5))!;
+    expect([partial.scored, partial.passed, partial.score_sum]).toEqual([3, 1, 1.5]);
+  });
+
   it('summarizes: mean score, pass rate with 95% Wilson interval, passed against the threshold (R2)', () => {
     const s = summarizeRun(replay(events)!);
     const w = wilson(3, 4);

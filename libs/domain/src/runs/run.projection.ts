@@ -32,13 +32,11 @@ export function evolveRun(doc: RunDoc | null, event: RunEvent, ctx: EventContext
       return doc && doc.status === 'open' ? { ...doc, status: 'sealed' } : doc;
     case 'cases.scored': {
       if (!doc || doc.status === 'completed') return doc;
-      const results = event.data.results;
-      return {
-        ...doc,
-        scored: doc.scored + results.length,
-        passed: doc.passed + results.filter((r) => r.passed).length,
-        score_sum: doc.score_sum + results.reduce((s, r) => s + r.score, 0),
-      };
+      const counts =
+        event.version === 2
+          ? event.data
+          : { n: event.data.results.length, passed: event.data.results.filter((r) => r.passed).length, score_sum: event.data.results.reduce((s, r) => s + r.score, 0) };
+      return { ...doc, scored: doc.scored + counts.n, passed: doc.passed + counts.passed, score_sum: doc.score_sum + counts.score_sum };
     }
     case 'run.scored':
       if (!doc) return doc;
