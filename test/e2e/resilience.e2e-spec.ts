@@ -125,10 +125,13 @@ describe('e2e: dead letters and crash recovery', () => {
 
   it('a scoring worker killed with SIGKILL in the middle of a 20 000-case run loses and duplicates nothing', async () => {
     const killed = `killed-${suffix}`;
-    await streamRun(killed, CASES);
+    // The kill lands while the outputs are still being published: the pipeline keeps up with one publisher,
+    // so waiting for the publishing to end first could find the run already scored.
+    const streaming = streamRun(killed, CASES);
     await eventually(async () => ((await count('SELECT count(*) AS n FROM evidence WHERE run_id = $1', [killed])) > 0 ? true : undefined), 120_000, 'first evidence');
-    const before = await count('SELECT count(*) AS n FROM evidence WHERE run_id = $1', [killed]);
     await cluster.stop('scoring-worker', 'SIGKILL');
+    const before = await count('SELECT count(*) AS n FROM evidence WHERE run_id = $1', [killed]);
+    await streaming;
     expect(before).toBeLessThan(CASES);
     await cluster.start('scoring-worker');
     const r = await result(killed);
@@ -145,11 +148,12 @@ describe('e2e: dead letters and crash recovery', () => {
 
   it('a scoring worker stopped with SIGTERM mid-run finishes or returns its in-flight work, and exits (X4)', async () => {
     const runId = `term-${suffix}`;
-    await streamRun(runId, CASES);
+    const streaming = streamRun(runId, CASES);
     await eventually(async () => ((await count('SELECT count(*) AS n FROM evidence WHERE run_id = $1', [runId])) > 0 ? true : undefined), 120_000, 'first evidence');
     const started = Date.now();
     await cluster.stop('scoring-worker', 'SIGTERM');
     const stoppedIn = Date.now() - started;
+    await streaming;
     expect(cluster.apps.get('scoring-worker')!.child.signalCode ?? cluster.apps.get('scoring-worker')!.child.exitCode).not.toBeNull();
     expect(stoppedIn).toBeLessThan(20_000);
     const atStop = await count('SELECT count(*) AS n FROM evidence WHERE run_id = $1', [runId]);
