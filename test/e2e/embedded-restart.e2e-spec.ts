@@ -150,6 +150,40 @@ describe('e2e: evals serve keeps its data across a restart (issue 7)', () => {
   }, 60_000);
 });
 
+describe('e2e: evals serve after a crash (SIGKILL) (issue 7)', () => {
+  let dataDir: string;
+
+  beforeAll(() => {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'evals-serve-crash-'));
+  });
+
+  afterAll(() => {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('takes over the dead owner and its socket, recovers PGlite, and has every completed run and pin', async () => {
+    let server = await startEmbeddedServe({ dataDir });
+    expect((await api(server.url, 'POST', '/v1/suites', suite('crash-suite'))).status).toBe(201);
+    const run = await api(server.url, 'POST', '/v1/runs', { run_id: 'r-crash', suite_key: 'crash-suite', subject_kind: 'agent', subject_id: 'bot', source: 'ci', outputs: outputs(15) });
+    expect(run.body.run.status).toBe('completed');
+    expect((await api(server.url, 'POST', '/v1/baselines', { suite_key: 'crash-suite', subject_kind: 'agent', subject_id: 'bot', run_id: 'r-crash' })).status).toBe(201);
+    await server.stop('SIGKILL');
+    // What a crash leaves behind: the dead process's claim (and PGlite's socket file).
+    expect(JSON.parse(fs.readFileSync(path.join(dataDir, 'owner.json'), 'utf8')).pid).toBe(server.child.pid);
+
+    server = await startEmbeddedServe({ dataDir });
+    try {
+      const after = await api(server.url, 'GET', '/v1/runs/r-crash');
+      expect(after.body.eval_result).toEqual(run.body.eval_result);
+      expect((await api(server.url, 'GET', '/v1/baselines?suite_key=crash-suite')).body.pins).toEqual([expect.objectContaining({ run_id: 'r-crash' })]);
+      const next = await api(server.url, 'POST', '/v1/runs', { run_id: 'r-after', suite_key: 'crash-suite', subject_kind: 'agent', subject_id: 'bot', source: 'ci', outputs: outputs(14) });
+      expect(next.body.regression).toMatchObject({ baseline_run_id: 'r-crash', chosen_by: 'pinned' });
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  }, 180_000);
+});
+
 describe('e2e: evals serve refuses a bad start with a usage or start-up exit code, never the gate-failed one (X5)', () => {
   let dataDir: string;
 
