@@ -20,36 +20,49 @@ export interface EvidenceAggregate {
   readonly score_sum: number;
 }
 
+/** One column of an evidence insert: its name, its PostgreSQL array type, and its value in a row. */
+export interface EvidenceColumn<R> {
+  readonly name: string;
+  readonly type: string;
+  readonly value: (row: R) => unknown;
+}
+
+/** The columns every evidence row has; JudgeEvidenceRepository adds the judge's. */
+export const EVIDENCE_COLUMNS: ReadonlyArray<EvidenceColumn<EvidenceRow>> = [
+  { name: 'run_id', type: 'text', value: (r) => r.run_id },
+  { name: 'case_id', type: 'text', value: (r) => r.case_id },
+  { name: 'scorer', type: 'text', value: (r) => r.scorer },
+  { name: 'scorer_version', type: 'text', value: (r) => r.scorer_version },
+  { name: 'score', type: 'float8', value: (r) => r.score },
+  { name: 'passed', type: 'bool', value: (r) => r.passed },
+  { name: 'label', type: 'varchar(120)', value: (r) => r.label },
+  { name: 'detail_hash', type: 'text', value: (r) => r.detail_hash },
+  { name: 'output_chars', type: 'int', value: (r) => r.output_chars },
+  { name: 'scored_at', type: 'timestamptz', value: (r) => r.scored_at },
+];
+
 /**
  * Evidence is append-only (the database refuses UPDATE/DELETE). A batch insert skips the cases a run
  * already has and returns the ones it actually wrote, so a redelivered batch writes - and announces -
  * nothing twice. One statement per batch (arrays unnested server side) keeps the cost per case low.
  */
+export async function insertEvidence<R extends EvidenceRow>(sql: Sql, rows: readonly R[], columns: ReadonlyArray<EvidenceColumn<R>>): Promise<R[]> {
+  if (rows.length === 0) return [];
+  const inserted: Array<{ run_id: string; case_id: string }> = await sql.query(
+    `INSERT INTO evidence (${columns.map((c) => c.name).join(', ')})
+     SELECT * FROM unnest(${columns.map((c, i) => `$${i + 1}::${c.type}[]`).join(', ')})
+     ON CONFLICT (run_id, case_id) DO NOTHING
+     RETURNING run_id, case_id`,
+    columns.map((c) => rows.map(c.value)),
+  );
+  // Keyed by run and case: one batch may hold two runs of the same suite.
+  const written = new Set(inserted.map((r) => `${r.run_id}\u0000${r.case_id}`));
+  return rows.filter((r) => written.has(`${r.run_id}\u0000${r.case_id}`));
+}
+
 export class EvidenceRepository {
-  async insertBatch(sql: Sql, rows: readonly EvidenceRow[]): Promise<EvidenceRow[]> {
-    if (rows.length === 0) return [];
-    const inserted: Array<{ run_id: string; case_id: string }> = await sql.query(
-      `INSERT INTO evidence (run_id, case_id, scorer, scorer_version, score, passed, label, detail_hash, output_chars, scored_at)
-       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::float8[], $6::bool[], $7::varchar(120)[],
-                            $8::text[], $9::int[], $10::timestamptz[])
-       ON CONFLICT (run_id, case_id) DO NOTHING
-       RETURNING run_id, case_id`,
-      [
-        rows.map((r) => r.run_id),
-        rows.map((r) => r.case_id),
-        rows.map((r) => r.scorer),
-        rows.map((r) => r.scorer_version),
-        rows.map((r) => r.score),
-        rows.map((r) => r.passed),
-        rows.map((r) => r.label),
-        rows.map((r) => r.detail_hash),
-        rows.map((r) => r.output_chars),
-        rows.map((r) => r.scored_at),
-      ],
-    );
-    // Keyed by run and case: one batch may hold two runs of the same suite.
-    const written = new Set(inserted.map((r) => `${r.run_id}\u0000${r.case_id}`));
-    return rows.filter((r) => written.has(`${r.run_id}\u0000${r.case_id}`));
+  insertBatch(sql: Sql, rows: readonly EvidenceRow[]): Promise<EvidenceRow[]> {
+    return insertEvidence(sql, rows, EVIDENCE_COLUMNS);
   }
 
   async aggregate(sql: Sql, runId: string): Promise<EvidenceAggregate> {

@@ -1,5 +1,5 @@
 import type { RunJudgeUsageV1 } from '@evals/domain';
-import type { EvidenceRow } from './evidence.repository';
+import { EVIDENCE_COLUMNS, insertEvidence, type EvidenceColumn, type EvidenceRow } from './evidence.repository';
 import type { Sql } from './sql';
 
 /** The judge columns of an evidence row (J1, J2, J6): the pin, the prompt version, tokens, cost, cache use. */
@@ -17,6 +17,16 @@ export interface JudgedEvidenceRow extends EvidenceRow {
   readonly judge: JudgeEvidenceColumns;
 }
 
+const JUDGED_COLUMNS: ReadonlyArray<EvidenceColumn<JudgedEvidenceRow>> = [
+  ...EVIDENCE_COLUMNS,
+  { name: 'judge_model', type: 'text', value: (r) => r.judge.judge_model },
+  { name: 'prompt_version', type: 'text', value: (r) => r.judge.prompt_version },
+  { name: 'judge_cost_usd', type: 'float8', value: (r) => r.judge.judge_cost_usd },
+  { name: 'judge_input_tokens', type: 'int', value: (r) => r.judge.judge_input_tokens },
+  { name: 'judge_output_tokens', type: 'int', value: (r) => r.judge.judge_output_tokens },
+  { name: 'judge_cached', type: 'bool', value: (r) => r.judge.judge_cached },
+];
+
 /** The judge usage of one run, summed from its `llm_judge` evidence: exactly what `run.scored` carries. */
 export type RunJudgeUsage = RunJudgeUsageV1;
 
@@ -30,36 +40,8 @@ const CALL_ERRORS = ['judge_unparseable', 'judge_timeout', 'judge_rate_limited',
  */
 export class JudgeEvidenceRepository {
   /** Inserts judged rows; returns those actually written (a redelivered batch writes nothing twice). */
-  async insertBatch(sql: Sql, rows: readonly JudgedEvidenceRow[]): Promise<JudgedEvidenceRow[]> {
-    if (rows.length === 0) return [];
-    const inserted: Array<{ run_id: string; case_id: string }> = await sql.query(
-      `INSERT INTO evidence (run_id, case_id, scorer, scorer_version, score, passed, label, detail_hash, output_chars, scored_at,
-                             judge_model, prompt_version, judge_cost_usd, judge_input_tokens, judge_output_tokens, judge_cached)
-       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::float8[], $6::bool[], $7::varchar(120)[],
-                            $8::text[], $9::int[], $10::timestamptz[], $11::text[], $12::text[], $13::float8[], $14::int[], $15::int[], $16::bool[])
-       ON CONFLICT (run_id, case_id) DO NOTHING
-       RETURNING run_id, case_id`,
-      [
-        rows.map((r) => r.run_id),
-        rows.map((r) => r.case_id),
-        rows.map((r) => r.scorer),
-        rows.map((r) => r.scorer_version),
-        rows.map((r) => r.score),
-        rows.map((r) => r.passed),
-        rows.map((r) => r.label),
-        rows.map((r) => r.detail_hash),
-        rows.map((r) => r.output_chars),
-        rows.map((r) => r.scored_at),
-        rows.map((r) => r.judge.judge_model),
-        rows.map((r) => r.judge.prompt_version),
-        rows.map((r) => r.judge.judge_cost_usd),
-        rows.map((r) => r.judge.judge_input_tokens),
-        rows.map((r) => r.judge.judge_output_tokens),
-        rows.map((r) => r.judge.judge_cached),
-      ],
-    );
-    const written = new Set(inserted.map((r) => `${r.run_id}\u0000${r.case_id}`));
-    return rows.filter((r) => written.has(`${r.run_id}\u0000${r.case_id}`));
+  insertBatch(sql: Sql, rows: readonly JudgedEvidenceRow[]): Promise<JudgedEvidenceRow[]> {
+    return insertEvidence(sql, rows, JUDGED_COLUMNS);
   }
 
   /** Which of these cases of a run already have evidence (so a redelivered output is not judged - and paid - again). */
