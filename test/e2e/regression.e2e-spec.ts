@@ -1,9 +1,8 @@
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { startCluster, type AppCluster } from '../support/app-processes';
 import { createTestSchema, uniqueSuffix, type TestSchema } from '../support/isolation';
+import { readReference } from '../support/reference';
 import { testServers } from '../support/servers';
 
 /**
@@ -16,8 +15,7 @@ interface Reference {
   expected: [number, number];
   tolerance: number;
 }
-const sharedDir = process.env.EVALS_SHARED_DIR ?? path.resolve(__dirname, '../../../shared');
-const newcombe = (JSON.parse(fs.readFileSync(path.join(sharedDir, 'reference/stats-reference.json'), 'utf8')) as Reference[]).filter(
+const newcombe = readReference<Reference[]>('stats-reference.json').filter(
   (r) => r.statistic === 'newcombe10_diff_95',
 );
 

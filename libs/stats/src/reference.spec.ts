@@ -1,10 +1,10 @@
 /**
- * Every published value in shared/reference/stats-reference.json, checked within its own tolerance
+ * Every published value in test/fixtures/reference/stats-reference.json, checked within its own tolerance
  * (R2, G1, J4, GT6). The numbers are read from the file, never copied here; an entry whose `statistic`
  * or inputs this dispatcher does not know fails, so a new reference value is never skipped silently.
  */
 import * as fs from 'node:fs';
-import * as path from 'node:path';
+import { referencePath } from '../../../test/support/reference';
 import { cohenKappa, kappaFromLabels, newcombeDiff, pearson, pointBiserial, sensitivity, specificity, wilson } from './index';
 
 interface ReferenceEntry {
@@ -16,10 +16,6 @@ interface ReferenceEntry {
   readonly note?: string;
 }
 
-function referencePath(): string {
-  const shared = process.env.EVALS_SHARED_DIR ?? path.resolve(__dirname, '../../../../shared');
-  return path.join(shared, 'reference', 'stats-reference.json');
-}
 
 /** What a statistic computed for one entry: a point value or an interval, null meaning undefined. */
 type Computed = { kind: 'value'; value: number | null; reason?: string } | { kind: 'interval'; lower: number; upper: number };
@@ -211,10 +207,10 @@ function check(entry: ReferenceEntry, computed: Computed): void {
   expect(Math.abs((computed.value as number) - entry.expected)).toBeLessThanOrEqual(tol);
 }
 
-const entries = JSON.parse(fs.readFileSync(referencePath(), 'utf8')) as ReferenceEntry[];
+const entries = JSON.parse(fs.readFileSync(referencePath('stats-reference.json'), 'utf8')) as ReferenceEntry[];
 let checked = 0;
 
-describe(`published reference values (${referencePath()})`, () => {
+describe(`published reference values (${referencePath('stats-reference.json')})`, () => {
   it('the file is a non-empty list, each entry with a source and a non-negative tolerance', () => {
     expect(Array.isArray(entries)).toBe(true);
     expect(entries.length).toBeGreaterThan(0);

@@ -1,6 +1,5 @@
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import fc from 'fast-check';
+import { readReference } from '../../../test/support/reference';
 import { newcombeDiff } from './newcombe';
 import { Z_95, zForConfidence } from './normal';
 import { wilson } from './wilson';
@@ -110,10 +109,7 @@ describe('z = 1.959963984540054, not 1.96 (R2, G1)', () => {
   const round4 = (v: number) => Math.round(v * 1e4) / 1e4;
 
   type IntervalEntry = { statistic: string; inputs: Record<string, number>; expected: [number, number]; source: string };
-  const sharedDir = process.env.EVALS_SHARED_DIR ?? path.resolve(__dirname, '../../../../shared');
-  const entries = (
-    JSON.parse(fs.readFileSync(path.join(sharedDir, 'reference', 'stats-reference.json'), 'utf8')) as IntervalEntry[]
-  ).filter((e) => e.statistic === 'newcombe10_diff_95' || e.statistic === 'wilson_95');
+  const entries = readReference<IntervalEntry[]>('stats-reference.json').filter((e) => e.statistic === 'newcombe10_diff_95' || e.statistic === 'wilson_95');
 
   function bounds(e: IntervalEntry, confidence: number): [number, number] {
     const i = e.inputs;

@@ -1,5 +1,4 @@
-import * as fs from 'node:fs';
-import * as path from 'node:path';
+import { readReference } from '../../../../test/support/reference';
 import {
   CalibrationInputError,
   CalibrationTargetError,
@@ -19,10 +18,7 @@ interface MtBenchItem {
 }
 
 function loadMtBench(): MtBenchItem[] {
-  const file = process.env.EVALS_SHARED_DIR
-    ? path.join(process.env.EVALS_SHARED_DIR, 'reference', 'mtbench-calibration.json')
-    : path.resolve(__dirname, '../../../../../shared/reference/mtbench-calibration.json');
-  return JSON.parse(fs.readFileSync(file, 'utf8')) as MtBenchItem[];
+  return readReference<MtBenchItem[]>('mtbench-calibration.json');
 }
 
 /** Wilson score interval written out here, independently of @evals/stats (z for 95%). */

@@ -1,5 +1,4 @@
-import * as fs from 'node:fs';
-import * as path from 'node:path';
+import { readReference } from '../../../../test/support/reference';
 import { compareRuns } from './compare';
 
 interface Reference {
@@ -9,8 +8,7 @@ interface Reference {
   tolerance: number;
 }
 
-const sharedDir = process.env.EVALS_SHARED_DIR ?? path.resolve(__dirname, '../../../../../shared');
-const reference: Reference[] = JSON.parse(fs.readFileSync(path.join(sharedDir, 'reference/stats-reference.json'), 'utf8'));
+const reference = readReference<Reference[]>('stats-reference.json');
 const newcombe = reference.filter((r) => r.statistic === 'newcombe10_diff_95');
 
 describe('unit: regression decision (G1, G2, G3)', () => {

@@ -3,7 +3,7 @@ export { toEvalResult } from './eval-result';
 export type { EvalResult } from './eval-result';
 export { MAX_LABEL_CHARS, clampChars, redactLabel } from './redaction';
 export { MAX_LISTED_MISSING, RUN_EVENTS, parseRunEvent, runStreamId } from './run-events';
-export type { CaseResultV1, CasesScoredV1, CasesScoredV2, RunEvent, RunEventType, RunJudgeUsageV1, RunOpenedV1, RunScoredV1, RunSealedV1, RunSource } from './run-events';
+export type { CaseResultV1, CasesScoredV1, CasesScoredV2, RunComparedV1, RunEvent, RunEventType, RunJudgeUsageV1, RunOpenedV1, RunScoredV1, RunSealedV1, RunSource } from './run-events';
 export { evolveRun, summarizeRun } from './run.projection';
 export type { EventContext, RunDoc, RunStatus, RunSummary } from './run.projection';
 export {
@@ -20,3 +20,7 @@ export {
 export type { CaseEvidence, CompiledCase, CompiledSuite, JudgeCallRecord, JudgeEvidence, ScorableSuite, ScoringContext } from './case-scoring';
 export { WORK_SUBJECTS, decodeWork, encodeWork } from './work-messages';
 export type { ScoreWorkV1, SealWorkV1, WorkItem, WorkMessage, WorkMetadata } from './work-messages';
+/** The run's model (R7): `RunModel.decide`, `RunModel.evolve`, `RunModel.foldRun` and the facts it answers. */
+export * as RunModel from './run.model';
+export { RUN_RULE_CODES, RunRuleError, baselineEligibility } from './run.model';
+export type { BaselineEligibility, IneligibleReason, RunCommand, RunCompleteness, RunPhase, RunRuleCode, RunState, RunVerdict, SealReason } from './run.model';

@@ -9,6 +9,7 @@ export const RUN_EVENTS = {
   sealed: 'run.sealed',
   casesScored: 'cases.scored',
   scored: 'run.scored',
+  compared: 'run.compared',
 } as const;
 
 export type RunEventType = (typeof RUN_EVENTS)[keyof typeof RUN_EVENTS];
@@ -36,10 +37,23 @@ export interface RunOpenedV1 {
   readonly judge_cache?: boolean;
   /** GT4: the judge must not be called at all; judge cases fail with this label (e.g. `budget_blocked`). */
   readonly judge_skip?: string | null;
+  /**
+   * R7: hash of the canonical request that opened the run, outputs included: the same run id with the same
+   * content is the same run (idempotent), with other content a conflict. Absent in runs opened before it.
+   */
+  readonly request_hash?: string;
 }
 
 export interface RunSealedV1 {
   readonly run_id: string;
+  /** R7: `expired` when the system sealed a run nobody sealed within its time; absent = its owner sealed it. */
+  readonly reason?: 'client' | 'expired';
+}
+
+/** The run's regression verdict, decided by the regression app (G2) and recorded on the run's stream. */
+export interface RunComparedV1 {
+  readonly run_id: string;
+  readonly verdict: 'regressed' | 'inconclusive_noise' | 'no_regression' | 'no_baseline';
 }
 
 export interface CaseResultV1 {
@@ -124,7 +138,8 @@ export type RunEvent =
   | { readonly type: 'run.sealed'; readonly version: 1; readonly data: RunSealedV1 }
   | { readonly type: 'cases.scored'; readonly version: 1; readonly data: CasesScoredV1 }
   | { readonly type: 'cases.scored'; readonly version: 2; readonly data: CasesScoredV2 }
-  | { readonly type: 'run.scored'; readonly version: 1; readonly data: RunScoredV1 };
+  | { readonly type: 'run.scored'; readonly version: 1; readonly data: RunScoredV1 }
+  | { readonly type: 'run.compared'; readonly version: 1; readonly data: RunComparedV1 };
 
 export const MAX_LISTED_MISSING = 1000;
 
@@ -145,7 +160,13 @@ export function parseRunEvent(raw: unknown): RunEvent | { readonly error: string
         ? { type: 'run.opened', version: 1, data: d as unknown as RunOpenedV1 }
         : { error: 'run.opened: data incomplete' };
     case RUN_EVENTS.sealed:
-      return { type: 'run.sealed', version: 1, data: d as unknown as RunSealedV1 };
+      return d.reason === undefined || d.reason === 'client' || d.reason === 'expired'
+        ? { type: 'run.sealed', version: 1, data: d as unknown as RunSealedV1 }
+        : { error: 'run.sealed: reason unknown' };
+    case RUN_EVENTS.compared:
+      return ['regressed', 'inconclusive_noise', 'no_regression', 'no_baseline'].includes(d.verdict as string)
+        ? { type: 'run.compared', version: 1, data: d as unknown as RunComparedV1 }
+        : { error: 'run.compared: verdict unknown' };
     case RUN_EVENTS.casesScored:
       if (e.version === 2) {
         return Number.isInteger(d.n) && Number.isInteger(d.passed) && typeof d.score_sum === 'number'

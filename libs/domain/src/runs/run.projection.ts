@@ -49,6 +49,9 @@ export function evolveRun(doc: RunDoc | null, event: RunEvent, ctx: EventContext
         missing_outputs: event.data.missing_count ?? event.data.missing_case_ids.length,
         completed_at: ctx.occurred_at,
       };
+    case 'run.compared':
+      // The verdict is projected from the regression app's record; the aggregate itself does not change.
+      return doc;
   }
 }
 

@@ -266,6 +266,23 @@ describe('validateSuite: scorer config through @evals/scorers (S2, S4)', () => {
     ]);
   });
 
+  it('reports `expected` written as an option of a scorer that takes none at the scorer, not at the case\'s expected', () => {
+    const errors = errorsOf(
+      suite({
+        cases: [
+          { id: 'a', input: 'x', expected: 'ok', scorer: { type: 'exact', expected: 'other' } },
+          { id: 'b', input: 'x', scorer: { type: 'exact' } },
+          { id: 'c', input: 'x', scorer: { type: 'contains', value: 'x', bogus: 1 } },
+        ],
+      }),
+    );
+    expect(brief(errors).sort()).toEqual([
+      'SCORER_EXPECTED_MISSING cases[1].expected <b>',
+      'SCORER_OPTION_UNKNOWN cases[0].scorer.expected <a>',
+      'SCORER_OPTION_UNKNOWN cases[2].scorer.bogus <c>',
+    ]);
+  });
+
   it('reports a broken default scorer once, not once per case', () => {
     const cases = Array.from({ length: 50 }, (_, i) => ({ id: `c${i}`, input: 'x' }));
     const errors = errorsOf(suite({ default_scorer: { type: 'contains', valeu: 'x' }, cases }));

@@ -1,5 +1,5 @@
 import { isSafeId, isSuiteKey, MAX_ID_LENGTH, MAX_SUITE_KEY_LENGTH } from '@evals/contracts';
-import { type CompiledScorer, validateScorerSpec } from '@evals/scorers';
+import { type CompiledScorer, ScorerIssueCode, validateScorerSpec } from '@evals/scorers';
 import { SUITE_ERROR_CODES as E, type SuiteError } from './suite-error';
 import {
   MAX_DESCRIPTION_CHARS,
@@ -435,7 +435,14 @@ function readTags(v: Checked | undefined, field: string, name: string, errs: Col
   return ok ? [...seen].sort() : undefined;
 }
 
-function isExpectedField(field: string): boolean {
+/**
+ * Whether a scorer issue is about the case's `expected` rather than the scorer's own options. By field and
+ * code: `expected` written as an option of a scorer that takes none (`{type: exact, expected: x}`) is an
+ * unknown option of the scorer, at `cases[i].scorer.expected`, not a problem with the case's `expected`.
+ */
+function isExpectedIssue(issue: ScorerIssue): boolean {
+  const { field } = issue;
+  if (issue.code === ScorerIssueCode.OPTION_UNKNOWN) return false;
   return field === 'expected' || field.startsWith('expected.') || field.startsWith('expected[');
 }
 
@@ -477,7 +484,7 @@ function compileScorers(defaultSpec: ScorerSpec | undefined, cases: ReadCase[] |
     const caseField = formatPath(['cases', c.ref.index]);
     const name = `case ${quoteId(c.value.id)}`;
     for (const issue of result.issues) {
-      if (isExpectedField(issue.field)) {
+      if (isExpectedIssue(issue)) {
         const via = own === undefined ? ' (default scorer)' : '';
         errs.add(issue.code, join(caseField, issue.field), `${name}${via}: ${issue.message}`, c.ref);
       } else if (own !== undefined) {
@@ -511,6 +518,6 @@ function reportDefaultAlone(spec: ScorerSpec, errs: Collector): void {
   const result = validateScorerSpec(spec, {});
   if (result.ok) return;
   for (const issue of result.issues) {
-    if (!isExpectedField(issue.field)) errs.add(issue.code, join('default_scorer', issue.field), `default_scorer: ${issue.message}`);
+    if (!isExpectedIssue(issue)) errs.add(issue.code, join('default_scorer', issue.field), `default_scorer: ${issue.message}`);
   }
 }
