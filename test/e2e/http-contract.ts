@@ -338,7 +338,7 @@ export function httpApiContract(label: string, start: () => Promise<ContractTarg
         expect(r.metrics.pass_rate_ci.lower).toBeCloseTo(ci.lower, 9);
         expect(r.metrics.pass_rate_ci.upper).toBeCloseTo(ci.upper, 9);
         expect(first.run.summary.pass_rate_ci).toEqual(r.metrics.pass_rate_ci);
-        expect(first.regression).toEqual({ verdict: 'no_baseline', baseline_run_id: null, chosen_by: null, comparison: null });
+        expect(first.regression).toEqual({ verdict: 'no_baseline', baseline_run_id: null, chosen_by: null, comparison: null, completeness: 'complete', baseline_eligible: true });
       }, 60_000);
 
       it('below the pass threshold the EvalResult says passed: false (R2)', async () => {
@@ -704,6 +704,8 @@ export function httpApiContract(label: string, start: () => Promise<ContractTarg
           trend_direction: 'declining',
           trend_runs: '3',
           latest_verdict: json.latest_verdict,
+          latest_completeness: 'complete',
+          runs_incomplete: '0',
         });
       });
 

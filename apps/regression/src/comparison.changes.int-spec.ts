@@ -48,7 +48,12 @@ describe('integration: what changed between two judged runs (G4: judge model pin
   });
 
   async function judgedRun(runId: string, model: string, promptVersion: string, at: string) {
-    await events.append(ds, runStreamId(runId), 0, [{ type: RUN_EVENTS.opened, version: 1, data: opened(runId), metadata: meta(at) }]);
+    const scored = { run_id: runId, n: 2, passed: 2, score_sum: 1.8, missing_case_ids: [] };
+    await events.append(ds, runStreamId(runId), 0, [
+      { type: RUN_EVENTS.opened, version: 1, data: opened(runId), metadata: meta(at) },
+      { type: RUN_EVENTS.sealed, version: 1, data: { run_id: runId }, metadata: meta(at) },
+      { type: RUN_EVENTS.scored, version: 1, data: scored, metadata: meta(at) },
+    ]);
     await evidence.insertBatch(
       ds,
       ['c1', 'c2'].map((case_id) => ({
@@ -65,7 +70,7 @@ describe('integration: what changed between two judged runs (G4: judge model pin
         judge: { judge_model: model, prompt_version: promptVersion, judge_cost_usd: 0.001, judge_input_tokens: 100, judge_output_tokens: 10, judge_cached: null },
       })),
     );
-    return ds.transaction((m) => service.decide(m, { data: { run_id: runId, n: 2, passed: 2, score_sum: 1.8, missing_case_ids: [] }, metadata: meta(at) }));
+    return ds.transaction((m) => service.decide(m, { data: scored, metadata: meta(at) }));
   }
 
   it('reports the judge model and prompt version of baseline and run when they differ, nothing when they match', async () => {

@@ -3,7 +3,7 @@ import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { JetStreamBus } from '@evals/bus';
 import { RUN_EVENTS, runStreamId, type RunOpenedV1 } from '@evals/domain';
-import { createDataSource, EventStore, migrate, OutboxRelay, RegressionRepository } from '@evals/persistence';
+import { createDataSource, EVIDENCE_COLUMNS, EventStore, insertEvidence, migrate, OutboxRelay, RegressionRepository, type EvidenceRow } from '@evals/persistence';
 import type { DataSource } from 'typeorm';
 import { createTestSchema, testBusNames, type TestSchema } from '../../../test/support/isolation';
 import { startNats, stopNats, testServers } from '../../../test/support/servers';
@@ -50,9 +50,31 @@ describe('integration: regression decisions and findings (G1-G6)', () => {
     await schema?.drop();
   });
 
-  async function completeRun(run: RunOpenedV1, passed: number, n: number, at: string) {
-    await events.append(ds, runStreamId(run.run_id), 0, [{ type: RUN_EVENTS.opened, version: 1, data: run, metadata: meta(at) }]);
-    return ds.transaction((m) => service.decide(m, { data: { run_id: run.run_id, n, passed, score_sum: passed, missing_case_ids: [] }, metadata: meta(at) }));
+  /**
+   * A run as the pipeline leaves it: its stream (opened, sealed, scored) and n evidence rows, the first
+   * `passed` cases passed; `unscored` more cases with no output (R1), left out of every comparison (G7).
+   */
+  async function completeRun(run: RunOpenedV1, passed: number, n: number, at: string, unscored = 0) {
+    const scored = { run_id: run.run_id, n: n + unscored, passed, score_sum: passed, missing_count: unscored, missing_case_ids: [] };
+    await events.append(ds, runStreamId(run.run_id), 0, [
+      { type: RUN_EVENTS.opened, version: 1, data: run, metadata: meta(at) },
+      { type: RUN_EVENTS.sealed, version: 1, data: { run_id: run.run_id }, metadata: meta(at) },
+      { type: RUN_EVENTS.scored, version: 1, data: scored, metadata: meta(at) },
+    ]);
+    const rows: EvidenceRow[] = Array.from({ length: n + unscored }, (_, i) => ({
+      run_id: run.run_id,
+      case_id: `c${i}`,
+      scorer: 'exact',
+      scorer_version: '1.0.0',
+      score: i < passed ? 1 : 0,
+      passed: i < passed,
+      label: i >= n ? 'missing_output' : i < passed ? 'match' : 'mismatch',
+      detail_hash: null,
+      output_chars: null,
+      scored_at: at,
+    }));
+    await insertEvidence(ds, rows, EVIDENCE_COLUMNS);
+    return ds.transaction((m) => service.decide(m, { data: scored, metadata: meta(at) }));
   }
 
   it('skips an inconclusive_noise run as the automatic baseline (G2, G4) and writes no finding for it', async () => {
@@ -68,6 +90,42 @@ describe('integration: regression decisions and findings (G1-G6)', () => {
     const again = await ds.transaction((m) => service.decide(m, { data: { run_id: 'a-next', n: 10, passed: 0, score_sum: 0, missing_case_ids: [] }, metadata: meta('2026-11-30T04:00:00.000Z') }));
     expect(again).toEqual({ kind: 'duplicate' });
     expect((await repo.find(ds, 'a-next'))!.passed).toBe(9);
+  });
+
+  it('a regressed run is not the next automatic baseline (G4: the ratchet)', async () => {
+    await completeRun(opened('r-good', { subject_id: 'ratchet' }), 10, 10, '2026-11-30T01:00:00.000Z');
+    const bad = await completeRun(opened('r-bad', { subject_id: 'ratchet' }), 1, 10, '2026-11-30T02:00:00.000Z');
+    expect(bad).toMatchObject({ kind: 'recorded', finding: true, row: { verdict: 'regressed', baseline_run_id: 'r-good' } });
+    // As bad as the regressed run: compared with the last good run it is a regression again, not "no change".
+    const next = await completeRun(opened('r-next', { subject_id: 'ratchet' }), 1, 10, '2026-11-30T03:00:00.000Z');
+    expect(next).toMatchObject({ kind: 'recorded', finding: true, row: { verdict: 'regressed', baseline_run_id: 'r-good' } });
+  });
+
+  it('compares only the cases scored in both runs, reports what it left out, and an incomplete run is no baseline (G7, R7)', async () => {
+    await completeRun(opened('p-base', { subject_id: 'partial' }), 10, 11, '2026-11-30T01:00:00.000Z');
+    // 3 of 11 cases have no output: scored 0 they would read as a drop from 10/11 to 8/11 (a regression
+    // past the 0.1 threshold); on the 8 cases both runs scored, nothing dropped.
+    const partial = await completeRun(opened('p-part', { subject_id: 'partial' }), 8, 8, '2026-11-30T02:00:00.000Z', 3);
+    expect(partial).toMatchObject({ kind: 'recorded', finding: false, row: { verdict: 'no_regression', completeness: 'incomplete', baseline_run_id: 'p-base' } });
+    const c = (partial as { row: { comparison: any } }).row.comparison;
+    expect(c.compared_cases).toEqual({
+      run: { n: 8, of: 11 },
+      baseline: { n: 8, of: 11 },
+      left_out: { unscored_in_run: 3, unscored_in_baseline: 0, scored_in_one_run_only: 3 },
+      paired: { a: 8, b: 0, c: 0, d: 0 },
+    });
+    expect(c.run).toMatchObject({ passed: 8, n: 8 });
+    expect(c.baseline).toMatchObject({ passed: 8, n: 8 });
+    expect(await repo.findingFor(ds, 'p-part')).toBeNull();
+    // The next run is compared with the last complete run, not with the partial one.
+    const next = await completeRun(opened('p-next', { subject_id: 'partial' }), 1, 11, '2026-11-30T03:00:00.000Z');
+    expect(next).toMatchObject({ kind: 'recorded', finding: true, row: { verdict: 'regressed', baseline_run_id: 'p-base' } });
+  });
+
+  it('records the verdict on the run\'s stream as run.compared, once (R7)', async () => {
+    const stream = await events.readStream(ds, runStreamId('p-next'));
+    expect(stream.map((e) => e.type)).toEqual(['run.opened', 'run.sealed', 'run.scored', 'run.compared']);
+    expect(stream[3].data).toEqual({ run_id: 'p-next', verdict: 'regressed' });
   });
 
   describe('with the bus down (G6)', () => {
@@ -96,12 +154,19 @@ describe('integration: regression decisions and findings (G1-G6)', () => {
 
       stopNats();
       try {
-        const outcome = await completeRun(opened('b-cand', { subject_id: 'down', case_count: 80 }), 48, 80, '2026-11-30T06:00:00.000Z');
+        // Another suite version (80 cases against 70): independent samples, as in Newcombe's example.
+      const outcome = await completeRun(opened('b-cand', { subject_id: 'down', case_count: 80, suite_version: 2 }), 48, 80, '2026-11-30T06:00:00.000Z');
         expect(outcome).toMatchObject({ kind: 'recorded', finding: true, row: { verdict: 'regressed' } });
         expect(await repo.findingFor(ds, 'b-cand')).not.toBeNull();
         await expect(relay.tick()).rejects.toBeDefined();
         const pending = await ds.query(`SELECT subject FROM outbox WHERE published_at IS NULL`);
-        expect(pending.map((r: { subject: string }) => r.subject)).toEqual(['evals.event.run.opened', 'finding.reported']);
+        expect(pending.map((r: { subject: string }) => r.subject)).toEqual([
+          'evals.event.run.opened',
+          'evals.event.run.sealed',
+          'evals.event.run.scored',
+          'evals.event.run.compared',
+          'finding.reported',
+        ]);
       } finally {
         await startNats();
       }
@@ -109,15 +174,19 @@ describe('integration: regression decisions and findings (G1-G6)', () => {
       let relayed = 0;
       const deadline = Date.now() + 20_000;
       while (relayed === 0 && Date.now() < deadline) relayed = await relay.tick().catch(() => 0);
-      expect(relayed).toBe(2);
+      expect(relayed).toBe(5);
 
       const jsm = await jetstreamManager(nc);
       await jsm.consumers.add(stream, { durable_name: 'subscriber', ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.All, filter_subject: names.subject('finding.reported') });
       const consumer = await jetstream(nc).consumers.get(stream, 'subscriber');
-      const m = await consumer.next({ expires: 5_000 });
-      expect(m).not.toBeNull();
-      const message = m!.json<any>();
-      m!.ack();
+      // Earlier tests' findings were relayed too: take this run's.
+      let message: any = null;
+      while (message === null) {
+        const m = await consumer.next({ expires: 5_000 });
+        expect(m).not.toBeNull();
+        m!.ack();
+        if (m!.json<any>().data.run_id === 'b-cand') message = m!.json<any>();
+      }
       expect(message.schema).toBe('finding.reported.v1');
       // Every field of spec section 10.
       expect(Object.keys(message.data).sort()).toEqual(

@@ -1,7 +1,18 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { encodeMessage, SUBJECTS } from '@evals/contracts';
-import { chooseBaseline, compareRuns, RUN_EVENTS, runStreamId, whatChanged, type BaselineDecision, type CompletedRunRef, type RunOpenedV1, type RunScoredV1 } from '@evals/domain';
-import { EventStore, JudgeEvidenceRepository, Outbox, RegressionRepository, type RunVerdictRow, type Sql } from '@evals/persistence';
+import {
+  chooseBaseline,
+  compareRuns,
+  eligibilityOf,
+  RunModel,
+  runStreamId,
+  whatChanged,
+  type BaselineDecision,
+  type CompletedRunRef,
+  type RunScoredV1,
+  type RunVerdict,
+} from '@evals/domain';
+import { EventStore, JudgeEvidenceRepository, loadRun, Outbox, RegressionRepository, type ComparedCases, type RunVerdictRow, type Sql } from '@evals/persistence';
 import { ID_GENERATOR, type IdGenerator } from '@evals/platform';
 
 export interface ScoredEvent {
@@ -12,9 +23,11 @@ export interface ScoredEvent {
 export type DecideOutcome = { kind: 'recorded'; row: RunVerdictRow; finding: boolean } | { kind: 'duplicate' } | { kind: 'run_unknown' };
 
 /**
- * On each completed run (`run.scored`): pick the baseline (G4, G5), compare (G1), decide (G2), and for a
- * regression write the central Finding with `finding.reported` in the outbox - best-effort on the bus,
- * certain in the database (G6). One transaction; a redelivered event finds its verdict and does nothing.
+ * On each completed run (`run.scored`): pick the baseline (G4, G5), compare over the cases both runs scored
+ * (G1, G7), decide (G2), record the verdict on the run's stream (`run.compared`), and for a regression write
+ * the central Finding with `finding.reported` in the outbox - best-effort on the bus, certain in the
+ * database (G6). One transaction; a redelivered event finds its verdict and does nothing. What the run is -
+ * complete or not, eligible or not - is the run model's answer, folded from the run's own stream.
  */
 @Injectable()
 export class RegressionService {
@@ -28,10 +41,13 @@ export class RegressionService {
   async decide(sql: Sql, scored: ScoredEvent): Promise<DecideOutcome> {
     const runId = scored.data.run_id;
     if (await this.repo.find(sql, runId)) return { kind: 'duplicate' };
-    const stream = await this.events.readStream(sql, runStreamId(runId));
-    const openedEvent = stream.find((e) => e.type === RUN_EVENTS.opened);
-    if (!openedEvent) return { kind: 'run_unknown' };
-    const opened = openedEvent.data as RunOpenedV1;
+    const loaded = await loadRun(sql, this.events, runId);
+    const opened = loaded.state.opened;
+    if (!opened) return { kind: 'run_unknown' };
+    // The delivered run.scored is in the stream already (it was committed before it was relayed); folding
+    // it again is a no-op, and it covers a stream read that raced its commit.
+    const state = RunModel.evolve(loaded.state, { type: 'run.scored', version: 1, data: scored.data }, scored.metadata.occurred_at);
+    const completeness = RunModel.completeness(state) ?? 'incomplete';
     const completedAt = scored.metadata.occurred_at;
     const n = scored.data.n;
     const self: CompletedRunRef = {
@@ -42,6 +58,7 @@ export class RegressionService {
       variant: opened.variant,
       completed_at: completedAt,
       verdict: null,
+      completeness,
     };
     const explicit = opened.baseline_run_id ? await this.repo.find(sql, opened.baseline_run_id) : null;
     const pin = explicit ? null : await this.repo.pinFor(sql, opened.suite_key, opened.subject_kind, opened.subject_id, opened.variant);
@@ -56,25 +73,61 @@ export class RegressionService {
     }
 
     const score = n === 0 ? 0 : scored.data.score_sum / n;
-    let verdict = 'no_baseline';
+    let verdict: RunVerdict = 'no_baseline';
     let comparison: unknown = null;
     if (decision.kind === 'refused') {
       comparison = { error: { code: decision.code === 'BASELINE_OTHER_SUITE' && !explicit ? 'BASELINE_NOT_FOUND' : decision.code, message: decision.message } };
     } else if (decision.kind === 'baseline') {
       const base = (decision.run.run_id === explicit?.run_id ? explicit : decision.run.run_id === pinned?.run_id ? pinned : history.find((h) => h.run_id === decision.run.run_id))!;
-      const c = compareRuns({ run_id: runId, n, passed: scored.data.passed, score }, { run_id: base.run_id, n: base.n, passed: base.passed, score: base.score }, opened.regression_threshold);
-      verdict = c.verdict;
-      // G4: the judge model pin and prompt version that graded each run's llm_judge cases (from evidence).
-      const baseJudge = await this.judgeEvidence.judgePin(sql, base.run_id);
-      const runJudge = await this.judgeEvidence.judgePin(sql, runId);
-      comparison = {
-        ...c,
-        chosen_by: decision.chosen_by,
-        changes: whatChanged(
-          { suite_version: base.suite_version, scorer_versions: base.scorer_versions, ...baseJudge },
-          { suite_version: opened.suite_version, scorer_versions: opened.scorer_versions, ...runJudge },
-        ),
-      };
+      // G7: only scored cases count. Two runs of one suite version scored the same cases: only the cases
+      // both scored, on both sides. Two versions have different case sets: each run over its own scored
+      // cases, as independent samples (G1).
+      const cc = await this.repo.comparedCases(sql, runId, base.run_id);
+      const samePairs = base.suite_version === opened.suite_version;
+      const runSide = samePairs
+        ? { n: cc.compared, passed: cc.a + cc.c, score_sum: cc.run_score_sum }
+        : { n: cc.run_scored, passed: cc.run_scored_passed, score_sum: cc.run_scored_score_sum };
+      const baseSide = samePairs
+        ? { n: cc.compared, passed: cc.a + cc.b, score_sum: cc.baseline_score_sum }
+        : { n: cc.baseline_scored, passed: cc.baseline_scored_passed, score_sum: cc.baseline_scored_score_sum };
+      const eligibility = eligibilityOf(ref(base));
+      const baselineInfo = { chosen_by: decision.chosen_by, baseline_eligible: eligibility.eligible, ...(eligibility.eligible ? {} : { baseline_ineligible_reason: eligibility.reason }) };
+      if (runSide.n === 0 || baseSide.n === 0) {
+        const message = samePairs ? `no case was scored in both this run and baseline ${base.run_id}` : `this run or baseline ${base.run_id} scored no case`;
+        comparison = { error: { code: 'NO_COMPARED_CASES', message }, baseline_run_id: base.run_id, compared_cases: comparedCasesReport(cc, samePairs), ...baselineInfo };
+      } else {
+        const c = compareRuns(
+          { run_id: runId, n: runSide.n, passed: runSide.passed, score: runSide.score_sum / runSide.n },
+          { run_id: base.run_id, n: baseSide.n, passed: baseSide.passed, score: baseSide.score_sum / baseSide.n },
+          opened.regression_threshold,
+        );
+        verdict = c.verdict;
+        // G4: the judge model pin and prompt version that graded each run's llm_judge cases (from evidence).
+        const baseJudge = await this.judgeEvidence.judgePin(sql, base.run_id);
+        const runJudge = await this.judgeEvidence.judgePin(sql, runId);
+        comparison = {
+          ...c,
+          ...baselineInfo,
+          compared_cases: comparedCasesReport(cc, samePairs),
+          changes: whatChanged(
+            { suite_version: base.suite_version, scorer_versions: base.scorer_versions, ...baseJudge },
+            { suite_version: opened.suite_version, scorer_versions: opened.scorer_versions, ...runJudge },
+          ),
+        };
+      }
+    }
+    const compared = RunModel.decide({ type: 'record_comparison', run_id: runId, verdict }, state);
+    if (compared.length > 0) {
+      const at = completedAt;
+      await this.events.append(
+        sql,
+        runStreamId(runId),
+        loaded.version,
+        compared.map((e) => ({
+          ...e,
+          metadata: { message_id: this.ids.uuid(), correlation_id: scored.metadata.correlation_id, causation_id: scored.metadata.message_id, occurred_at: at },
+        })),
+      );
     }
     const row: RunVerdictRow = {
       run_id: runId,
@@ -90,6 +143,7 @@ export class RegressionService {
       pass_threshold: opened.pass_threshold,
       scorer_versions: opened.scorer_versions,
       verdict,
+      completeness,
       baseline_run_id: decision.kind === 'baseline' ? decision.run.run_id : opened.baseline_run_id,
       baseline_choice: decision.kind === 'baseline' ? decision.chosen_by : null,
       comparison,
@@ -129,5 +183,31 @@ export class RegressionService {
 }
 
 function ref(r: RunVerdictRow): CompletedRunRef {
-  return { run_id: r.run_id, suite_key: r.suite_key, subject_kind: r.subject_kind, subject_id: r.subject_id, variant: r.variant, completed_at: r.completed_at, verdict: r.verdict };
+  return {
+    run_id: r.run_id,
+    suite_key: r.suite_key,
+    subject_kind: r.subject_kind,
+    subject_id: r.subject_id,
+    variant: r.variant,
+    completed_at: r.completed_at,
+    verdict: r.verdict,
+    completeness: r.completeness,
+  };
+}
+
+/**
+ * G7: how many cases each side counted of how many it has, and what was left out and why. `paired` (the
+ * cells a, b, c, d) only when both runs are of one suite version, so their cases pair up.
+ */
+function comparedCasesReport(cc: ComparedCases, paired: boolean) {
+  return {
+    run: { n: paired ? cc.compared : cc.run_scored, of: cc.run_cases },
+    baseline: { n: paired ? cc.compared : cc.baseline_scored, of: cc.baseline_cases },
+    left_out: {
+      unscored_in_run: cc.run_cases - cc.run_scored,
+      unscored_in_baseline: cc.baseline_cases - cc.baseline_scored,
+      ...(paired ? { scored_in_one_run_only: cc.run_scored - cc.compared + (cc.baseline_scored - cc.compared) } : {}),
+    },
+    ...(paired ? { paired: { a: cc.a, b: cc.b, c: cc.c, d: cc.d } } : {}),
+  };
 }

@@ -6,9 +6,10 @@ import { Monitor1764461100000 } from './migrations/1764461100000-monitor.migrati
 import { ApiKeys1764461200000 } from './migrations/1764461200000-api-keys.migration';
 import { Gate1764461300000 } from './migrations/1764461300000-gate.migration';
 import { Judge1764461400000 } from './migrations/1764461400000-judge.migration';
+import { RunCompleteness1764461500000 } from './migrations/1764461500000-run-completeness.migration';
 
 /** Every schema change, in order. The schema is never synchronised from entities. */
-export const migrations = [InitialSchema1764460800000, ReadModel1764460900000, Regression1764461000000, Monitor1764461100000, ApiKeys1764461200000, Gate1764461300000, Judge1764461400000];
+export const migrations = [InitialSchema1764460800000, ReadModel1764460900000, Regression1764461000000, Monitor1764461100000, ApiKeys1764461200000, Gate1764461300000, Judge1764461400000, RunCompleteness1764461500000];
 
 export interface PostgresConfig {
   readonly url: string;

@@ -1,3 +1,4 @@
+import { JUDGE_ERROR_CODES, JUDGE_NOT_CONFIGURED, MISSING_OUTPUT, type RunCompleteness } from '@evals/domain';
 import type { Sql } from './sql';
 
 /** One completed run as the regression app decided it (G1-G2); append-only. */
@@ -15,6 +16,8 @@ export interface RunVerdictRow {
   readonly pass_threshold: number;
   readonly scorer_versions: Readonly<Record<string, string>>;
   readonly verdict: string;
+  /** R7: every case scored, some left unscored, or sealed by expiry (only `complete` runs are baselines). */
+  readonly completeness: RunCompleteness;
   readonly baseline_run_id: string | null;
   readonly baseline_choice: string | null;
   readonly comparison: unknown;
@@ -32,19 +35,78 @@ export interface BaselinePin {
 const ISO = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 const COLUMNS = `run_id, suite_key, suite_version, subject_kind, subject_id, variant,
   to_char(completed_at AT TIME ZONE 'UTC', ${ISO}) AS completed_at, n, passed, score, pass_threshold,
-  scorer_versions, verdict, baseline_run_id, baseline_choice, comparison`;
+  scorer_versions, verdict, completeness, baseline_run_id, baseline_choice, comparison`;
+
+/**
+ * G7: the cases two runs both scored, paired. A case counts only when both runs have evidence for it with
+ * a real score: not `missing_output`, and for `llm_judge` a verdict the judge gave (not skipped, refused,
+ * unconfigured or failed). `b` = passed in the baseline only, `c` = passed in the run only (Newcombe's
+ * paired cells f and g).
+ */
+export interface ComparedCases {
+  readonly compared: number;
+  /** Passed in both, baseline only, run only, neither. */
+  readonly a: number;
+  readonly b: number;
+  readonly c: number;
+  readonly d: number;
+  readonly run_score_sum: number;
+  readonly baseline_score_sum: number;
+  /** Evidence rows of each run, and how many of them had a real score. */
+  readonly run_cases: number;
+  readonly run_scored: number;
+  readonly baseline_cases: number;
+  readonly baseline_scored: number;
+  /** Each run over its own scored cases (two suite versions: independent samples, not pairs). */
+  readonly run_scored_passed: number;
+  readonly run_scored_score_sum: number;
+  readonly baseline_scored_passed: number;
+  readonly baseline_scored_score_sum: number;
+}
+
+/** Labels of evidence rows that carry no real score (R1, GT2, GT4, J3). */
+const UNSCORED_JUDGE_LABELS = [...JUDGE_ERROR_CODES, JUDGE_NOT_CONFIGURED];
+const SCORED_ROW = `NOT (label = '${MISSING_OUTPUT}' OR (scorer = 'llm_judge' AND (judge_model IS NULL OR label = ANY($3::text[]))))`;
 
 export class RegressionRepository {
   /** True when this call recorded the verdict (a redelivered event finds it there and does nothing). */
   async record(sql: Sql, row: RunVerdictRow): Promise<boolean> {
     const rows = await sql.query(
       `INSERT INTO run_verdicts (run_id, suite_key, suite_version, subject_kind, subject_id, variant, completed_at, n, passed,
-         score, pass_threshold, scorer_versions, verdict, baseline_run_id, baseline_choice, comparison)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::jsonb, $13, $14, $15, $16::jsonb)
+         score, pass_threshold, scorer_versions, verdict, baseline_run_id, baseline_choice, comparison, completeness)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::jsonb, $13, $14, $15, $16::jsonb, $17)
        ON CONFLICT (run_id) DO NOTHING RETURNING 1`,
-      [row.run_id, row.suite_key, row.suite_version, row.subject_kind, row.subject_id, row.variant, row.completed_at, row.n, row.passed, row.score, row.pass_threshold, JSON.stringify(row.scorer_versions), row.verdict, row.baseline_run_id, row.baseline_choice, row.comparison === null ? null : JSON.stringify(row.comparison)],
+      [row.run_id, row.suite_key, row.suite_version, row.subject_kind, row.subject_id, row.variant, row.completed_at, row.n, row.passed, row.score, row.pass_threshold, JSON.stringify(row.scorer_versions), row.verdict, row.baseline_run_id, row.baseline_choice, row.comparison === null ? null : JSON.stringify(row.comparison), row.completeness],
     );
     return rows.length === 1;
+  }
+
+  /** G7: the two runs' evidence paired on the cases both scored. */
+  async comparedCases(sql: Sql, runId: string, baselineRunId: string): Promise<ComparedCases> {
+    const rows = await sql.query(
+      `WITH r AS (SELECT case_id, passed, score FROM evidence WHERE run_id = $1 AND ${SCORED_ROW}),
+            b AS (SELECT case_id, passed, score FROM evidence WHERE run_id = $2 AND ${SCORED_ROW})
+       SELECT count(*)::int AS compared,
+              count(*) FILTER (WHERE r.passed AND b.passed)::int AS a,
+              count(*) FILTER (WHERE b.passed AND NOT r.passed)::int AS b,
+              count(*) FILTER (WHERE r.passed AND NOT b.passed)::int AS c,
+              count(*) FILTER (WHERE NOT r.passed AND NOT b.passed)::int AS d,
+              coalesce(sum(r.score), 0)::float8 AS run_score_sum,
+              coalesce(sum(b.score), 0)::float8 AS baseline_score_sum,
+              (SELECT count(*) FROM evidence WHERE run_id = $1)::int AS run_cases,
+              (SELECT count(*) FROM r)::int AS run_scored,
+              (SELECT count(*) FROM evidence WHERE run_id = $2)::int AS baseline_cases,
+              (SELECT count(*) FROM b)::int AS baseline_scored,
+              (SELECT count(*) FILTER (WHERE passed) FROM r)::int AS run_scored_passed,
+              (SELECT coalesce(sum(score), 0) FROM r)::float8 AS run_scored_score_sum,
+              (SELECT count(*) FILTER (WHERE passed) FROM b)::int AS baseline_scored_passed,
+              (SELECT coalesce(sum(score), 0) FROM b)::float8 AS baseline_scored_score_sum
+         FROM r JOIN b USING (case_id)`,
+      [runId, baselineRunId, UNSCORED_JUDGE_LABELS],
+    );
+    const r = rows[0];
+    const sums = ['run_score_sum', 'baseline_score_sum', 'run_scored_score_sum', 'baseline_scored_score_sum'] as const;
+    return { ...r, ...Object.fromEntries(sums.map((k) => [k, Number(r[k])])) };
   }
 
   async find(sql: Sql, runId: string): Promise<RunVerdictRow | null> {

@@ -1,5 +1,5 @@
 import { isSafeId } from '@evals/contracts';
-import { summarizeRun, type EvalResult, type RunDoc, type RunStatus, type RunSummary } from '@evals/domain';
+import { baselineEligibility, summarizeRun, type EvalResult, type RunDoc, type RunStatus, type RunSummary } from '@evals/domain';
 import { EvidenceRepository, type EvidenceRow } from './evidence.repository';
 import { RegressionRepository } from './regression.repository';
 import { RunReadModelRepository } from './run-read-model.repository';
@@ -25,6 +25,11 @@ export interface RegressionView {
   readonly chosen_by: string | null;
   /** score drop, Newcombe interval, both pass counts and denominators, what changed; or an error. */
   readonly comparison: unknown;
+  /** R7: `complete`, `incomplete` (cases left unscored) or `expired`. */
+  readonly completeness: string;
+  /** G4: whether this run may be the next automatic baseline, and if not, why. */
+  readonly baseline_eligible: boolean;
+  readonly baseline_ineligible_reason?: string;
 }
 
 export interface RunView {
@@ -150,5 +155,14 @@ function caseView(r: EvidenceRow): CaseView {
 
 function regressionView(row: Awaited<ReturnType<RegressionRepository['find']>>): RegressionView | null {
   if (!row) return null;
-  return { verdict: row.verdict, baseline_run_id: row.baseline_run_id, chosen_by: row.baseline_choice, comparison: row.comparison };
+  const eligibility = baselineEligibility({ completeness: row.completeness, verdict: row.verdict });
+  return {
+    verdict: row.verdict,
+    baseline_run_id: row.baseline_run_id,
+    chosen_by: row.baseline_choice,
+    comparison: row.comparison,
+    completeness: row.completeness,
+    baseline_eligible: eligibility.eligible,
+    ...(eligibility.eligible ? {} : { baseline_ineligible_reason: eligibility.reason }),
+  };
 }

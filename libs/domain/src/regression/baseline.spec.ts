@@ -24,6 +24,22 @@ describe('unit: baseline selection (G4, G5)', () => {
     expect(d).toMatchObject({ kind: 'baseline', run: { run_id: 'a' } });
   });
 
+  it.each<[string, Partial<CompletedRunRef>]>([
+    ['regressed (the ratchet)', { verdict: 'regressed' }],
+    ['incomplete: cases left unscored (the masking)', { completeness: 'incomplete' }],
+    ['expired: nobody sealed it', { completeness: 'expired', verdict: 'no_baseline' }],
+    ['without a verdict yet', { verdict: null }],
+  ])('automatic: skips a run that is not eligible (G4, R7): %s', (_name, over) => {
+    const d = chooseBaseline({ run, explicit: null, pinned: null, history: [ref('good', '2026-11-30T08:00:00Z'), ref('bad', '2026-11-30T09:00:00Z', over)] });
+    expect(d).toMatchObject({ kind: 'baseline', chosen_by: 'automatic', run: { run_id: 'good' } });
+  });
+
+  it('explicit and pinned baselines stay the caller\'s choice even when not eligible (G5)', () => {
+    const bad = ref('bad', '2026-11-30T09:00:00Z', { verdict: 'regressed', completeness: 'incomplete' });
+    expect(chooseBaseline({ run, explicit: bad, pinned: null, history: [] })).toMatchObject({ kind: 'baseline', chosen_by: 'explicit', run: { run_id: 'bad' } });
+    expect(chooseBaseline({ run, explicit: null, pinned: bad, history: [] })).toMatchObject({ kind: 'baseline', chosen_by: 'pinned', run: { run_id: 'bad' } });
+  });
+
   it('automatic: the same variant when the run has one, any variant when it has none', () => {
     const history = [ref('v1', '2026-11-30T08:00:00Z', { variant: 'v1' }), ref('v2', '2026-11-30T09:00:00Z', { variant: 'v2' })];
     expect(chooseBaseline({ run: { ...run, variant: 'v1' }, explicit: null, pinned: null, history })).toMatchObject({ run: { run_id: 'v1' } });

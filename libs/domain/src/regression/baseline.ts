@@ -1,8 +1,11 @@
 /**
  * Baseline selection (G4, G5): explicit beats pinned beats automatic. The automatic baseline is the last
- * completed run of the same suite key and subject - and of the same variant when the run has one -
- * excluding runs marked `inconclusive_noise` (and the run itself).
+ * *eligible* run of the same suite key and subject - and of the same variant when the run has one - and
+ * never the run itself. Eligibility is the run model's rule (`baselineEligibility`): complete, and its own
+ * verdict `no_regression` or `no_baseline`.
  */
+import { baselineEligibility, type BaselineEligibility, type RunCompleteness } from '../runs/run.model';
+
 export type BaselineChoice = 'explicit' | 'pinned' | 'automatic';
 
 export interface CompletedRunRef {
@@ -14,6 +17,12 @@ export interface CompletedRunRef {
   readonly completed_at: string;
   /** The run's own regression verdict, once decided. */
   readonly verdict: string | null;
+  /** R7: whether every case was scored; absent in callers that predate it (taken as complete). */
+  readonly completeness?: RunCompleteness;
+}
+
+export function eligibilityOf(r: CompletedRunRef): BaselineEligibility {
+  return baselineEligibility({ completeness: r.completeness ?? 'complete', verdict: r.verdict });
 }
 
 export interface BaselineQuery {
@@ -45,7 +54,7 @@ export function chooseBaseline(q: BaselineQuery): BaselineDecision {
       r.subject_kind === q.run.subject_kind &&
       r.subject_id === q.run.subject_id &&
       (q.run.variant === null || r.variant === q.run.variant) &&
-      r.verdict !== 'inconclusive_noise' &&
+      eligibilityOf(r).eligible &&
       r.completed_at <= q.run.completed_at,
   );
   if (candidates.length === 0) return { kind: 'none' };

@@ -19,6 +19,20 @@ describe('unit: scorecards (SC1, GT6)', () => {
   const runs = [run(3, 12, 20, 'regressed'), run(0, 18), run(2, 15), run(1, 17)];
   const card = buildScorecard(runs)!;
 
+  it('shows an incomplete or expired run as the latest, but leaves it out of the pooled rate, the mean and the trend (R7)', () => {
+    // r4 skipped its judge: 4/20 with 14 cases unscored. Pooled, it would read as a collapse.
+    const withPartial = buildScorecard([...runs, { ...run(4, 4), completeness: 'incomplete' }, { ...run(5, 0), completeness: 'expired' }])!;
+    expect(withPartial.runs).toBe(6);
+    expect(withPartial.runs_incomplete).toBe(2);
+    expect(withPartial.latest_run_id).toBe('r5');
+    expect(withPartial.latest_completeness).toBe('expired');
+    expect(withPartial.overall_pass_rate).toEqual(card.overall_pass_rate);
+    expect(withPartial.mean_score).toBe(card.mean_score);
+    expect(withPartial.trend).toMatchObject({ slope_per_run: card.trend.slope_per_run, runs: 4, last_run_id: 'r3' });
+    expect(card.runs_incomplete).toBe(0);
+    expect(card.latest_completeness).toBe('complete');
+  });
+
   it('counts runs, takes the latest by completion time, pools the overall pass rate', () => {
     expect(card.runs).toBe(4);
     expect(card.latest_run_id).toBe('r3');
@@ -68,6 +82,8 @@ describe('unit: scorecards (SC1, GT6)', () => {
       trend_direction: 'declining',
       trend_runs: '4',
       latest_verdict: 'regressed',
+      latest_completeness: 'complete',
+      runs_incomplete: '0',
     });
   });
 

@@ -1,4 +1,5 @@
 import { leastSquaresTrend, mean, wilson, TREND_FLAT_EPSILON } from '@evals/stats';
+import type { RunCompleteness } from '../runs/run.model';
 
 /** One completed run as a scorecard sees it. */
 export interface ScorecardRun {
@@ -12,6 +13,8 @@ export interface ScorecardRun {
   readonly passed: number;
   readonly score: number;
   readonly verdict: string;
+  /** R7: runs with unscored cases (`incomplete`) or nobody's seal (`expired`) are shown, never pooled. */
+  readonly completeness?: RunCompleteness;
 }
 
 export interface RateWithInterval {
@@ -32,6 +35,8 @@ export interface Scorecard {
   readonly subject_kind: string;
   readonly subject_id: string;
   readonly runs: number;
+  /** Runs left out of the overall rate, the mean score and the trend: some cases unscored, or expired. */
+  readonly runs_incomplete: number;
   readonly latest_run_id: string;
   readonly latest_completed_at: string;
   readonly latest_suite_version: number;
@@ -51,6 +56,8 @@ export interface Scorecard {
     readonly last_run_id: string | null;
   };
   readonly latest_verdict: string;
+  /** `complete`, `incomplete` or `expired`: an incomplete latest run's pass rate counts unscored cases as failed. */
+  readonly latest_completeness: RunCompleteness;
 }
 
 export const DEFAULT_TREND_WINDOW = 10;
@@ -65,21 +72,25 @@ export function buildScorecard(runs: readonly ScorecardRun[], window = DEFAULT_T
   if (runs.length === 0) return null;
   const ordered = [...runs].sort((a, b) => (a.completed_at === b.completed_at ? a.run_id.localeCompare(b.run_id) : a.completed_at < b.completed_at ? -1 : 1));
   const latest = ordered[ordered.length - 1];
-  const recent = ordered.slice(-window);
+  // A run with unscored cases counts them as failed: pooled or trended, it would read as a drop that
+  // never happened (the same masking that keeps it from being a baseline).
+  const counted = ordered.filter((r) => (r.completeness ?? 'complete') === 'complete');
+  const recent = counted.slice(-window);
   const trend = leastSquaresTrend(recent.map((r) => (r.n === 0 ? 0 : r.passed / r.n)));
-  const totalPassed = ordered.reduce((s, r) => s + r.passed, 0);
-  const totalN = ordered.reduce((s, r) => s + r.n, 0);
+  const totalPassed = counted.reduce((s, r) => s + r.passed, 0);
+  const totalN = counted.reduce((s, r) => s + r.n, 0);
   return {
     suite_key: latest.suite_key,
     subject_kind: latest.subject_kind,
     subject_id: latest.subject_id,
     runs: ordered.length,
+    runs_incomplete: ordered.length - counted.length,
     latest_run_id: latest.run_id,
     latest_completed_at: latest.completed_at,
     latest_suite_version: latest.suite_version,
     latest_pass_rate: rate(latest.passed, latest.n),
     overall_pass_rate: rate(totalPassed, totalN),
-    mean_score: mean(ordered.map((r) => r.score)) ?? 0,
+    mean_score: mean(counted.map((r) => r.score)) ?? 0,
     trend: {
       slope_per_run: trend.slope,
       direction: trend.direction,
@@ -90,6 +101,7 @@ export function buildScorecard(runs: readonly ScorecardRun[], window = DEFAULT_T
       last_run_id: recent[recent.length - 1]?.run_id ?? null,
     },
     latest_verdict: latest.verdict,
+    latest_completeness: latest.completeness ?? 'complete',
   };
 }
 
@@ -117,6 +129,8 @@ export const SCORECARD_CSV_COLUMNS = [
   'trend_direction',
   'trend_runs',
   'latest_verdict',
+  'latest_completeness',
+  'runs_incomplete',
 ] as const;
 
 function cell(value: string | number | null): string {
@@ -150,6 +164,8 @@ export function scorecardsToCsv(cards: readonly Scorecard[]): string {
     c.trend.direction,
     c.trend.runs,
     c.latest_verdict,
+    c.latest_completeness,
+    c.runs_incomplete,
   ]);
   return [SCORECARD_CSV_COLUMNS.join(','), ...rows.map((r) => r.map(cell).join(','))].join('\r\n') + '\r\n';
 }
