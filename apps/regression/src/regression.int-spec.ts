@@ -3,7 +3,7 @@ import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { JetStreamBus } from '@evals/bus';
 import { RUN_EVENTS, runStreamId, type RunOpenedV1 } from '@evals/domain';
-import { createDataSource, EVIDENCE_COLUMNS, EventStore, insertEvidence, migrate, OutboxRelay, RegressionRepository, type EvidenceRow } from '@evals/persistence';
+import { createDataSource, EVIDENCE_COLUMNS, EventStore, insertEvidence, JudgeEvidenceRepository, migrate, OutboxRelay, RegressionRepository, type EvidenceRow } from '@evals/persistence';
 import type { DataSource } from 'typeorm';
 import { createTestSchema, testBusNames, type TestSchema } from '../../../test/support/isolation';
 import { startNats, stopNats, testServers } from '../../../test/support/servers';
@@ -120,6 +120,42 @@ describe('integration: regression decisions and findings (G1-G6)', () => {
     // The next run is compared with the last complete run, not with the partial one.
     const next = await completeRun(opened('p-next', { subject_id: 'partial' }), 1, 11, '2026-11-30T03:00:00.000Z');
     expect(next).toMatchObject({ kind: 'recorded', finding: true, row: { verdict: 'regressed', baseline_run_id: 'p-base' } });
+  });
+
+  it('a gate whose judge was skipped raises no finding, is incomplete, and the next run compares with the last eligible one (GT2, R7)', async () => {
+    const judged = (runId: string, judgePassed: number, skipped: boolean, at: string) => {
+      // 6 deterministic cases that all pass, 4 llm_judge cases: graded, or skipped for want of a credential.
+      const judge = { cases: 4, calls: skipped ? 0 : 4, errors: 0, credential_missing: skipped ? 4 : 0, not_configured: 0, skipped: 0, cache_hits: 0, cache_misses: 0, input_tokens: 0, output_tokens: 0, cost_usd: 0, model: skipped ? null : 'm', prompt_version: skipped ? null : 'p' };
+      const scored = { run_id: runId, n: 10, passed: 6 + judgePassed, score_sum: 6 + judgePassed, missing_count: 0, missing_case_ids: [], judge };
+      return { scored, run: opened(runId, { subject_id: 'judged', scorer_versions: { exact: '1.0.0', llm_judge: '1.0.0' } }), at, judgePassed, skipped };
+    };
+    const record = async (r: ReturnType<typeof judged>) => {
+      await events.append(ds, runStreamId(r.run.run_id), 0, [
+        { type: RUN_EVENTS.opened, version: 1, data: r.run, metadata: meta(r.at) },
+        { type: RUN_EVENTS.sealed, version: 1, data: { run_id: r.run.run_id }, metadata: meta(r.at) },
+        { type: RUN_EVENTS.scored, version: 1, data: r.scored, metadata: meta(r.at) },
+      ]);
+      const rows = Array.from({ length: 10 }, (_, i) => {
+        const isJudge = i >= 6;
+        const passed = !isJudge || (!r.skipped && i - 6 < r.judgePassed);
+        const label = !isJudge ? 'match' : r.skipped ? 'judge_credential_missing' : passed ? 'judge_pass' : 'judge_fail';
+        return {
+          run_id: r.run.run_id, case_id: `c${i}`, scorer: isJudge ? 'llm_judge' : 'exact', scorer_version: '1.0.0', score: passed ? 1 : 0, passed, label,
+          detail_hash: null, output_chars: null, scored_at: r.at,
+          judge: { judge_model: isJudge && !r.skipped ? 'm' : null, prompt_version: isJudge && !r.skipped ? 'p' : null, judge_cost_usd: 0, judge_input_tokens: 0, judge_output_tokens: 0, judge_cached: null },
+        };
+      });
+      await new JudgeEvidenceRepository().insertBatch(ds, rows as never);
+      return ds.transaction((m) => service.decide(m, { data: r.scored, metadata: meta(r.at) }));
+    };
+    await record(judged('g-base', 4, false, '2026-11-30T01:00:00.000Z'));
+    // Scored as failures, the 4 skipped judge cases would be a drop from 10/10 to 6/10: a false finding.
+    const skipped = await record(judged('g-skip', 0, true, '2026-11-30T02:00:00.000Z'));
+    expect(skipped).toMatchObject({ kind: 'recorded', finding: false, row: { verdict: 'no_regression', completeness: 'incomplete', baseline_run_id: 'g-base' } });
+    expect((skipped as any).row.comparison.compared_cases).toMatchObject({ run: { n: 6, of: 10 }, left_out: { unscored_in_run: 4 } });
+    expect(await repo.findingFor(ds, 'g-skip')).toBeNull();
+    const next = await record(judged('g-next', 4, false, '2026-11-30T03:00:00.000Z'));
+    expect(next).toMatchObject({ kind: 'recorded', row: { verdict: 'no_regression', completeness: 'complete', baseline_run_id: 'g-base' } });
   });
 
   it('records the verdict on the run\'s stream as run.compared, once (R7)', async () => {
