@@ -23,3 +23,17 @@ export { roganGladen, type RoganGladenResult } from './rogan-gladen';
 export { leastSquaresTrend, TREND_FLAT_EPSILON, type TrendDirection, type TrendOptions, type TrendResult } from './trend';
 export { mean } from './mean';
 export { createRng, seededSample, cyrb128, type Rng } from './sampling';
+export { pairedDiff, type PairedCounts, type PairedDiffOptions, type PairedDifference, type PairedMethod } from './paired';
+export {
+  sampleSizeTwoProportions,
+  sampleSizePaired,
+  type SampleSizeMethod,
+  type SampleSizePowerOptions,
+  type SampleSizeUndefinedReason,
+  type TwoProportionsSampleSizeInput,
+  type TwoProportionsSampleSize,
+  type PairedSampleSizeInput,
+  type PairedSampleSize,
+} from './sample-size';
+export { holm } from './holm';
+export { correctedPassRate, type CalibrationCount, type CorrectedPassRate, type CorrectedPassRateInput, type CorrectedPassRateOptions } from './corrected-pass-rate';
