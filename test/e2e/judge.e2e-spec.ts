@@ -335,8 +335,9 @@ describe('e2e: the judge across the service and the CLI (S3, J1-J6, D1, D4)', ()
     await pushJudgeSuite(key, ['c1', 'c2', 'c3', 'c4', 'c5']);
     const runA = `pa-${suffix}`;
     const runB = `pb-${suffix}`;
-    await run(key, runA, []);
-    await run(key, runB, []);
+    // The two runs only anchor the comparison (an empty run is refused: EMPTY_RUN, R7); c5 is not compared.
+    await run(key, runA, [{ case_id: 'c5', output: 'anchor a' }]);
+    await run(key, runB, [{ case_id: 'c5', output: 'anchor b' }]);
     const outputsA = ['c1', 'c2', 'c3', 'c4'].map((c, i) => ({ case_id: c, output: `${i < 2 ? 'BETTER ' : ''}answer A ${c} ${OUTPUT_CANARY}` }));
     const outputsB = ['c1', 'c2', 'c3', 'c4', 'c5'].map((c) => ({ case_id: c, output: `answer B ${c} ${OUTPUT_CANARY}` }));
     fake.reset();

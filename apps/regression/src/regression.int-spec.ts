@@ -161,7 +161,9 @@ describe('integration: regression decisions and findings (G1-G6)', () => {
   it('records the verdict on the run\'s stream as run.compared, once (R7)', async () => {
     const stream = await events.readStream(ds, runStreamId('p-next'));
     expect(stream.map((e) => e.type)).toEqual(['run.opened', 'run.sealed', 'run.scored', 'run.compared']);
-    expect(stream[3].data).toEqual({ run_id: 'p-next', verdict: 'regressed' });
+    const finding = await repo.findingFor(ds, 'p-next');
+    expect(stream[3].data).toMatchObject({ run_id: 'p-next', verdict: 'regressed', completeness: 'complete', baseline_run_id: 'p-base', chosen_by: 'automatic', finding_id: finding!.finding_id });
+    expect((stream[3].data as any).comparison).toEqual((await repo.find(ds, 'p-next'))!.comparison);
   });
 
   describe('with the bus down (G6)', () => {

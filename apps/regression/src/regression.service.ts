@@ -10,9 +10,10 @@ import {
   type BaselineDecision,
   type CompletedRunRef,
   type RunScoredV1,
+  type RunState,
   type RunVerdict,
 } from '@evals/domain';
-import { EventStore, JudgeEvidenceRepository, loadRun, Outbox, RegressionRepository, type ComparedCases, type RunVerdictRow, type Sql } from '@evals/persistence';
+import { EventStore, JudgeEvidenceRepository, loadRun, Outbox, RegressionRepository, type ComparedCases, type LoadedRun, type RunVerdictRow, type Sql } from '@evals/persistence';
 import { ID_GENERATOR, type IdGenerator } from '@evals/platform';
 
 export interface ScoredEvent {
@@ -116,19 +117,6 @@ export class RegressionService {
         };
       }
     }
-    const compared = RunModel.decide({ type: 'record_comparison', run_id: runId, verdict }, state);
-    if (compared.length > 0) {
-      const at = completedAt;
-      await this.events.append(
-        sql,
-        runStreamId(runId),
-        loaded.version,
-        compared.map((e) => ({
-          ...e,
-          metadata: { message_id: this.ids.uuid(), correlation_id: scored.metadata.correlation_id, causation_id: scored.metadata.message_id, occurred_at: at },
-        })),
-      );
-    }
     const row: RunVerdictRow = {
       run_id: runId,
       suite_key: opened.suite_key,
@@ -149,10 +137,11 @@ export class RegressionService {
       comparison,
     };
     if (!(await this.repo.record(sql, row))) return { kind: 'duplicate' };
-    if (verdict !== 'regressed' || decision.kind !== 'baseline') return { kind: 'recorded', row, finding: false };
+    const findingId = verdict === 'regressed' && decision.kind === 'baseline' ? this.ids.uuid() : null;
+    await this.recordOnStream(sql, loaded, state, row, findingId, scored);
+    if (findingId === null) return { kind: 'recorded', row, finding: false };
 
     const c = comparison as ReturnType<typeof compareRuns>;
-    const findingId = this.ids.uuid();
     const data = {
       kind: 'eval_regression' as const,
       finding_id: findingId,
@@ -179,6 +168,14 @@ export class RegressionService {
     await this.repo.addFinding(sql, { finding_id: findingId, kind: 'eval_regression', run_id: runId, payload: data, occurred_at: completedAt });
     await this.outbox.add(sql, [{ subject: SUBJECTS.FINDING_REPORTED, message_id: messageId, payload: wire }]);
     return { kind: 'recorded', row, finding: true };
+  }
+
+  /** R7: the decision on the run's own stream (`run.compared`), in the same transaction as the row. */
+  private async recordOnStream(sql: Sql, loaded: LoadedRun, state: RunState, row: RunVerdictRow, findingId: string | null, scored: ScoredEvent): Promise<void> {
+    const decision = { completeness: row.completeness, baseline_run_id: row.baseline_run_id, chosen_by: row.baseline_choice, comparison: row.comparison, finding_id: findingId };
+    const events = RunModel.decide({ type: 'record_comparison', run_id: row.run_id, verdict: row.verdict as RunVerdict, decision }, state);
+    const metadata = () => ({ message_id: this.ids.uuid(), correlation_id: scored.metadata.correlation_id, causation_id: scored.metadata.message_id, occurred_at: scored.metadata.occurred_at });
+    await this.events.append(sql, runStreamId(row.run_id), loaded.version, events.map((e) => ({ ...e, metadata: metadata() })));
   }
 }
 

@@ -50,10 +50,23 @@ export interface RunSealedV1 {
   readonly reason?: 'client' | 'expired';
 }
 
-/** The run's regression verdict, decided by the regression app (G2) and recorded on the run's stream. */
+/**
+ * The run's regression decision (G1-G7), made by the regression app and recorded on the run's stream, so
+ * every reader - the read model's views and scorecards, the gate - folds it from the log instead of reading
+ * the regression app's tables. Counts, intervals and ids only (D1).
+ */
 export interface RunComparedV1 {
   readonly run_id: string;
   readonly verdict: 'regressed' | 'inconclusive_noise' | 'no_regression' | 'no_baseline';
+  /** R7: whether every case was scored; decides, with the verdict, whether the run may be a baseline. */
+  readonly completeness?: 'complete' | 'incomplete' | 'expired';
+  readonly baseline_run_id?: string | null;
+  /** G5: explicit, pinned or automatic; null without a baseline. */
+  readonly chosen_by?: string | null;
+  /** The comparison as the regression app reports it (score drop, interval, compared cases, changes), or an error. */
+  readonly comparison?: unknown;
+  /** G2: the finding raised for a regression. */
+  readonly finding_id?: string | null;
 }
 
 export interface CaseResultV1 {

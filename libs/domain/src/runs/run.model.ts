@@ -12,7 +12,7 @@
  * already happened (the same open, a second seal, a redelivered result) decides no events, so callers may
  * retry freely (consumers are idempotent).
  */
-import type { RunEvent, RunOpenedV1, RunScoredV1 } from './run-events';
+import type { RunComparedV1, RunEvent, RunOpenedV1, RunScoredV1 } from './run-events';
 
 export type RunPhase = 'none' | 'open' | 'sealed' | 'scored' | 'compared';
 
@@ -32,6 +32,8 @@ export interface RunState {
   readonly scored: { readonly n: number; readonly passed: number; readonly score_sum: number };
   readonly result: RunScoredV1 | null;
   readonly verdict: RunVerdict | null;
+  /** The regression decision as recorded (`run.compared`). */
+  readonly compared: RunComparedV1 | null;
 }
 
 export const initialRunState: RunState = {
@@ -42,6 +44,7 @@ export const initialRunState: RunState = {
   scored: { n: 0, passed: 0, score_sum: 0 },
   result: null,
   verdict: null,
+  compared: null,
 };
 
 export const RUN_RULE_CODES = {
@@ -89,7 +92,7 @@ export type RunCommand =
     }
   | { readonly type: 'expire'; readonly run_id: string; readonly now: string; readonly ttl_seconds: number }
   | { readonly type: 'record_scored'; readonly data: RunScoredV1 }
-  | { readonly type: 'record_comparison'; readonly run_id: string; readonly verdict: RunVerdict };
+  | { readonly type: 'record_comparison'; readonly run_id: string; readonly verdict: RunVerdict; readonly decision?: Omit<RunComparedV1, 'run_id' | 'verdict'> };
 
 /**
  * The events a command adds to the run's stream, given the state folded from the stream so far. Events
@@ -138,7 +141,7 @@ export function decide(command: RunCommand, state: RunState): RunEvent[] {
         throw new RunRuleError(RUN_RULE_CODES.runNotScored, `run ${command.run_id} is not scored yet`, 'run_id');
       }
       if (state.phase === 'compared') return [];
-      return [{ type: 'run.compared', version: 1, data: { run_id: command.run_id, verdict: command.verdict } }];
+      return [{ type: 'run.compared', version: 1, data: { run_id: command.run_id, verdict: command.verdict, ...(command.decision ?? {}) } }];
     }
   }
 }
@@ -163,7 +166,7 @@ export function evolve(state: RunState, event: RunEvent, occurredAt?: string): R
         ? { ...state, phase: 'scored', result: event.data, scored: { n: event.data.n, passed: event.data.passed, score_sum: event.data.score_sum } }
         : state;
     case 'run.compared':
-      return state.phase === 'scored' ? { ...state, phase: 'compared', verdict: event.data.verdict } : state;
+      return state.phase === 'scored' ? { ...state, phase: 'compared', verdict: event.data.verdict, compared: event.data } : state;
   }
 }
 
