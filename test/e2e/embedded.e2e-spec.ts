@@ -74,12 +74,14 @@ describe('e2e: the embedded default with no servers reachable (issue 7)', () => 
     expect(r.stdout).toMatch(/run demo-[0-9a-f]{8}-baseline: PASS/);
     // The gate: the regression with Newcombe's interval, both counts, and the blocking verdict.
     expect(r.stdout).toMatch(/regression: REGRESSED against demo-[0-9a-f]{8}-baseline \(explicit\)/);
-    expect(r.stdout).toContain('pass-rate difference -75.0 pp (95% CI -88.8 to -36.0 pp), Newcombe hybrid score; run 2/12 vs baseline 11/12');
+    // On the 11 cases both runs scored (G7): the judge case has no verdict without a judge configured.
+    expect(r.stdout).toContain('pass-rate difference -81.8 pp (95% CI -94.9 to -42.6 pp), Newcombe hybrid score; run 2/11 vs baseline 11/11');
+    expect(r.stdout).toContain('compared on 11 of 12 cases; left out: 1 unscored in the run');
     expect(r.stdout).toContain('verdict: FAIL');
     expect(r.stdout).toContain('gate exit code: 1');
     // The finding, read back from the service.
     expect(r.stdout).toMatch(/finding [0-9a-f-]{36} \(eval_regression\) for run demo-[0-9a-f]{8}-candidate/);
-    expect(r.stdout).toContain('pass rate 2/12 vs baseline 11/12: difference -75.0 pp (95% CI -88.8 pp to -36.0 pp, Newcombe hybrid score)');
+    expect(r.stdout).toContain('pass rate 2/11 vs baseline 11/11: difference -81.8 pp (95% CI -94.9 pp to -42.6 pp, Newcombe hybrid score)');
     // The scorecard of the two runs.
     expect(r.stdout).toMatch(/support-triage\s+agent\/demo-support-bot\s+2\s+16\.7% \(2\/12/);
     expect(r.stdout).toContain('npx evals serve');

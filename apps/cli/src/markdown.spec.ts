@@ -23,6 +23,21 @@ describe('unit: the Markdown summary for CI job summaries (X5, GT6)', () => {
     expect(md).toContain('`route-refund-status` mismatch');
   });
 
+  it('says which cases the comparison counted when some were left out, and an ineligible baseline (G7, G4)', () => {
+    const comparison = {
+      ...REGRESSED_COMPARISON,
+      compared_cases: { run: { n: 11, of: 12 }, baseline: { n: 11, of: 12 }, left_out: { unscored_in_run: 1, unscored_in_baseline: 0, scored_in_one_run_only: 1 } },
+      baseline_eligible: false,
+      baseline_ineligible_reason: 'incomplete',
+    };
+    const md = renderMarkdown(fromRunView(runView({ n: 50, passed: 30, verdict: 'regressed', comparison })));
+    expect(md).toContain('compared on 11 of 12 cases; left out: 1 unscored in the run, 1 scored in one run only');
+    expect(md).toContain('baseline not eligible as an automatic baseline (incomplete)');
+    // Nothing is said when every case was counted.
+    const full = renderMarkdown(fromRunView(runView({ n: 50, passed: 30, verdict: 'regressed', comparison: { ...REGRESSED_COMPARISON, compared_cases: { run: { n: 50, of: 50 }, baseline: { n: 50, of: 50 }, left_out: {} } } })));
+    expect(full).not.toContain('compared on');
+  });
+
   it('says PASS and shows an override: effective pass, recorded fail', () => {
     const md = renderMarkdown(fromGate(gateAnswer({ effective_verdict: 'pass', override: { by: 'alice', reason: 'flaky judge, see QA-812', before: 'fail', after: 'pass' } })));
     expect(md.split('\n')[0]).toBe('## evals gate: PASS');

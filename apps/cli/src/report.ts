@@ -42,6 +42,8 @@ export interface ComparisonLine {
   readonly baseline: { readonly passed: number; readonly n: number } | null;
   /** What changed between the baseline and the run (G4), one human line each. */
   readonly changes: readonly string[];
+  /** G7: which cases the comparison counted, when it left some out; and a chosen baseline that is not eligible (G4). */
+  readonly coverage: string | null;
   /** The baseline could not be used (e.g. BASELINE_NOT_FOUND). */
   readonly error: Note | null;
 }
@@ -200,7 +202,7 @@ function comparisonLine(raw: unknown, regression: Record<string, unknown> | null
   if (Object.keys(c).length === 0) return null;
   const error = obj(c.error);
   if (str(error.code)) {
-    return { verdict: str(reg.verdict) ?? 'no_baseline', baseline_run_id: str(reg.baseline_run_id), chosen_by: null, score_drop: null, regression_threshold: null, diff: null, run: null, baseline: null, changes: [], error: { code: str(error.code)!, message: str(error.message) ?? '' } };
+    return { verdict: str(reg.verdict) ?? 'no_baseline', baseline_run_id: str(reg.baseline_run_id), chosen_by: null, score_drop: null, regression_threshold: null, diff: null, run: null, baseline: null, changes: [], coverage: null, error: { code: str(error.code)!, message: str(error.message) ?? '' } };
   }
   const d = obj(c.pass_rate_diff);
   const lower = num(d.lower);
@@ -215,8 +217,32 @@ function comparisonLine(raw: unknown, regression: Record<string, unknown> | null
     run: counts(c.run),
     baseline: counts(c.baseline),
     changes: describeChanges(c.changes),
+    coverage: describeCoverage(c),
     error: null,
   };
+}
+
+/** "compared on 11 of 12 cases (1 unscored in the run)", only when cases were left out; and an ineligible baseline. */
+function describeCoverage(c: Record<string, unknown>): string | null {
+  const cc = obj(c.compared_cases);
+  const run = obj(cc.run);
+  const base = obj(cc.baseline);
+  const left = obj(cc.left_out);
+  const parts: string[] = [];
+  const [n, of, baseN, baseOf] = [num(run.n), num(run.of), num(base.n), num(base.of)];
+  if (n !== null && of !== null && baseN !== null && baseOf !== null && (n < of || baseN < baseOf)) {
+    const why = [
+      [num(left.unscored_in_run), 'unscored in the run'],
+      [num(left.unscored_in_baseline), 'unscored in the baseline'],
+      [num(left.scored_in_one_run_only), 'scored in one run only'],
+    ]
+      .filter(([k]) => typeof k === 'number' && k > 0)
+      .map(([k, text]) => `${k} ${text}`);
+    const counted = n === baseN && of === baseOf ? `${n} of ${of} cases` : `${n} of ${of} cases (baseline ${baseN} of ${baseOf})`;
+    parts.push(`compared on ${counted}${why.length > 0 ? `; left out: ${why.join(', ')}` : ''}`);
+  }
+  if (c.baseline_eligible === false) parts.push(`baseline not eligible as an automatic baseline (${str(c.baseline_ineligible_reason) ?? 'unknown'})`);
+  return parts.length > 0 ? parts.join('; ') : null;
 }
 
 function describeChanges(raw: unknown): string[] {
@@ -319,6 +345,7 @@ export function comparisonText(c: ComparisonLine): string {
   if (c.score_drop !== null) parts.push(`score drop ${c.score_drop.toFixed(3)}${c.regression_threshold !== null ? ` (threshold ${c.regression_threshold})` : ''}`);
   if (c.diff) parts.push(`pass-rate difference ${formatDiff(c.diff.diff, c.diff.lower, c.diff.upper)}, Newcombe hybrid score`);
   if (c.run && c.baseline) parts.push(`run ${c.run.passed}/${c.run.n} vs baseline ${c.baseline.passed}/${c.baseline.n}`);
+  if (c.coverage) parts.push(c.coverage);
   return parts.join('; ');
 }
 

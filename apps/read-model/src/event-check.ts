@@ -35,6 +35,9 @@ export type CheckResult = { readonly ok: true; readonly value: CheckedEvent } | 
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SOURCES = new Set(['sandbox', 'ci', 'inline', 'session_sample']);
+const VERDICTS = new Set(['regressed', 'inconclusive_noise', 'no_regression', 'no_baseline']);
+const COMPLETENESS = new Set(['complete', 'incomplete', 'expired']);
+const BASELINE_CHOICES = new Set(['explicit', 'pinned', 'automatic']);
 const KNOWN_TYPES = new Set<string>(Object.values(RUN_EVENTS));
 const MAX_REASON_ISSUES = 10;
 
@@ -119,6 +122,17 @@ function checkData(type: string, version: 1 | 2, data: unknown): string[] {
     }
     case RUN_EVENTS.sealed:
       break;
+    case RUN_EVENTS.compared: {
+      // The decision as read_run_verdicts stores it: a CHECK or uuid violation would fail the whole batch.
+      const optional = (v: unknown, ok: (v: unknown) => boolean) => v === undefined || v === null || ok(v);
+      need(typeof d.verdict === 'string' && VERDICTS.has(d.verdict), 'data.verdict: isRunVerdict');
+      need(d.completeness === undefined || (typeof d.completeness === 'string' && COMPLETENESS.has(d.completeness)), 'data.completeness: isRunCompleteness');
+      need(optional(d.baseline_run_id, isSafeId), 'data.baseline_run_id: isSafeIdOrNull');
+      need(optional(d.chosen_by, (v) => typeof v === 'string' && BASELINE_CHOICES.has(v)), 'data.chosen_by: isBaselineChoiceOrNull');
+      need(optional(d.comparison, isPlainObject), 'data.comparison: isObjectOrNull');
+      need(optional(d.finding_id, isUuid), 'data.finding_id: isUuidOrNull');
+      break;
+    }
     case RUN_EVENTS.casesScored: {
       if (version === 2) {
         need(isInt(d.n, 1), 'data.n: isPositiveCount');

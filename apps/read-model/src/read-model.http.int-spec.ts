@@ -6,7 +6,7 @@ import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { decodeMessage, SUBJECTS } from '@evals/contracts';
 import { streamOf, subjectOf, type BusNames } from '@evals/bus';
-import { createDataSource, EvidenceRepository, migrate } from '@evals/persistence';
+import { createDataSource, EventStore, EvidenceRepository, migrate } from '@evals/persistence';
 import type { DataSource } from 'typeorm';
 import { createTestSchema, testBusNames, type TestSchema } from '../../../test/support/isolation';
 import { testServers } from '../../../test/support/servers';
@@ -188,8 +188,46 @@ describe('integration: read-model process over HTTP (R3, R4, R6, GT6)', () => {
     expect(data[4]).toMatchObject({ run_id: 'http-run-1', status: 'completed', n: 4, passed: 2, frames: 4, pass_rate: 0.5 });
   });
 
+  it('projects the regression decision from run.compared on the run\'s stream: the run view and the scorecards (G4, SC1)', async () => {
+    const s = new RunScript('http-run-1', {}, 10);
+    const [{ version }] = await ds.query(`SELECT max(stream_version)::int AS version FROM events WHERE stream_id = 'run-http-run-1'`);
+    // Appended as the regression app records it; the process's own relay puts it on EVALS_EVENTS.
+    await new EventStore().append(ds, 'run-http-run-1', version, [
+      s.comparedEvent({ verdict: 'no_baseline', completeness: 'incomplete', baseline_run_id: null, chosen_by: null, comparison: null, finding_id: null }),
+    ]);
+    const view = await waitFor(async () => {
+      const body = JSON.parse((await get(port, '/v1/runs/http-run-1')).body);
+      return body.regression ? body : undefined;
+    }, 30_000);
+    expect(view.regression).toEqual({
+      verdict: 'no_baseline',
+      baseline_run_id: null,
+      chosen_by: null,
+      comparison: null,
+      completeness: 'incomplete',
+      baseline_eligible: false,
+      baseline_ineligible_reason: 'incomplete',
+    });
+    const cards = JSON.parse((await get(port, '/v1/scorecards?subject_id=support-bot')).body).scorecards;
+    expect(cards).toHaveLength(1);
+    expect(cards[0]).toMatchObject({
+      suite_key: 'support-triage',
+      subject_id: 'support-bot',
+      runs: 1,
+      runs_incomplete: 1,
+      latest_run_id: 'http-run-1',
+      latest_pass_rate: { passed: 2, n: 4 },
+      latest_verdict: 'no_baseline',
+      latest_completeness: 'incomplete',
+    });
+    const csv = await get(port, '/v1/scorecards?format=csv');
+    expect(csv.headers['content-type']).toMatch(/^text\/csv/);
+    expect(csv.body.split('\r\n').filter((l) => l !== '')).toHaveLength(2);
+  });
+
   it('rebuild command: replays the log into the same read model while the process runs, and announces nothing again', async () => {
     const before = JSON.parse((await get(port, '/v1/runs/http-run-1?include=cases')).body);
+    const cardsBefore = (await get(port, '/v1/scorecards')).body;
     const run = (env: Record<string, string>) =>
       new Promise<{ code: number | null; out: string }>((resolve) => {
         execFile(process.execPath, ['-r', '@swc-node/register', 'apps/read-model/src/rebuild.ts'], { cwd: ROOT, env: { ...process.env, ...env } }, (error, stdout, stderr) =>
@@ -199,8 +237,10 @@ describe('integration: read-model process over HTTP (R3, R4, R6, GT6)', () => {
     const done = await run({ DATABASE_URL: testServers.postgres.url, DATABASE_SCHEMA: schema.schema, REBUILD_PAGE_SIZE: '2' });
     expect(done.code).toBe(0);
     const report = JSON.parse(done.out.trim().split('\n').pop() as string);
-    expect(report).toMatchObject({ msg: 'read model rebuilt', events: 5, applied: 5, runs: 1, evalResults: 1, published: 0 });
+    expect(report).toMatchObject({ msg: 'read model rebuilt', events: 6, applied: 6, runs: 1, evalResults: 1, verdicts: 1, published: 0 });
     expect(JSON.parse((await get(port, '/v1/runs/http-run-1?include=cases')).body)).toEqual(before);
+    expect(before.regression).toMatchObject({ verdict: 'no_baseline', completeness: 'incomplete' });
+    expect((await get(port, '/v1/scorecards')).body).toBe(cardsBefore);
     expect((await jsm.streams.info(streamOf(names, 'EVALS_OUTBOUND'))).state.messages).toBe(1);
 
     const refused = await run({ DATABASE_URL: 'mysql://nope', DATABASE_SCHEMA: schema.schema });

@@ -19,6 +19,8 @@ export interface RebuildReport {
   readonly orphans: number;
   readonly runs: number;
   readonly evalResults: number;
+  /** Regression decisions projected from `run.compared` (read_run_verdicts). */
+  readonly verdicts: number;
   /** EvalResults that had never been announced before and got their outbox row now. */
   readonly published: number;
   readonly checkpoint: number;
@@ -26,7 +28,7 @@ export interface RebuildReport {
 
 /**
  * Rebuilds the run read model from the event log (docs/read-model.md, "Rebuild"): empties `runs`,
- * `eval_results`, the `runs` inbox and checkpoint, then replays every event by position through the same
+ * `eval_results`, `read_run_verdicts`, the `runs` inbox and checkpoint, then replays every event by position through the same
  * RunProjector the live consumer uses. Everything happens in ONE transaction: readers and the live consumer
  * keep the old model until the new one commits (they wait on the reset's lock), and a failed rebuild
  * changes nothing.
@@ -68,6 +70,7 @@ export async function rebuildReadModel(dataSource: DataSource, projector: RunPro
     }
     const [{ runs }] = await sql.query(`SELECT count(*)::int AS runs FROM runs`);
     const [{ results }] = await sql.query(`SELECT count(*)::int AS results FROM eval_results`);
+    const [{ verdicts }] = await sql.query(`SELECT count(*)::int AS verdicts FROM read_run_verdicts`);
     return {
       events,
       applied,
@@ -76,6 +79,7 @@ export async function rebuildReadModel(dataSource: DataSource, projector: RunPro
       orphans,
       runs,
       evalResults: results,
+      verdicts,
       published,
       checkpoint: await repo.checkpoint(sql, RUNS_PROJECTION),
     };

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { CaseResultV1, RunOpenedV1 } from '@evals/domain';
+import type { CaseResultV1, RunComparedV1, RunOpenedV1 } from '@evals/domain';
 import { EventStore, type NewEvent, type StoredEvent, type Sql } from '@evals/persistence';
 
 /**
@@ -16,8 +16,11 @@ export class RunScript {
   constructor(
     readonly runId: string,
     readonly opened: Partial<RunOpenedV1> = {},
+    /** Minutes after the fixed base time the run's first event happens (runs that follow one another). */
+    startMinute = 0,
   ) {
     this.correlationId = `corr-${runId}`;
+    this.minute = startMinute;
   }
 
   event(type: string, data: object): NewEvent {
@@ -56,8 +59,8 @@ export class RunScript {
     return this.event('run.opened', data);
   }
 
-  sealedEvent(): NewEvent {
-    return this.event('run.sealed', { run_id: this.runId });
+  sealedEvent(reason?: 'client' | 'expired'): NewEvent {
+    return this.event('run.sealed', reason === undefined ? { run_id: this.runId } : { run_id: this.runId, reason });
   }
 
   casesEvent(results: CaseResultV1[]): NewEvent {
@@ -73,7 +76,12 @@ export class RunScript {
     return this.event('run.scored', { run_id: this.runId, n, passed, score_sum: scoreSum, missing_case_ids: missing });
   }
 
-  /** Appends on the run's own stream (opened, sealed, scored). */
+  /** The regression app's decision, as it records it on the run's stream (apps/regression). */
+  comparedEvent(decision: Omit<RunComparedV1, 'run_id'>): NewEvent {
+    return this.event('run.compared', { run_id: this.runId, ...decision });
+  }
+
+  /** Appends on the run's own stream (opened, sealed, scored, compared). */
   async appendRun(sql: Sql, event: NewEvent): Promise<StoredEvent> {
     const [stored] = await this.store.append(sql, `run-${this.runId}`, this.version, [event]);
     this.version += 1;

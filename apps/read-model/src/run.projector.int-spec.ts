@@ -293,7 +293,7 @@ describe('integration: read-model run projection (R2, R3, R4, R6)', () => {
 
   describe('SSE replay (R6)', () => {
     const counts = async () => {
-      const tables = ['events', 'evidence', 'outbox', 'dead_letters', 'runs', 'eval_results', 'projection_inbox', 'projection_checkpoints'];
+      const tables = ['events', 'evidence', 'outbox', 'dead_letters', 'runs', 'eval_results', 'read_run_verdicts', 'projection_inbox', 'projection_checkpoints'];
       const out: Record<string, unknown> = {};
       for (const t of tables) out[t] = (await ds.query(`SELECT count(*)::int AS n, md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) AS h FROM ${t} x`))[0];
       return out;

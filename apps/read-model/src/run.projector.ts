@@ -11,6 +11,7 @@ import {
   type Sql,
 } from '@evals/persistence';
 import { checkEvent, type CheckedEvent, type StoredEventLike } from './event-check';
+import { evolveVerdict, type ProjectedVerdict } from './verdict.projection';
 
 export type { StoredEventLike } from './event-check';
 
@@ -21,6 +22,8 @@ export const RUNS_PROJECTION = 'runs';
 export const READ_MODEL_DEAD_LETTER = {
   invalidEvent: 'INVALID_EVENT',
   runNotOpened: 'RUN_NOT_OPENED',
+  /** A `run.compared` whose run has no `run.scored` in the event log (never the case for a healthy log). */
+  runNotScored: 'RUN_NOT_SCORED',
   invalidResult: 'INVALID_RESULT',
 } as const;
 
@@ -33,8 +36,8 @@ export type EventStatus =
   /** Malformed (or never openable): written to dead_letters, never retried. */
   | 'dead_lettered'
   /**
-   * The run's `run.opened` is neither projected nor in the event log yet: nothing done, not claimed; the
-   * caller retries it later (the consumer naks it with a delay).
+   * The run's `run.opened` (for a `run.compared`: its `run.scored`) is neither projected nor in the event
+   * log yet: nothing done, not claimed; the caller retries it later (the consumer naks it with a delay).
    */
   | 'deferred';
 
@@ -68,6 +71,8 @@ export interface ProjectionOutcome {
   readonly deferred: number;
   /** Run ids whose EvalResult this call recorded (first time). */
   readonly resultsRecorded: string[];
+  /** Run ids whose regression decision (`run.compared`) this call projected into read_run_verdicts. */
+  readonly verdictsRecorded: string[];
   /** `evals.result.recorded` outbox rows written: wake the relay when > 0. */
   readonly outboxRows: number;
   /** The checkpoint after this call, when it applied anything. */
@@ -86,6 +91,10 @@ interface DocEntry {
   doc: RunDoc | null;
   dirty: boolean;
   position: number;
+  /** The run's projected verdict: undefined until a run.compared of the batch needs it. */
+  verdict?: ProjectedVerdict | null;
+  /** Projected by this batch: saved at the end, with the position of its run.compared. */
+  newVerdict?: { readonly verdict: ProjectedVerdict; readonly position: number };
 }
 
 /**
@@ -163,6 +172,29 @@ export class RunProjector {
           continue;
         }
       }
+      // run.compared joins the decision with the completed run (suite, subject, counts): when the run's
+      // run.scored has not been applied yet (delivered later, or redelivered after a failed batch), read it
+      // from the log, as run.opened above; else wait for it.
+      if (entry.doc !== null && evolveVerdict(null, entry.doc, item.event).kind === 'awaiting_run') {
+        const caught = await this.scoreFromLog(sql, runId, item.position, entry, outboxRows, resultsRecorded, options);
+        maxPosition = Math.max(maxPosition, caught);
+        if (evolveVerdict(null, entry.doc, item.event).kind === 'awaiting_run') {
+          const delivery = options.deliveries?.[item.index];
+          if (delivery?.final) {
+            statuses[item.index] = 'dead_lettered';
+            letters.push({
+              subject: delivery.subject,
+              code: READ_MODEL_DEAD_LETTER.runNotScored,
+              reason: `${item.event.type}: no run.scored for data.run_id in the event log`,
+              message_id: item.metadata.message_id,
+              stream_seq: delivery.stream_seq ?? null,
+            });
+          } else {
+            statuses[item.index] = 'deferred';
+          }
+          continue;
+        }
+      }
       if (!(await this.repo.claim(sql, RUNS_PROJECTION, item.metadata.message_id, item.position))) {
         statuses[item.index] = 'duplicate';
         // A run.opened claimed by another process after this batch loaded the document: see it now.
@@ -174,8 +206,12 @@ export class RunProjector {
       maxPosition = Math.max(maxPosition, item.position);
     }
 
+    const verdictsRecorded: string[] = [];
     for (const entry of docs.values()) {
       if (entry.dirty && entry.doc !== null) await this.repo.save(sql, entry.doc, entry.position);
+      if (entry.newVerdict && (await this.repo.saveVerdict(sql, entry.newVerdict.verdict, entry.newVerdict.position))) {
+        verdictsRecorded.push(entry.newVerdict.verdict.run_id);
+      }
     }
     if (options.recordDeadLetters ?? true) await this.deadLetters.add(sql, letters);
     await this.outbox.add(sql, outboxRows);
@@ -188,6 +224,7 @@ export class RunProjector {
       deadLettered: statuses.filter((s) => s === 'dead_lettered').length,
       deferred: statuses.filter((s) => s === 'deferred').length,
       resultsRecorded,
+      verdictsRecorded,
       outboxRows: outboxRows.length,
       checkpoint: maxPosition > 0 ? await this.repo.checkpoint(sql, RUNS_PROJECTION) : null,
     };
@@ -227,6 +264,37 @@ export class RunProjector {
     return checked.value.position;
   }
 
+  /**
+   * A `run.compared` of a run whose `run.scored` is not applied yet. The regression app decides only after
+   * it saw `run.scored`, which was committed on the run's stream before, so it is read from there and
+   * applied first (claimed in the inbox, so its own delivery later is a duplicate), with the `run.sealed`
+   * before it. Returns the highest position applied, or 0.
+   */
+  private async scoreFromLog(
+    sql: Sql,
+    runId: string,
+    before: number,
+    entry: DocEntry,
+    outboxRows: OutboxEntry[],
+    resultsRecorded: string[],
+    options: ApplyOptions,
+  ): Promise<number> {
+    let applied = 0;
+    for (const stored of await this.store.readStream(sql, runStreamId(runId))) {
+      if (stored.position >= before || (stored.type !== RUN_EVENTS.sealed && stored.type !== RUN_EVENTS.scored)) continue;
+      const checked = checkEvent(stored);
+      if (!checked.ok || checked.value.event.data.run_id !== runId) {
+        this.logger?.event('warn', `${String(stored.type)} in the log is invalid`, { run_id: runId, position: stored.position });
+        continue;
+      }
+      if (!(await this.repo.claim(sql, RUNS_PROJECTION, checked.value.metadata.message_id, checked.value.position))) continue;
+      await this.evolve(sql, entry, checked.value, outboxRows, resultsRecorded, options);
+      applied = Math.max(applied, checked.value.position);
+      this.logger?.event('debug', `${checked.value.event.type} applied from the log ahead of its delivery`, { run_id: runId, position: checked.value.position });
+    }
+    return applied;
+  }
+
   private async evolve(
     sql: Sql,
     entry: DocEntry,
@@ -241,6 +309,15 @@ export class RunProjector {
     // Saved with the highest position applied to the run, whatever the delivery order (last_position).
     entry.dirty = true;
     entry.position = Math.max(entry.position, item.position);
+    if (item.event.type === RUN_EVENTS.compared && after !== null) {
+      if (entry.verdict === undefined) entry.verdict = await this.repo.loadVerdict(sql, after.run_id);
+      const step = evolveVerdict(entry.verdict, after, item.event);
+      if (step.kind === 'recorded') {
+        entry.verdict = step.verdict;
+        entry.newVerdict = { verdict: step.verdict, position: item.position };
+      }
+      return;
+    }
     if (after === null || after.status !== 'completed' || before?.status === 'completed') return;
 
     const result = toEvalResult(after);

@@ -1,20 +1,23 @@
 import { Controller, Get, HttpException, Inject, Query, Res } from '@nestjs/common';
 import { buildScorecard, DEFAULT_TREND_WINDOW, scorecardsToCsv, type Scorecard } from '@evals/domain';
-import { RegressionRepository } from '@evals/persistence';
-import { DATA_SOURCE, RequireTier } from '@evals/platform';
+import { RunQueries } from '@evals/persistence';
+import { RequireTier } from '@evals/platform';
 import type { Response } from 'express';
-import type { DataSource } from 'typeorm';
+import { RUN_QUERIES } from './runs.controller';
+
+/** Runs per suite and subject a scorecard is computed from (the most recent ones). */
+const MAX_RUNS_PER_CARD = 10_000;
 
 /**
  * `GET /v1/scorecards` (SC1): one scorecard per suite and subject, from the completed runs the regression
- * app has decided. `?format=csv` or `?format=json` (default); filters `suite_key`, `subject_kind`,
- * `subject_id`; `window` sets how many recent runs the trend spans. Columns: docs/scorecards.md.
+ * app has decided - as the read model projected them from `run.compared` (read_run_verdicts), never the
+ * regression app's own table. `?format=csv` or `?format=json` (default); filters `suite_key`,
+ * `subject_kind`, `subject_id`; `window` sets how many recent runs the trend spans. Columns:
+ * docs/scorecards.md.
  */
 @Controller('v1/scorecards')
 export class ScorecardsController {
-  private readonly verdicts = new RegressionRepository();
-
-  constructor(@Inject(DATA_SOURCE) private readonly db: DataSource) {}
+  constructor(@Inject(RUN_QUERIES) private readonly queries: RunQueries) {}
 
   @RequireTier('viewer')
   @Get()
@@ -31,10 +34,9 @@ export class ScorecardsController {
     if (!Number.isInteger(window) || window < 2 || window > 1000) {
       throw new HttpException({ code: 'INVALID_REQUEST', message: 'window must be an integer from 2 to 1000', field: 'window' }, 400);
     }
-    const subjects = await this.verdicts.subjects(this.db, { suite_key: suiteKey, subject_kind: subjectKind, subject_id: subjectId });
+    const decided = await this.queries.decidedRuns({ suite_key: suiteKey, subject_kind: subjectKind, subject_id: subjectId }, MAX_RUNS_PER_CARD);
     const cards: Scorecard[] = [];
-    for (const s of subjects) {
-      const runs = await this.verdicts.history(this.db, s.suite_key, s.subject_kind, s.subject_id, 10_000);
+    for (const runs of decided) {
       const card = buildScorecard(runs, window);
       if (card) cards.push(card);
     }

@@ -16,6 +16,7 @@ export { ResultPublications } from './result-publications';
 export { RegressionRepository } from './regression.repository';
 export type { BaselinePin, ComparedCases, RunVerdictRow } from './regression.repository';
 export { foldStoredRun, loadRun } from './run-stream';
+export { RunExpiryQueries } from './run-expiry.queries';
 export type { LoadedRun } from './run-stream';
 export { RunQueries, formatSseFrame } from './run.queries';
 export type { CaseFrame, CaseView, RegressionView, RunView, SseFrame, SummaryFrame } from './run.queries';

@@ -1,5 +1,44 @@
-import type { EvalResult, RunDoc } from '@evals/domain';
+import type { EvalResult, RunCompleteness, RunDoc, RunVerdict } from '@evals/domain';
 import type { Sql } from './sql';
+
+/**
+ * A run's regression decision as the read model projects it from `run.compared` (`read_run_verdicts`),
+ * with the completed run's suite, subject and counts from the read model's own run document. The run
+ * views (`regression`) and the scorecards read it; never the regression app's `run_verdicts`.
+ */
+export interface ProjectedVerdict {
+  readonly run_id: string;
+  readonly suite_key: string;
+  readonly suite_version: number;
+  readonly subject_kind: string;
+  readonly subject_id: string;
+  readonly variant: string | null;
+  /** The run's `run.scored` time (the document's `completed_at`), ISO 8601 with milliseconds, UTC. */
+  readonly completed_at: string;
+  readonly n: number;
+  readonly passed: number;
+  /** Mean case score, `score_sum / n` (0 for n = 0), as the regression app computed it. */
+  readonly score: number;
+  readonly verdict: RunVerdict;
+  readonly completeness: RunCompleteness;
+  readonly baseline_run_id: string | null;
+  /** G5: explicit, pinned or automatic; null without a baseline. */
+  readonly chosen_by: string | null;
+  readonly comparison: unknown;
+  /** G2: the finding raised for a regression. */
+  readonly finding_id: string | null;
+}
+
+export interface VerdictFilter {
+  readonly suite_key?: string;
+  readonly subject_kind?: string;
+  readonly subject_id?: string;
+}
+
+const ISO = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
+const VERDICT_COLUMNS = `run_id, suite_key, suite_version, subject_kind, subject_id, variant,
+  to_char(completed_at AT TIME ZONE 'UTC', ${ISO}) AS completed_at, n, passed, score, verdict, completeness,
+  baseline_run_id, chosen_by, comparison, finding_id`;
 
 /** Storage of the run projection and the EvalResult (R2-R3); all of it can be rebuilt from the event log. */
 export class RunReadModelRepository {
@@ -56,10 +95,69 @@ export class RunReadModelRepository {
     return rows.length === 0 ? 0 : Number(rows[0].position);
   }
 
+  async loadVerdict(sql: Sql, runId: string): Promise<ProjectedVerdict | null> {
+    const rows = await sql.query(`SELECT ${VERDICT_COLUMNS} FROM read_run_verdicts WHERE run_id = $1`, [runId]);
+    return rows.length === 0 ? null : toVerdict(rows[0]);
+  }
+
+  /** True when this call recorded the decision (the first one stands: a run is compared once). */
+  async saveVerdict(sql: Sql, v: ProjectedVerdict, position: number): Promise<boolean> {
+    const rows = await sql.query(
+      `INSERT INTO read_run_verdicts (run_id, suite_key, suite_version, subject_kind, subject_id, variant, completed_at, n, passed, score,
+         verdict, completeness, baseline_run_id, chosen_by, comparison, finding_id, position)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15::jsonb, $16, $17)
+       ON CONFLICT (run_id) DO NOTHING RETURNING 1`,
+      [
+        v.run_id,
+        v.suite_key,
+        v.suite_version,
+        v.subject_kind,
+        v.subject_id,
+        v.variant,
+        v.completed_at,
+        v.n,
+        v.passed,
+        v.score,
+        v.verdict,
+        v.completeness,
+        v.baseline_run_id,
+        v.chosen_by,
+        v.comparison === null || v.comparison === undefined ? null : JSON.stringify(v.comparison),
+        v.finding_id,
+        position,
+      ],
+    );
+    return rows.length === 1;
+  }
+
+  /** The decided runs of one suite and subject, newest first (scorecards). */
+  async verdictHistory(sql: Sql, suiteKey: string, subjectKind: string, subjectId: string, limit: number): Promise<ProjectedVerdict[]> {
+    const rows = await sql.query(
+      `SELECT ${VERDICT_COLUMNS} FROM read_run_verdicts WHERE suite_key = $1 AND subject_kind = $2 AND subject_id = $3
+       ORDER BY completed_at DESC, run_id DESC LIMIT $4`,
+      [suiteKey, subjectKind, subjectId, limit],
+    );
+    return rows.map(toVerdict);
+  }
+
+  /** Suites and subjects with at least one decided run, in key order. */
+  async verdictSubjects(sql: Sql, filter: VerdictFilter): Promise<Array<{ suite_key: string; subject_kind: string; subject_id: string }>> {
+    return sql.query(
+      `SELECT DISTINCT suite_key, subject_kind, subject_id FROM read_run_verdicts
+       WHERE ($1::text IS NULL OR suite_key = $1) AND ($2::text IS NULL OR subject_kind = $2) AND ($3::text IS NULL OR subject_id = $3)
+       ORDER BY suite_key, subject_kind, subject_id`,
+      [filter.suite_key ?? null, filter.subject_kind ?? null, filter.subject_id ?? null],
+    );
+  }
+
   /** Empties the read model for a rebuild from the event log. */
   async reset(sql: Sql, projection: string): Promise<void> {
-    await sql.query(`TRUNCATE runs, eval_results`);
+    await sql.query(`TRUNCATE runs, eval_results, read_run_verdicts`);
     await sql.query(`DELETE FROM projection_inbox WHERE projection = $1`, [projection]);
     await sql.query(`DELETE FROM projection_checkpoints WHERE name = $1`, [projection]);
   }
+}
+
+function toVerdict(r: any): ProjectedVerdict {
+  return { ...r, suite_version: Number(r.suite_version), n: Number(r.n), passed: Number(r.passed), score: Number(r.score) };
 }

@@ -1,8 +1,7 @@
 import { isSafeId } from '@evals/contracts';
 import { baselineEligibility, summarizeRun, type EvalResult, type RunDoc, type RunStatus, type RunSummary } from '@evals/domain';
 import { EvidenceRepository, type EvidenceRow } from './evidence.repository';
-import { RegressionRepository } from './regression.repository';
-import { RunReadModelRepository } from './run-read-model.repository';
+import { RunReadModelRepository, type ProjectedVerdict, type VerdictFilter } from './run-read-model.repository';
 import type { Sql } from './sql';
 import type { DataSource } from 'typeorm';
 
@@ -17,7 +16,10 @@ export interface CaseView {
   readonly scored_at: string;
 }
 
-/** The regression decision for a completed run (G1-G5), once the regression app has made it. */
+/**
+ * The regression decision for a completed run (G1-G5), once the regression app has made it and the read
+ * model has projected its `run.compared` (`read_run_verdicts`).
+ */
 export interface RegressionView {
   readonly verdict: string;
   readonly baseline_run_id: string | null;
@@ -73,7 +75,6 @@ export class RunQueries {
     private readonly dataSource: DataSource,
     private readonly runs = new RunReadModelRepository(),
     private readonly evidence = new EvidenceRepository(),
-    private readonly verdicts = new RegressionRepository(),
   ) {}
 
   /** GET /v1/runs/:id; null when no such run is projected. */
@@ -85,7 +86,7 @@ export class RunQueries {
       const view: RunView = {
         run: { ...doc, summary: summarizeRun(doc) },
         eval_result: await this.runs.evalResult(sql, runId),
-        regression: regressionView(await this.verdicts.find(sql, runId)),
+        regression: regressionView(await this.runs.loadVerdict(sql, runId)),
       };
       if (!options.includeCases) return view;
       const rows = await this.evidence.forRun(sql, runId);
@@ -131,6 +132,20 @@ export class RunQueries {
     });
   }
 
+  /**
+   * GET /v1/scorecards: the decided runs of every suite and subject the filter selects (key order), each
+   * newest first and at most `limit`, from the read model's projection of `run.compared` - one snapshot.
+   */
+  async decidedRuns(filter: VerdictFilter, limit: number): Promise<ProjectedVerdict[][]> {
+    return this.readOnly(async (sql) => {
+      const out: ProjectedVerdict[][] = [];
+      for (const s of await this.runs.verdictSubjects(sql, filter)) {
+        out.push(await this.runs.verdictHistory(sql, s.suite_key, s.subject_kind, s.subject_id, limit));
+      }
+      return out;
+    });
+  }
+
   private readOnly<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
     return this.dataSource.transaction('REPEATABLE READ', async (manager) => {
       await manager.query('SET TRANSACTION READ ONLY');
@@ -153,13 +168,13 @@ function caseView(r: EvidenceRow): CaseView {
   return { ...caseFrame(r), scored_at: r.scored_at };
 }
 
-function regressionView(row: Awaited<ReturnType<RegressionRepository['find']>>): RegressionView | null {
+function regressionView(row: ProjectedVerdict | null): RegressionView | null {
   if (!row) return null;
   const eligibility = baselineEligibility({ completeness: row.completeness, verdict: row.verdict });
   return {
     verdict: row.verdict,
     baseline_run_id: row.baseline_run_id,
-    chosen_by: row.baseline_choice,
+    chosen_by: row.chosen_by,
     comparison: row.comparison,
     completeness: row.completeness,
     baseline_eligible: eligibility.eligible,
