@@ -40,7 +40,7 @@ describe('e2e: the session monitor', () => {
     const suite = {
       key: suiteKey,
       description: 'Behavioural guard rails of sampled sessions',
-      default_scorer: { type: 'exact', expected: 'completed' },
+      default_scorer: { type: 'exact' },
       pass_threshold: 0.75,
       regression_threshold: 0.1,
       cases: [
