@@ -191,10 +191,12 @@ describe('integration: the scoring worker grades llm_judge cases through the jud
     return runId;
   }
 
-  async function publish(type: typeof WORK_SUBJECTS.score | typeof WORK_SUBJECTS.seal, data: object): Promise<void> {
+  /** Publishes a work message; returns its message id. */
+  async function publish(type: typeof WORK_SUBJECTS.score | typeof WORK_SUBJECTS.seal, data: object): Promise<string> {
     const id = randomUUID();
     const payload = encodeWork({ type, version: 1, data, metadata: { message_id: id, correlation_id: id, causation_id: id, occurred_at: new Date().toISOString() } } as never);
     await js.publish(subjectOf(names, type), payload, { msgID: randomUUID() });
+    return id;
   }
 
   async function scoreAndSeal(runId: string, items: WorkItem[]): Promise<RunScoredV1> {
@@ -299,6 +301,37 @@ describe('integration: the scoring worker grades llm_judge cases through the jud
     await publish(WORK_SUBJECTS.score, { run_id: runId, items: items.slice(0, 3) });
     await waitFor(() => outcomes.reduce((n, o) => n + o.duplicates, 0) >= 3, 'the copies seen as duplicates');
     expect(fake.requestCount).toBe(8);
+  });
+
+  it('a different second output for a judged case is dead-lettered DUPLICATE_OUTPUT without a judge call; the same output again is silent', async () => {
+    const key = await createSuite(2);
+    const runId = await openRun(key, 3);
+    await startWorker({ cache: false });
+    await publish(WORK_SUBJECTS.score, { run_id: runId, items: [{ case_id: 'j1', output: `GOOD ${CANARY}` }] });
+    await waitFor(async () => (await evidenceOf(runId)).length === 1, 'j1 judged');
+    expect(fake.requestCount).toBe(1);
+
+    const again = await publish(WORK_SUBJECTS.score, { run_id: runId, items: [{ case_id: 'j1', output: `GOOD ${CANARY}` }] });
+    const other = await publish(WORK_SUBJECTS.score, {
+      run_id: runId,
+      items: [
+        { case_id: 'j1', output: `BAD ${CANARY}` },
+        { case_id: 'j2', output: `MEH ${CANARY}` },
+      ],
+    });
+    await waitFor(async () => (await evidenceOf(runId)).length === 2, 'j2 judged');
+    const letters = await waitFor(async () => {
+      const l = await ds.query(`SELECT code, reason, message_id FROM dead_letters WHERE message_id = ANY($1)`, [[again, other]]);
+      return l.length > 0 ? l : undefined;
+    }, 'the DUPLICATE_OUTPUT letter');
+    expect(letters).toEqual([{ code: 'DUPLICATE_OUTPUT', message_id: other, reason: `data.items[].case_id: run ${runId} already has another output for 1: j1` }]);
+    // Only j2 was judged: neither the copy nor the second output of j1 was sent to (or paid to) the judge.
+    expect(fake.requestCount).toBe(2);
+    expect((await evidenceOf(runId)).map((r) => [r.case_id, r.label])).toEqual([
+      ['j1', 'judge_pass'],
+      ['j2', 'judge_below_min_score'],
+    ]);
+    expect(outcomes.reduce((n, o) => n + o.duplicates, 0)).toBe(1);
   });
 
   it('J6: a gate run (judge_cache) records verdicts and answers a repeat from the cache with no HTTP call; an ordinary run calls again', async () => {

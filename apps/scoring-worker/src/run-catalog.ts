@@ -1,28 +1,40 @@
-import { compileSuite, parseRunEvent, RUN_EVENTS, runStreamId, type CompiledSuite, type RunOpenedV1 } from '@evals/domain';
-import { EventStore, SuiteRepository, type Sql } from '@evals/persistence';
+import { compileSuite, RunModel, type CompiledSuite, type RunOpenedV1 } from '@evals/domain';
+import { EventStore, SuiteRepository, loadRun, type Sql } from '@evals/persistence';
 
 /**
- * What the worker needs to know about a run before scoring it: its `run.opened` facts and its suite version,
- * compiled. Both are immutable once written (a run is opened once, a suite version never changes - V2),
- * so they are cached in memory, bounded; only what was found is cached.
+ * What scoring a run's outputs needs to know about it, answered by the run's model (R7) from its stream.
+ * Every field is fixed by `run.opened` (a run is opened once), so it may be cached; the run's phase is not,
+ * and is never cached here (a seal loads the run again inside its transaction).
+ */
+export interface OpenedRun {
+  readonly opened: RunOpenedV1;
+  /** GT4: the label its judge cases get instead of a call (`RunModel.judgeSkipLabel`), or null. */
+  readonly judgeSkip: string | null;
+  /** A monitor run (D3): its cases are the sessions sampled in its window (`RunModel.isMonitorRun`). */
+  readonly monitor: boolean;
+}
+
+
+/**
+ * The runs and suite versions the worker scores against. A run is folded through the run's model (never
+ * read by hand); its `run.opened` facts and its suite version, compiled, are immutable once written (a
+ * suite version never changes - V2), so both are cached in memory, bounded; only what was found is cached.
  */
 export class RunCatalog {
-  private readonly runs = new BoundedCache<string, RunOpenedV1>(20_000);
+  private readonly runs = new BoundedCache<string, OpenedRun>(20_000);
   private readonly suites = new BoundedCache<string, CompiledSuite>(64);
   private readonly events = new EventStore();
   private readonly suiteRepository = new SuiteRepository();
 
-  /** The run's `run.opened` data, or null while the run is unknown. */
-  async run(sql: Sql, runId: string): Promise<RunOpenedV1 | null> {
+  /** The run's opening facts, or null while the run is unknown (not opened). */
+  async run(sql: Sql, runId: string): Promise<OpenedRun | null> {
     const cached = this.runs.get(runId);
     if (cached) return cached;
-    const stream = await this.events.readStream(sql, runStreamId(runId));
-    const opened = stream.find((e) => e.type === RUN_EVENTS.opened);
-    if (!opened) return null;
-    const parsed = parseRunEvent(opened);
-    if ('error' in parsed || parsed.type !== 'run.opened') return null;
-    this.runs.set(runId, parsed.data);
-    return parsed.data;
+    const { state } = await loadRun(sql, this.events, runId);
+    if (!state.opened) return null;
+    const run: OpenedRun = { opened: state.opened, judgeSkip: RunModel.judgeSkipLabel(state), monitor: RunModel.isMonitorRun(state) };
+    this.runs.set(runId, run);
+    return run;
   }
 
   /** The compiled suite version, or null when it is not stored. Throws SuiteCompileError when not scorable. */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { DataSource } from 'typeorm';
-import { JetStreamBus, STREAMS, streamOf, subjectOf, type BusNames } from '@evals/bus';
+import { JetStreamBus, STREAMS, streamOf, subjectOf, type BusMessage, type BusNames } from '@evals/bus';
 import {
   MISSING_OUTPUT,
   RUN_EVENTS,
@@ -15,7 +15,7 @@ import {
   type RunScoredV1,
   type WorkItem,
 } from '@evals/domain';
-import { EventStore, SuiteRepository, createDataSource, migrate, type NewEvent } from '@evals/persistence';
+import { EventStore, RunLocks, SuiteRepository, createDataSource, migrate, type NewEvent } from '@evals/persistence';
 import { createTestSchema, testBusNames, type TestSchema } from '../../../test/support/isolation';
 import { testServers } from '../../../test/support/servers';
 import { ScoringService, type BatchOutcome } from './scoring.service';
@@ -55,6 +55,8 @@ describe('integration: scoring worker (docs/pipeline.md step 2)', () => {
 
   /** Per table: rows seen across the tests, and rows containing the canary (D1). */
   const canaryReport = new Map<string, { rows: number; leaks: number }>();
+  /** The codes of every dead letter scanned above, across the tests. */
+  const letterCodes: string[] = [];
 
   beforeAll(async () => {
     nc = await connect({ servers: testServers.nats.url });
@@ -85,6 +87,7 @@ describe('integration: scoring worker (docs/pipeline.md step 2)', () => {
       const seen = canaryReport.get(table) ?? { rows: 0, leaks: 0 };
       canaryReport.set(table, { rows: seen.rows + total, leaks: seen.leaks + leaks });
     }
+    letterCodes.push(...(await ds.query(`SELECT code FROM dead_letters`)).map((r: { code: string }) => r.code));
     await ds.destroy();
     await schema.drop();
   });
@@ -136,7 +139,7 @@ describe('integration: scoring worker (docs/pipeline.md step 2)', () => {
     return { type, version: 1, data, metadata: { message_id: id, correlation_id: id, causation_id: id, occurred_at: new Date().toISOString() } };
   }
 
-  async function openRun(suiteKey: string, caseCount: number, runId = `run-${randomUUID()}`, sealed = true): Promise<string> {
+  async function openRun(suiteKey: string, caseCount: number, runId = `run-${randomUUID()}`, sealed = true, extra: Partial<RunOpenedV1> = {}): Promise<string> {
     const opened: RunOpenedV1 = {
       run_id: runId,
       suite_key: suiteKey,
@@ -151,6 +154,7 @@ describe('integration: scoring worker (docs/pipeline.md step 2)', () => {
       source: 'ci',
       case_count: caseCount,
       scorer_versions: { contains: '1.0.0' },
+      ...extra,
     };
     const events = [event(RUN_EVENTS.opened, opened)];
     if (sealed) events.push(event(RUN_EVENTS.sealed, { run_id: runId }));
@@ -200,6 +204,18 @@ describe('integration: scoring worker (docs/pipeline.md step 2)', () => {
   }
 
   const handled = () => outcomes.reduce((n, o) => n + o.messages, 0);
+
+  async function lettersOf(code: string): Promise<Array<{ code: string; reason: string; message_id: string; subject: string; stream_seq: number }>> {
+    const rows = await ds.query(`SELECT code, reason, message_id, subject, stream_seq FROM dead_letters WHERE code = $1 ORDER BY id`, [code]);
+    return rows.map((r: any) => ({ ...r, stream_seq: Number(r.stream_seq) }));
+  }
+
+  /** Every message handed out so far is acknowledged and none is waiting: the worker is done. */
+  async function drained(): Promise<boolean> {
+    if (!(await workStreamEmpty())) return false;
+    const info = await jsm.consumers.info(settings.stream, settings.durable);
+    return info.num_ack_pending === 0 && info.num_pending === 0;
+  }
 
   // --- tests -----------------------------------------------------------------------------------------------
 
@@ -416,6 +432,238 @@ describe('integration: scoring worker (docs/pipeline.md step 2)', () => {
     expect(perWorker[1]).toBeGreaterThan(0);
   }, 90_000);
 
+  // --- a second output for a case (issue 12): dead-lettered by content, a redelivery stays silent -------------
+
+  it('the same work message delivered twice, and another message with the identical output: one evidence row per case, no dead letter', async () => {
+    const { key } = await createSuite(3);
+    const runId = await openRun(key, 3);
+    await startConsumer();
+    const first = await publishScore(runId, [
+      { case_id: 'c1', output: `ok ${CANARY}` },
+      { case_id: 'c2', output: `no ${CANARY}` },
+    ]);
+    await waitFor(async () => (await evidenceOf(runId)).length === 2, 'first scored');
+    // At-least-once: the very same message again, then another message (its own id) with the same output.
+    await js.publish(subjectOf(names, WORK_SUBJECTS.score), first.payload, { msgID: randomUUID() });
+    await publishScore(runId, [{ case_id: 'c1', output: `ok ${CANARY}` }]);
+    await waitFor(() => handled() >= 3, 'the copies handled');
+    await waitFor(drained, 'work drained');
+
+    const rows = await evidenceOf(runId);
+    expect(rows.map((r) => [r.case_id, r.detail_hash])).toEqual([
+      ['c1', detailHash(HMAC_SECRET, `ok ${CANARY}`)],
+      ['c2', detailHash(HMAC_SECRET, `no ${CANARY}`)],
+    ]);
+    expect(await ds.query(`SELECT code FROM dead_letters`)).toEqual([]);
+    expect(await casesScored(runId)).toHaveLength(1);
+    expect(outcomes.reduce((n, o) => n + o.duplicates, 0)).toBe(3);
+  });
+
+  it('DUPLICATE_OUTPUT: a different second output for a case, in one batch or after the first was stored, is dead-lettered naming run and case; the first stays; the rest is scored', async () => {
+    const { key } = await createSuite(4);
+    const runId = await openRun(key, 4);
+    // Both in one batch (published before the worker starts): the earlier by stream order wins.
+    await publishScore(runId, [{ case_id: 'c1', output: `ok first ${CANARY}` }]);
+    const b = await publishScore(runId, [
+      { case_id: 'c2', output: `ok ${CANARY}` },
+      { case_id: 'c1', output: `no, second ${CANARY}` },
+    ]);
+    await startConsumer();
+    await waitFor(async () => (await lettersOf('DUPLICATE_OUTPUT')).length === 1, 'the in-batch DUPLICATE_OUTPUT');
+    // After the first was stored: another message with a third output for c1 (and a new case, c3).
+    const c = await publishScore(runId, [
+      { case_id: 'c3', output: `ok ${CANARY}` },
+      { case_id: 'c1', output: `third ${CANARY}` },
+    ]);
+    await waitFor(async () => (await lettersOf('DUPLICATE_OUTPUT')).length === 2, 'the stored-row DUPLICATE_OUTPUT');
+    await waitFor(drained, 'work drained');
+
+    const rows = await evidenceOf(runId);
+    expect(rows.map((r) => [r.case_id, r.detail_hash])).toEqual([
+      ['c1', detailHash(HMAC_SECRET, `ok first ${CANARY}`)],
+      ['c2', detailHash(HMAC_SECRET, `ok ${CANARY}`)],
+      ['c3', detailHash(HMAC_SECRET, `ok ${CANARY}`)],
+    ]);
+    const letters = await lettersOf('DUPLICATE_OUTPUT');
+    expect(letters.map((l) => [l.message_id, l.subject, l.stream_seq, l.reason])).toEqual([
+      [b.messageId, WORK_SUBJECTS.score, b.seq, `data.items[].case_id: run ${runId} already has another output for 1: c1`],
+      [c.messageId, WORK_SUBJECTS.score, c.seq, `data.items[].case_id: run ${runId} already has another output for 1: c1`],
+    ]);
+    // D1: no output, and no keyed hash of one, in a reason.
+    const hashes = [`ok first ${CANARY}`, `no, second ${CANARY}`, `third ${CANARY}`].map((o) => detailHash(HMAC_SECRET, o));
+    for (const l of letters) {
+      expect(l.reason).not.toContain(CANARY);
+      for (const h of hashes) expect(l.reason).not.toContain(h);
+    }
+    expect(outcomes.reduce((n, o) => n + o.duplicates, 0)).toBe(0);
+    expect(outcomes.flatMap((o) => o.deadLettered)).toEqual([
+      { subject: WORK_SUBJECTS.score, code: 'DUPLICATE_OUTPUT' },
+      { subject: WORK_SUBJECTS.score, code: 'DUPLICATE_OUTPUT' },
+    ]);
+    // A copy of the refused message published again (a stream sequence of its own) is refused again; its own
+    // c3 is a silent redelivery; the evidence does not change.
+    const copy = await js.publish(subjectOf(names, WORK_SUBJECTS.score), c.payload, { msgID: randomUUID() });
+    await waitFor(async () => (await lettersOf('DUPLICATE_OUTPUT')).length === 3, 'the copy refused');
+    await waitFor(drained, 'work drained again');
+    expect((await lettersOf('DUPLICATE_OUTPUT'))[2]).toMatchObject({ message_id: c.messageId, stream_seq: copy.seq });
+    expect(outcomes.reduce((n, o) => n + o.duplicates, 0)).toBe(1);
+    expect(await evidenceOf(runId)).toEqual(rows);
+  });
+
+  it('OUTPUT_AFTER_SEAL: an output for a case the seal scored missing_output is dead-lettered; the evidence and run.scored stay', async () => {
+    const { key } = await createSuite(3);
+    const runId = await openRun(key, 3);
+    await startConsumer();
+    await publishScore(runId, [{ case_id: 'c1', output: `ok ${CANARY}` }]);
+    await publishSeal(runId);
+    const [scored] = await waitFor(async () => {
+      const s = await runScored(runId);
+      return s.length === 1 ? s : undefined;
+    }, 'run.scored');
+    expect(scored.data).toMatchObject({ missing_count: 2, missing_case_ids: ['c2', 'c3'] });
+
+    const late = await publishScore(runId, [
+      { case_id: 'c2', output: `ok late ${CANARY}` },
+      { case_id: 'c1', output: `ok ${CANARY}` },
+    ]);
+    const [letter] = await waitFor(async () => {
+      const l = await lettersOf('OUTPUT_AFTER_SEAL');
+      return l.length === 1 ? l : undefined;
+    }, 'OUTPUT_AFTER_SEAL');
+    expect(letter).toMatchObject({ message_id: late.messageId, subject: WORK_SUBJECTS.score, reason: `data.items[].case_id: run ${runId} was scored without an output for 1: c2` });
+    expect(letter.reason).not.toContain(CANARY);
+    await waitFor(drained, 'work drained');
+    expect((await evidenceOf(runId)).map((r) => [r.case_id, r.label])).toEqual([
+      ['c1', 'contains_all'],
+      ['c2', MISSING_OUTPUT],
+      ['c3', MISSING_OUTPUT],
+    ]);
+    expect(await runScored(runId)).toHaveLength(1);
+    expect(await lettersOf('DUPLICATE_OUTPUT')).toEqual([]);
+  });
+
+  it('two workers racing on one case with different outputs: exactly one evidence row and one DUPLICATE_OUTPUT letter, for the output not stored', async () => {
+    const { key } = await createSuite(3);
+    const [a, b] = [newService(), newService()];
+    for (let round = 0; round < 3; round++) {
+      const runId = await openRun(key, 3);
+      const message = (items: WorkItem[], seq: number) => {
+        const messageId = randomUUID();
+        const payload = encodeWork({
+          type: WORK_SUBJECTS.score,
+          version: 1,
+          data: { run_id: runId, items },
+          metadata: { message_id: messageId, correlation_id: messageId, causation_id: messageId, occurred_at: new Date().toISOString() },
+        });
+        const msg: BusMessage = {
+          subject: subjectOf(names, WORK_SUBJECTS.score),
+          data: new TextEncoder().encode(payload),
+          seq,
+          deliveryCount: 1,
+          messageId,
+          ack: () => undefined,
+          ackConfirmed: async () => undefined,
+          nak: () => undefined,
+          working: () => undefined,
+        };
+        return { msg, messageId };
+      };
+      const first = message([{ case_id: 'c1', output: `ok A ${CANARY}` }, { case_id: 'c2', output: `ok ${CANARY}` }], 100 + round * 2);
+      const second = message([{ case_id: 'c1', output: `ok B ${CANARY}` }, { case_id: 'c3', output: `ok ${CANARY}` }], 101 + round * 2);
+
+      // Hold the run's lock exclusively, so both workers queue behind it and then insert side by side.
+      const holder = ds.createQueryRunner();
+      await holder.connect();
+      await holder.startTransaction();
+      await new RunLocks().exclusive(holder, runId);
+      const racing = Promise.all([a.handle([first.msg]), b.handle([second.msg])]);
+      await waitFor(async () => {
+        const [{ n }] = await ds.query(
+          `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objid::bigint = (hashtext($1)::bigint & 4294967295)`,
+          [runId],
+        );
+        return n >= 2;
+      }, 'both workers waiting on the run');
+      await holder.commitTransaction();
+      await holder.release();
+      const [oa, ob] = await racing;
+
+      const rows = await evidenceOf(runId);
+      expect(rows.map((r) => r.case_id)).toEqual(['c1', 'c2', 'c3']);
+      const stored = rows[0].detail_hash;
+      const loser = stored === detailHash(HMAC_SECRET, `ok A ${CANARY}`) ? second : first;
+      expect([detailHash(HMAC_SECRET, `ok A ${CANARY}`), detailHash(HMAC_SECRET, `ok B ${CANARY}`)]).toContain(stored);
+      const letters = await ds.query(`SELECT code, reason, message_id FROM dead_letters WHERE reason LIKE $1`, [`%${runId}%`]);
+      expect(letters).toEqual([{ code: 'DUPLICATE_OUTPUT', message_id: loser.messageId, reason: `data.items[].case_id: run ${runId} already has another output for 1: c1` }]);
+      expect(oa.inserted + ob.inserted).toBe(3);
+      expect(oa.duplicates + ob.duplicates).toBe(0);
+      expect([...oa.deadLettered, ...ob.deadLettered]).toEqual([{ subject: WORK_SUBJECTS.score, code: 'DUPLICATE_OUTPUT' }]);
+      // Every row announced once: the counts of both cases.scored events add up to the rows.
+      expect((await casesScored(runId)).reduce((n, e) => n + e.data.n, 0)).toBe(3);
+    }
+  });
+
+  // --- the seal through the run's model (R7) -----------------------------------------------------------------
+
+  it('R7: a seal for a run still open is handed back, scored once the run is sealed, and dead-lettered RUN_NOT_SEALED only after deadLetterAfter deliveries', async () => {
+    const { key } = await createSuite(2);
+    settings = { ...settings, retryDelayMs: 400 };
+    const later = await openRun(key, 2, undefined, false);
+    const never = await openRun(key, 2, undefined, false);
+    await publishScore(later, [{ case_id: 'c1', output: `ok ${CANARY}` }]);
+    await publishSeal(later);
+    await publishSeal(never);
+    await startConsumer();
+    await waitFor(() => outcomes.reduce((n, o) => n + o.retried, 0) >= 2, 'both seals handed back');
+    expect(await runScored(later)).toHaveLength(0);
+    expect(await ds.query(`SELECT code FROM dead_letters`)).toEqual([]);
+
+    // Its owner seals it: the next delivery completes it.
+    await store.append(ds, runStreamId(later), 1, [event(RUN_EVENTS.sealed, { run_id: later })]);
+    const [scored] = await waitFor(async () => {
+      const s = await runScored(later);
+      return s.length === 1 ? s : undefined;
+    }, 'run.scored of the sealed run');
+    expect(scored.stream_version).toBe(3);
+    expect(scored.data).toEqual({ run_id: later, n: 2, passed: 1, score_sum: 1, missing_count: 1, missing_case_ids: ['c2'] });
+
+    const [letter] = await waitFor(async () => {
+      const l = await lettersOf('RUN_NOT_SEALED');
+      return l.length === 1 ? l : undefined;
+    }, 'RUN_NOT_SEALED', 10_000);
+    expect(letter.subject).toBe(WORK_SUBJECTS.seal);
+    expect(letter.reason).toBe(`run ${never}: not sealed after ${settings.deadLetterAfter} deliveries`);
+    // Nothing of the refused seal was kept: no missing_output rows, no run.scored.
+    expect(await evidenceOf(never)).toEqual([]);
+    expect(await runScored(never)).toEqual([]);
+    await waitFor(drained, 'work drained');
+  });
+
+  it('R1/GT3/D3: the seal lists as missing only the sample of a sampled gate run, and nothing for a monitor run', async () => {
+    const { key } = await createSuite(4);
+    const sampled = await openRun(key, 2, undefined, true, { sample: { size: 2, seed: 'seed-1', case_ids: ['c4', 'c2'] } });
+    const monitor = await openRun(key, 4, undefined, true, { source: 'session_sample' });
+    await startConsumer();
+    await publishScore(sampled, [{ case_id: 'c2', output: `ok ${CANARY}` }]);
+    await publishScore(monitor, [
+      { case_id: 'c1@session-1', output: `ok ${CANARY}` },
+      { case_id: 'c3@session-2', output: `no ${CANARY}` },
+    ]);
+    await publishSeal(sampled);
+    await publishSeal(monitor);
+    const scoredOf = (runId: string) =>
+      waitFor(async () => {
+        const s = await runScored(runId);
+        return s.length === 1 ? s[0].data : undefined;
+      }, `run.scored of ${runId}`);
+    expect(await scoredOf(sampled)).toEqual({ run_id: sampled, n: 2, passed: 1, score_sum: 1, missing_count: 1, missing_case_ids: ['c4'] });
+    expect((await evidenceOf(sampled)).map((r) => [r.case_id, r.label])).toEqual([
+      ['c2', 'contains_all'],
+      ['c4', MISSING_OUTPUT],
+    ]);
+    expect(await scoredOf(monitor)).toEqual({ run_id: monitor, n: 2, passed: 1, score_sum: 1, missing_count: 0, missing_case_ids: [] });
+  });
+
   it('D1: the candidate outputs (canary) appear in no row of events, outbox, evidence, dead_letters, and no log line', () => {
     for (const table of ['events', 'outbox', 'evidence', 'dead_letters']) {
       const report = canaryReport.get(table);
@@ -423,5 +671,7 @@ describe('integration: scoring worker (docs/pipeline.md step 2)', () => {
     }
     expect(logLines.length).toBeGreaterThan(0);
     expect(logLines.filter((l) => l.includes(CANARY))).toEqual([]);
+    // The letters of second outputs (DUPLICATE_OUTPUT, OUTPUT_AFTER_SEAL) were among the rows scanned.
+    expect(letterCodes).toEqual(expect.arrayContaining(['UNKNOWN_CASE', 'DUPLICATE_OUTPUT', 'OUTPUT_AFTER_SEAL']));
   });
 });

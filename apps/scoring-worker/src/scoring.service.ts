@@ -4,9 +4,12 @@ import {
   MAX_LISTED_MISSING,
   baseCaseId,
   RUN_EVENTS,
+  RunModel,
+  RunRuleError,
   SuiteCompileError,
   WORK_SUBJECTS,
   decodeWork,
+  detailHash,
   judgeSkippedEvidence,
   missingOutputEvidence,
   runStreamId,
@@ -26,6 +29,7 @@ import {
   JudgeEvidenceRepository,
   RunLocks,
   StreamVersionConflict,
+  loadRun,
   type DeadLetter,
   type EventMetadata,
   type JudgedEvidenceRow,
@@ -34,7 +38,7 @@ import {
 } from '@evals/persistence';
 import type { Clock, IdGenerator } from '@evals/platform';
 import { emptyTally, judgeJobs, type JudgeJob, type JudgeTally, type WorkerJudge } from './judge-scoring';
-import { RunCatalog } from './run-catalog';
+import { RunCatalog, type OpenedRun } from './run-catalog';
 import type { WorkerSettings } from './settings';
 
 /** Stable codes of the dead letters this worker writes (reasons name ids and fields, never an output - D1). */
@@ -44,6 +48,12 @@ export const DEAD_LETTER_CODES = {
   unknownSuiteVersion: 'UNKNOWN_SUITE_VERSION',
   suiteNotScorable: 'SUITE_NOT_SCORABLE',
   unknownCase: 'UNKNOWN_CASE',
+  /** A second output for a case that has evidence from another one (compared by keyed hash; the same output again is a silent redelivery). */
+  duplicateOutput: 'DUPLICATE_OUTPUT',
+  /** An output for a case the run's seal scored `missing_output` (R1): the run was sealed without it. */
+  outputAfterSeal: 'OUTPUT_AFTER_SEAL',
+  /** A seal for a run its model does not see sealed (R7), still so after `deadLetterAfter` deliveries. */
+  runNotSealed: 'RUN_NOT_SEALED',
 } as const;
 
 /** What one micro-batch did: counts and ids only, for logs and metrics. */
@@ -51,7 +61,10 @@ export interface BatchOutcome {
   messages: number;
   /** Evidence rows written from candidate outputs. */
   inserted: number;
-  /** Outputs for cases that already had evidence (a redelivery) or that repeat a case of the same batch. */
+  /**
+   * Outputs identical (by keyed hash) to the evidence their case already has - stored, or earlier in the
+   * batch: a redelivery, acknowledged silently. A different output is dead-lettered instead.
+   */
   duplicates: number;
   /** Events appended (`cases.scored`, `run.scored`): the outbox relay has rows to publish. */
   events: number;
@@ -80,6 +93,23 @@ interface Owned {
   readonly owner: Received<ScoreWorkV1>;
 }
 
+/**
+ * An output that gets no evidence row of its own: its case had one already (stored, or earlier in the
+ * batch). Only its keyed hash (D2) is kept, to tell a redelivery from a second output.
+ */
+interface Repeat {
+  readonly owner: Received<ScoreWorkV1>;
+  readonly runId: string;
+  readonly caseId: string;
+  readonly hash: string | null;
+}
+
+/** The cases of one score message whose output was refused after the insert, for its one dead letter. */
+interface Refused {
+  readonly afterSeal: Set<string>;
+  readonly duplicate: Set<string>;
+}
+
 /** What to do with each message once the transaction committed. */
 class Settlement {
   readonly letters: DeadLetter[] = [];
@@ -95,13 +125,21 @@ class Settlement {
  *   (`ON CONFLICT DO NOTHING`), appends one `cases.scored` event per run for the rows actually inserted (with
  *   its outbox row) and writes the dead letters; only then are the messages acknowledged. A redelivery
  *   therefore inserts nothing and announces nothing.
+ * - An output whose case already has evidence (stored, earlier in the batch, or inserted first by another
+ *   worker) is compared with it by keyed hash in that same transaction: the same output is a redelivery,
+ *   acknowledged silently; a different one dead-letters its message `DUPLICATE_OUTPUT`, an output for a case
+ *   the seal scored `missing_output` `OUTPUT_AFTER_SEAL` (one letter per message, an `UNKNOWN_CASE` one
+ *   first; the rest of the message is scored).
+ * - A run is read only through its model (R7, `loadRun`): its facts (judge skip, missing cases) are the
+ *   model's, and `run.scored` is what `RunModel.decide` decides.
  * - A seal waits until every earlier message of the stream is acknowledged, then in one transaction writes
  *   `missing_output` evidence (R1), computes the aggregate from the evidence and appends `run.scored`.
  * - Scoring transactions hold their runs' lock shared and a seal holds it exclusively, so evidence of a run
  *   never changes once its aggregate is computed.
  *
- * Candidate outputs are read only by `scoreCase` (score and keyed hash): never logged, stored or put into
- * an error or a dead letter. Framework-free, so the integration tests construct it directly.
+ * Candidate outputs are read only by the scorers, the judge and `detailHash` (score and keyed hash): never
+ * logged, stored or put into an error or a dead letter. Framework-free, so the integration tests construct
+ * it directly.
  */
 export class ScoringService {
   private readonly catalog = new RunCatalog();
@@ -169,7 +207,10 @@ export class ScoringService {
 
   private async score(scores: readonly Received<ScoreWorkV1>[], settlement: Settlement, outcome: BatchOutcome): Promise<void> {
     const rows: Owned[] = [];
+    const repeats: Repeat[] = [];
     const jobs: Array<{ job: JudgeJob; owner: Received<ScoreWorkV1> }> = [];
+    // Messages with an UNKNOWN_CASE letter: a message gets one letter, and that one names what it lacks.
+    const lettered = new Set<Received<ScoreWorkV1>>();
     const byRun = new Map<string, Received<ScoreWorkV1>[]>();
     // Lowest stream sequence first: when two messages carry the same case, the earlier one wins.
     for (const s of [...scores].sort((a, b) => a.msg.seq - b.msg.seq)) {
@@ -179,25 +220,25 @@ export class ScoringService {
     }
     const scoredAt = this.clock.now().toISOString();
     for (const [runId, received] of byRun) {
-      const suite = await this.resolve(runId, received.map((r) => r.msg), settlement, outcome);
-      if (!suite) continue;
+      const resolved = await this.resolve(runId, received.map((r) => r.msg), settlement, outcome);
+      if (!resolved) continue;
+      const { run, suite } = resolved;
       const seen = new Set<string>();
-      const opened = await this.catalog.run(this.dataSource, runId);
-      // A monitor run (D3) scores one suite case per sampled session: evidence ids are `<case>@<session>`.
-      const monitor = opened?.source === 'session_sample';
       const scoring = { runId, hmacSecret: this.settings.hmacSecret, scoredAt };
       // GT4: a run opened with `judge_skip` (the gate said no spend) calls no judge; its judge cases fail with that label.
-      const skip = typeof opened?.judge_skip === 'string' && opened.judge_skip !== '' ? opened.judge_skip : null;
+      const skip = run.judgeSkip;
       for (const r of received) {
         settlement.ack.push(r.msg);
         const unknown: string[] = [];
         for (const item of r.data.items) {
-          const base = monitor ? suite.cases.get(baseCaseId(item.case_id)) : undefined;
+          // A monitor run (D3) scores one suite case per sampled session: evidence ids are `<case>@<session>`.
+          const base = run.monitor ? suite.cases.get(baseCaseId(item.case_id)) : undefined;
           const compiled = suite.cases.get(item.case_id) ?? (base && { ...base, case_id: item.case_id });
           if (!compiled) {
             unknown.push(item.case_id);
           } else if (seen.has(item.case_id)) {
-            outcome.duplicates++;
+            // Compared, inside the transaction, with the row the case ends up holding.
+            repeats.push({ owner: r, runId, caseId: item.case_id, hash: detailHash(this.settings.hmacSecret, item.output) });
           } else {
             seen.add(item.case_id);
             if (compiled.scorer.kind === 'judge' && skip) {
@@ -206,7 +247,7 @@ export class ScoringService {
               rows.push({ evidence, owner: r });
             } else if (compiled.scorer.kind === 'judge' && this.judge) {
               // Graded below, concurrently, before the transaction (S3).
-              jobs.push({ job: { compiled, output: item.output, msg: r.msg, useCache: opened?.judge_cache === true, ctx: scoring }, owner: r });
+              jobs.push({ job: { compiled, output: item.output, msg: r.msg, useCache: run.opened.judge_cache === true, ctx: scoring }, owner: r });
             } else {
               rows.push({ evidence: scoreCase(compiled, item.output, scoring), owner: r });
             }
@@ -214,26 +255,80 @@ export class ScoringService {
         }
         // Ingestion refuses these already (R1); the rest of the message is scored. One letter per message.
         if (unknown.length > 0) {
-          const ids = clamp(unknown.map((id) => clamp(id, 100)).join(', '), 800);
-          const reason = `data.items[].case_id: ${unknown.length} not a case of suite ${clamp(suite.suite_key)} v${suite.version}: ${ids}`;
+          const reason = `data.items[].case_id: ${unknown.length} not a case of suite ${clamp(suite.suite_key)} v${suite.version}: ${caseList(unknown)}`;
           this.deadLetter(settlement, r.msg, DEAD_LETTER_CODES.unknownCase, reason, r.metadata.message_id, false);
+          lettered.add(r);
         }
       }
     }
-    rows.push(...(await this.gradeJudgeCases(jobs, outcome)));
-    if (rows.length === 0 && settlement.letters.length === 0) return;
+    rows.push(...(await this.gradeJudgeCases(jobs, repeats, outcome)));
+    if (rows.length === 0 && repeats.length === 0 && settlement.letters.length === 0) return;
 
     const written = await this.withConflictRetry(() =>
       this.dataSource.transaction(async (tx) => {
         const result = await this.insertScored(tx, rows);
-        await this.deadLetters.add(tx, settlement.letters);
-        return result;
+        const checked = await this.checkRepeats(tx, rows, result.inserted, repeats);
+        const letters = [...checked.refused].filter(([owner]) => !lettered.has(owner)).map(([owner, refused]) => this.refusedLetter(owner, refused));
+        await this.deadLetters.add(tx, [...settlement.letters, ...letters]);
+        return { ...result, redelivered: checked.redelivered, letters };
       }),
     );
+    settlement.letters.push(...written.letters);
     outcome.inserted += written.inserted.length;
-    outcome.duplicates += rows.length - written.inserted.length;
+    outcome.duplicates += written.redelivered;
     outcome.events += written.events;
     for (const e of written.inserted) outcome.scoredByScorer[e.scorer] = (outcome.scoredByScorer[e.scorer] ?? 0) + 1;
+  }
+
+  /**
+   * Inside the batch transaction, after the insert: every output that got no row of its own - a repeat of
+   * a case in the batch, a case with stored evidence, a row another worker inserted first (the insert waited
+   * for it, and under read committed this query sees it) - is compared with the row its case holds now. The
+   * same keyed hash is a redelivery (silent); another hash is a second output (DUPLICATE_OUTPUT); a row
+   * without an output means the seal scored the case `missing_output` (OUTPUT_AFTER_SEAL).
+   */
+  private async checkRepeats(
+    tx: Sql,
+    rows: readonly Owned[],
+    inserted: readonly CaseEvidence[],
+    repeats: readonly Repeat[],
+  ): Promise<{ redelivered: number; refused: Map<Received<ScoreWorkV1>, Refused> }> {
+    const wasInserted = new Set(inserted);
+    const pending: Repeat[] = [
+      ...rows.filter((r) => !wasInserted.has(r.evidence)).map((r) => ({ owner: r.owner, runId: r.evidence.run_id, caseId: r.evidence.case_id, hash: r.evidence.detail_hash })),
+      ...repeats,
+    ];
+    const refused = new Map<Received<ScoreWorkV1>, Refused>();
+    if (pending.length === 0) return { redelivered: 0, refused };
+    const key = (runId: string, caseId: string) => `${runId}\u0000${caseId}`;
+    const held = new Map<string, string | null>(inserted.map((e) => [key(e.run_id, e.case_id), e.detail_hash]));
+    for (const runId of new Set(pending.map((p) => p.runId))) {
+      const ask = new Set(pending.filter((p) => p.runId === runId && !held.has(key(runId, p.caseId))).map((p) => p.caseId));
+      for (const [caseId, hash] of await this.evidence.detailHashes(tx, runId, [...ask])) held.set(key(runId, caseId), hash);
+    }
+    let redelivered = 0;
+    for (const p of pending) {
+      const stored = held.get(key(p.runId, p.caseId));
+      // `undefined` cannot happen (a row that was not inserted conflicted with one that is there): not a refusal.
+      if (stored === undefined || stored === p.hash) {
+        redelivered++;
+        continue;
+      }
+      const r = refused.get(p.owner) ?? { afterSeal: new Set<string>(), duplicate: new Set<string>() };
+      (stored === null ? r.afterSeal : r.duplicate).add(p.caseId);
+      refused.set(p.owner, r);
+    }
+    return { redelivered, refused };
+  }
+
+  /** The one dead letter of a score message with refused outputs: run id and case ids, never an output or a hash (D1). */
+  private refusedLetter(owner: Received<ScoreWorkV1>, refused: Refused): DeadLetter {
+    const run = clamp(owner.data.run_id);
+    const parts: string[] = [];
+    if (refused.afterSeal.size > 0) parts.push(`data.items[].case_id: run ${run} was scored without an output for ${refused.afterSeal.size}: ${caseList([...refused.afterSeal])}`);
+    if (refused.duplicate.size > 0) parts.push(`data.items[].case_id: run ${run} already has another output for ${refused.duplicate.size}: ${caseList([...refused.duplicate])}`);
+    const code = refused.afterSeal.size > 0 ? DEAD_LETTER_CODES.outputAfterSeal : DEAD_LETTER_CODES.duplicateOutput;
+    return this.letter(owner.msg, code, parts.join('; '), owner.metadata.message_id);
   }
 
   /** Inside the batch transaction: evidence, then one `cases.scored` per run for the rows actually inserted. */
@@ -271,10 +366,12 @@ export class ScoringService {
   }
 
   /**
-   * Judges the batch's `llm_judge` cases (judge configured): cases that already have evidence (a redelivery)
-   * are not judged - nor paid for - again; the rest are graded concurrently within the judge's limit.
+   * Judges the batch's `llm_judge` cases (judge configured): a case that already has evidence is not judged
+   * - nor paid for - again; it becomes a repeat, compared with that evidence by keyed hash in the batch
+   * transaction (a redelivery is silent, a different output dead-lettered). The rest are graded concurrently
+   * within the judge's limit.
    */
-  private async gradeJudgeCases(jobs: ReadonlyArray<{ job: JudgeJob; owner: Received<ScoreWorkV1> }>, outcome: BatchOutcome): Promise<Owned[]> {
+  private async gradeJudgeCases(jobs: ReadonlyArray<{ job: JudgeJob; owner: Received<ScoreWorkV1> }>, repeats: Repeat[], outcome: BatchOutcome): Promise<Owned[]> {
     if (jobs.length === 0 || !this.judge) return [];
     const pending: Array<{ job: JudgeJob; owner: Received<ScoreWorkV1> }> = [];
     for (const runId of new Set(jobs.map((j) => j.job.ctx.runId))) {
@@ -285,7 +382,8 @@ export class ScoringService {
         ofRun.map((j) => j.job.compiled.case_id),
       );
       for (const j of ofRun) {
-        if (have.has(j.job.compiled.case_id)) outcome.duplicates++;
+        const caseId = j.job.compiled.case_id;
+        if (have.has(caseId)) repeats.push({ owner: j.owner, runId, caseId, hash: detailHash(this.settings.hmacSecret, j.job.output) });
         else pending.push(j);
       }
     }
@@ -313,6 +411,15 @@ export class ScoringService {
 
   private async seal(seal: Received<SealWorkV1>, outcome: BatchOutcome): Promise<void> {
     const { msg, data } = seal;
+    const settlement = new Settlement();
+    // R7: a seal for a run its model does not see sealed is handed back for a later try (RUN_NOT_SEALED once
+    // `deadLetterAfter` deliveries did not change that). Asked before the wait below, whose redeliveries must
+    // not count as tries: a run's phase only moves forward, so once it is sealed this never fires again.
+    const { state } = await loadRun(this.dataSource, this.events, data.run_id);
+    if (state.opened && !RunModel.isSealed(state)) {
+      this.retryLater(settlement, outcome, msg, DEAD_LETTER_CODES.runNotSealed, `run ${clamp(data.run_id)}: not sealed`);
+      return this.settleAlone(settlement, outcome);
+    }
     if (!(await this.bus.allAcknowledgedBefore(CONSUMERS.scoringWorker, msg.seq))) {
       // Earlier work is still in flight (maybe in another process): come back shortly. Not a failure, so it
       // never counts toward dead-lettering.
@@ -320,14 +427,17 @@ export class ScoringService {
       outcome.sealsWaiting++;
       return;
     }
-    const settlement = new Settlement();
-    const suite = await this.resolve(data.run_id, [msg], settlement, outcome);
-    if (!suite) {
-      if (settlement.letters.length > 0) await this.deadLetters.add(this.dataSource, settlement.letters);
-      await this.settle(settlement, outcome, false);
-      return;
+    const resolved = await this.resolve(data.run_id, [msg], settlement, outcome);
+    if (!resolved) return this.settleAlone(settlement, outcome);
+    let appended: boolean;
+    try {
+      appended = await this.withConflictRetry(() => this.dataSource.transaction((tx) => this.sealInTransaction(tx, seal, resolved.suite)));
+    } catch (error) {
+      // The model refused the result (rolled back): not yet, like a run not yet known - never a letter at once.
+      if (!(error instanceof RunRuleError)) throw error;
+      this.retryLater(settlement, outcome, msg, error.code, `run ${clamp(data.run_id)}: ${error.code}`);
+      return this.settleAlone(settlement, outcome);
     }
-    const appended = await this.withConflictRetry(() => this.dataSource.transaction((tx) => this.sealInTransaction(tx, seal, suite)));
     if (appended) {
       outcome.events++;
       outcome.sealedRunIds.push(data.run_id);
@@ -336,23 +446,22 @@ export class ScoringService {
     await msg.ackConfirmed().catch(() => false);
   }
 
-  /** Returns false when the run was already scored (a redelivered seal). */
+  /**
+   * The run folded through its model (R7): `missing_output` evidence for the cases it lists as missing (R1),
+   * the aggregate from the evidence, and `run.scored` as the model decides it. Returns false when the run is
+   * scored already (a redelivered seal); throws RunRuleError when the model refuses the result (the run is
+   * not sealed), which rolls the transaction back.
+   */
   private async sealInTransaction(tx: Sql, seal: Received<SealWorkV1>, suite: CompiledSuite): Promise<boolean> {
     const runId = seal.data.run_id;
     await this.locks.exclusive(tx, runId);
-    const stream = await this.events.readStream(tx, runStreamId(runId));
-    if (stream.some((e) => e.type === RUN_EVENTS.scored)) return false;
-    const version = stream.length === 0 ? 0 : stream[stream.length - 1].stream_version;
+    const { state, version } = await loadRun(tx, this.events, runId);
+    if (state.phase === 'scored' || state.phase === 'compared') return false;
     const have = await this.evidence.caseIds(tx, runId);
     const scoredAt = this.clock.now().toISOString();
-    // A monitor run has no fixed case list: its cases are the sessions sampled in its window.
-    const opened = stream.find((e) => e.type === RUN_EVENTS.opened)?.data as { source?: string; sample?: { case_ids: string[] } | null } | undefined;
-    const monitor = opened?.source === 'session_sample';
-    // A gate run with a sample scores only the sampled cases (GT3).
-    const inRun = opened?.sample ? new Set(opened.sample.case_ids) : null;
-    const missing = monitor
-      ? []
-      : [...suite.cases.values()].filter((c) => !have.has(c.case_id) && (!inRun || inRun.has(c.case_id))).map((c) => missingOutputEvidence(c, { runId, scoredAt }));
+    // The model's missing cases - of its sample when the gate sampled (GT3), none of a monitor run - in suite order.
+    const missingIds = new Set(RunModel.missingAtSeal(state, [...suite.cases.keys()], have));
+    const missing = [...suite.cases.values()].filter((c) => missingIds.has(c.case_id)).map((c) => missingOutputEvidence(c, { runId, scoredAt }));
     await this.evidence.insertBatch(
       tx,
       [...missing].sort((a, b) => compare(a.case_id, b.case_id)),
@@ -369,30 +478,43 @@ export class ScoringService {
       missing_case_ids: missing.slice(0, MAX_LISTED_MISSING).map((c) => c.case_id),
       ...(judge ? { judge } : {}),
     };
-    await this.events.append(tx, runStreamId(runId), version, [
-      { type: RUN_EVENTS.scored, version: 1, data, metadata: this.metadata(seal.metadata) },
-    ]);
+    const decided = RunModel.decide({ type: 'record_scored', data }, state);
+    if (decided.length === 0) return false;
+    const metadata = this.metadata(seal.metadata);
+    await this.events.append(
+      tx,
+      runStreamId(runId),
+      version,
+      decided.map((e) => ({ ...e, metadata })),
+    );
     return true;
+  }
+
+  /** Settles a seal handled on its own, outside a batch transaction: its dead letter if any, then ack or nak. */
+  private async settleAlone(settlement: Settlement, outcome: BatchOutcome): Promise<void> {
+    if (settlement.letters.length > 0) await this.deadLetters.add(this.dataSource, settlement.letters);
+    await this.settle(settlement, outcome, false);
   }
 
   // --- shared ----------------------------------------------------------------------------------------------
 
   /**
-   * The run's compiled suite, or null after deciding the messages' fate: a run or suite version not (yet)
-   * known is retried later and dead-lettered after `deadLetterAfter` deliveries; a suite that cannot be
+   * The run and its compiled suite, or null after deciding the messages' fate: a run or suite version not
+   * (yet) known is retried later and dead-lettered after `deadLetterAfter` deliveries; a suite that cannot be
    * compiled is dead-lettered at once (it will not get better).
    */
-  private async resolve(runId: string, msgs: readonly BusMessage[], settlement: Settlement, outcome: BatchOutcome): Promise<CompiledSuite | null> {
+  private async resolve(runId: string, msgs: readonly BusMessage[], settlement: Settlement, outcome: BatchOutcome): Promise<{ run: OpenedRun; suite: CompiledSuite } | null> {
     const run = await this.catalog.run(this.dataSource, runId);
     if (!run) {
       for (const msg of msgs) this.retryLater(settlement, outcome, msg, DEAD_LETTER_CODES.unknownRun, `run ${clamp(runId)}: no run.opened event`);
       return null;
     }
+    const { suite_key: suiteKey, suite_version: version } = run.opened;
     try {
-      const suite = await this.catalog.suite(this.dataSource, run.suite_key, run.suite_version);
-      if (suite) return suite;
+      const suite = await this.catalog.suite(this.dataSource, suiteKey, version);
+      if (suite) return { run, suite };
       for (const msg of msgs) {
-        this.retryLater(settlement, outcome, msg, DEAD_LETTER_CODES.unknownSuiteVersion, `run ${clamp(runId)}: suite ${clamp(run.suite_key)} v${run.suite_version} not stored`);
+        this.retryLater(settlement, outcome, msg, DEAD_LETTER_CODES.unknownSuiteVersion, `run ${clamp(runId)}: suite ${clamp(suiteKey)} v${version} not stored`);
       }
       return null;
     } catch (error) {
@@ -417,14 +539,12 @@ export class ScoringService {
    * the letter is its record. `settleMessage` false when the message is acknowledged as scored anyway.
    */
   private deadLetter(settlement: Settlement, msg: BusMessage, code: string, reason: string, messageId?: string, settleMessage = true): void {
-    settlement.letters.push({
-      subject: contractSubject(this.settings.names, msg.subject),
-      code,
-      reason,
-      message_id: messageId ?? (msg.messageId),
-      stream_seq: msg.seq,
-    });
+    settlement.letters.push(this.letter(msg, code, reason, messageId));
     if (settleMessage) settlement.ack.push(msg);
+  }
+
+  private letter(msg: BusMessage, code: string, reason: string, messageId?: string): DeadLetter {
+    return { subject: contractSubject(this.settings.names, msg.subject), code, reason, message_id: messageId ?? msg.messageId, stream_seq: msg.seq };
   }
 
   /** After the commit: settles every message; `confirm` waits for the server to have the acks. */
@@ -471,4 +591,9 @@ function compare(a: string, b: string): number {
 /** Ids in reasons are the caller's strings: bounded, so a dead letter stays small. */
 function clamp(id: string, max = 200): string {
   return id.length <= max ? id : `${id.slice(0, max)}...`;
+}
+
+/** Case ids for a reason, each and all bounded. */
+function caseList(ids: readonly string[]): string {
+  return clamp(ids.map((id) => clamp(id, 100)).join(', '), 800);
 }

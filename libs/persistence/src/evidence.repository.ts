@@ -79,6 +79,20 @@ export class EvidenceRepository {
     return new Set(rows.map((r) => r.case_id));
   }
 
+  /**
+   * The stored `detail_hash` of each of these cases of a run that has evidence; null for a row written
+   * without an output (R1 `missing_output`). Cases with no evidence are absent. Lets the scoring worker tell
+   * a redelivered output (the same hash) from a second, different output for the case.
+   */
+  async detailHashes(sql: Sql, runId: string, caseIds: readonly string[]): Promise<Map<string, string | null>> {
+    if (caseIds.length === 0) return new Map();
+    const rows: Array<{ case_id: string; detail_hash: string | null }> = await sql.query(
+      `SELECT case_id, detail_hash FROM evidence WHERE run_id = $1 AND case_id = ANY($2::text[])`,
+      [runId, [...caseIds]],
+    );
+    return new Map(rows.map((r) => [r.case_id, r.detail_hash]));
+  }
+
   async forRun(sql: Sql, runId: string): Promise<EvidenceRow[]> {
     const rows = await sql.query(
       `SELECT e.run_id, e.case_id, e.scorer, e.scorer_version, e.score, e.passed, e.label, e.detail_hash, e.output_chars,

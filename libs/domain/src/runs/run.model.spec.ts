@@ -145,7 +145,14 @@ describe('RunModel: facts about a run', () => {
     expect(missingAtSeal(sampled, suite, new Set(['d']))).toEqual(['c']);
   });
 
+  it('a monitor run has no fixed case list: nothing is missing at its seal (D3)', () => {
+    const monitor = play({ type: 'open', data: opened({ source: 'session_sample' }), request_hash: 'h', outputs: null });
+    expect(missingAtSeal(monitor, ['a', 'b'], new Set(['a@s1']))).toEqual([]);
+  });
+
   it('the judge may be called unless the run says it must not be (GT4)', () => {
+    const empty = play({ type: 'open', data: opened({ judge_skip: '' }), request_hash: 'h', outputs: 1 });
+    expect(judgeMayBeCalled(empty)).toBe(true);
     expect(judgeMayBeCalled(play(open()))).toBe(true);
     const skipped = play({ type: 'open', data: opened({ judge_skip: 'judge_credential_missing' }), request_hash: 'h', outputs: 1 });
     expect(judgeMayBeCalled(skipped)).toBe(false);

@@ -187,8 +187,20 @@ export function isSealed(state: RunState): boolean {
   return state.phase === 'sealed' || state.phase === 'scored' || state.phase === 'compared';
 }
 
-/** The cases the run scores: its sample's when the gate sampled (GT3), else every case of the suite version. */
+/**
+ * A monitor run (D3, `source: session_sample`) scores one suite case per sampled session - evidence ids
+ * `<case>@<session>` - so it has no fixed case list: whatever sessions its window sampled are its cases.
+ */
+export function isMonitorRun(state: RunState): boolean {
+  return state.opened?.source === 'session_sample';
+}
+
+/**
+ * The cases the run must score: its sample's when the gate sampled (GT3), else every case of the suite
+ * version; none is required of a monitor run.
+ */
 export function runCaseIds(state: RunState, suiteCaseIds: readonly string[]): readonly string[] {
+  if (isMonitorRun(state)) return [];
   return state.opened?.sample ? state.opened.sample.case_ids : suiteCaseIds;
 }
 
@@ -199,7 +211,8 @@ export function missingAtSeal(state: RunState, suiteCaseIds: readonly string[], 
 
 /** The label judge cases get instead of a call, when the run says the judge must not be called (GT4). */
 export function judgeSkipLabel(state: RunState): string | null {
-  return state.opened?.judge_skip ?? null;
+  const skip = state.opened?.judge_skip;
+  return typeof skip === 'string' && skip !== '' ? skip : null;
 }
 
 /** Whether the judge may be called for this run's `llm_judge` cases. */
