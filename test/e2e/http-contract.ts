@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { uniqueSuffix } from '../support/isolation';
+import { runHistoryContract } from './run-history.contract';
 
 /**
  * The HTTP API contract (issue 7): ONE suite of request/response assertions, run against the four apps on
@@ -338,7 +339,7 @@ export function httpApiContract(label: string, start: () => Promise<ContractTarg
         expect(r.metrics.pass_rate_ci.lower).toBeCloseTo(ci.lower, 9);
         expect(r.metrics.pass_rate_ci.upper).toBeCloseTo(ci.upper, 9);
         expect(first.run.summary.pass_rate_ci).toEqual(r.metrics.pass_rate_ci);
-        expect(first.regression).toEqual({ verdict: 'no_baseline', baseline_run_id: null, chosen_by: null, comparison: null, completeness: 'complete', baseline_eligible: true });
+        expect(first.regression).toEqual({ verdict: 'no_baseline', baseline_run_id: null, chosen_by: null, comparison: null, completeness: 'incomplete', baseline_eligible: false, baseline_ineligible_reason: 'incomplete' });
       }, 60_000);
 
       it('below the pass threshold the EvalResult says passed: false (R2)', async () => {
@@ -358,6 +359,23 @@ export function httpApiContract(label: string, start: () => Promise<ContractTarg
         const r = await post('ingestion', '/v1/runs', { ...body(), subject_kind: 'agent', subject_id: 'someone-else' });
         expect(r.status).toBe(409);
         expect(r.json).toMatchObject({ code: 'RUN_ID_CONFLICT', field: 'run_id' });
+      }, 60_000);
+
+      it('the same run_id with other outputs: 409 RUN_ID_CONFLICT (the request hash covers the outputs, R7)', async () => {
+        const other = await post('ingestion', '/v1/runs', { ...body(), subject_kind: 'agent', outputs: outputs(7, 5) });
+        expect(other.status).toBe(409);
+        expect(other.json).toMatchObject({ code: 'RUN_ID_CONFLICT', field: 'run_id' });
+        const fewer = await post('ingestion', '/v1/runs', { ...body(), subject_kind: 'agent', outputs: outputs(6, 6) });
+        expect(fewer.status).toBe(409);
+      }, 60_000);
+
+      it('an empty outputs list: 422 EMPTY_RUN, and no run is opened (R7)', async () => {
+        const emptyId = `contract-empty-${sfx}`;
+        const r = await post('ingestion', '/v1/runs', { run_id: emptyId, suite_key: key, subject_kind: 'agent', subject_id: 'x', outputs: [] });
+        expect(r.status).toBe(422);
+        expect(r.json).toMatchObject({ code: 'EMPTY_RUN', field: 'outputs' });
+        expect(r.json.message).toMatch(/^the outputs list is empty: /);
+        expect((await get('read', `/v1/runs/${emptyId}`)).status).toBe(404);
       }, 60_000);
 
       it('a missing required field: 400 with code and field, and the output never echoed (D1)', async () => {
@@ -718,5 +736,7 @@ export function httpApiContract(label: string, start: () => Promise<ContractTarg
         expect(w.json).toMatchObject({ code: 'INVALID_REQUEST', field: 'window' });
       });
     });
+
+    runHistoryContract(() => ({ post: (app, path, body) => post(app, path, body), get }));
   });
 }

@@ -106,7 +106,13 @@ export function compareLocal(run: LocalRun, baseline: LocalRun, threshold: numbe
   return compareRuns({ run_id: run.label, n: run.n, passed: run.passed, score: run.score }, { run_id: baseline.label, n: baseline.n, passed: baseline.passed, score: baseline.score }, threshold);
 }
 
-/** The outputs file as the HTTP API takes it, `[{case_id, output}]`, in file order (same checks as loadOutputs). */
+/**
+ * The outputs file as the HTTP API takes it, `[{case_id, output}]`, in file order (same checks as loadOutputs).
+ * A file with no output is refused here, before anything is sent: the service would refuse the run anyway
+ * (422 EMPTY_RUN, R7) - an empty file is almost always a step of the pipeline that failed upstream.
+ */
 export function loadOutputList(file: string): Array<{ case_id: string; output: string }> {
-  return [...loadOutputs(file)].map(([case_id, output]) => ({ case_id, output }));
+  const outputs = [...loadOutputs(file)].map(([case_id, output]) => ({ case_id, output }));
+  if (outputs.length === 0) throw new CliError(EXIT.USAGE, `the outputs file is empty: ${file}`);
+  return outputs;
 }

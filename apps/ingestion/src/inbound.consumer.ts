@@ -128,7 +128,8 @@ export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicatio
             letters.push({ msg, letter: { subject, code: 'UNSUPPORTED_SUBJECT', reason: `no consumer for ${subject}`, message_id: cause.message_id, stream_seq: msg.seq } });
         }
       } catch (error) {
-        if (!(error instanceof IntakeError)) throw error;
+        // A transient failure (the bus did not take a forward): the batch is redelivered, never dead-lettered.
+        if (!(error instanceof IntakeError) || error.transient) throw error;
         letters.push({
           msg,
           letter: { subject, code: error.code, reason: `${error.field ?? 'data'}: ${error.message}`, message_id: cause.message_id, stream_seq: msg.seq },

@@ -1,3 +1,5 @@
+import { RUN_RULE_CODES, RunRuleError, type RunRuleCode } from '@evals/domain';
+
 /**
  * A refusal of the intake, with a stable code, the offending field and an HTTP status. The same errors
  * dead-letter a bus message (code + reason) and answer an HTTP request. Messages name fields and ids,
@@ -10,7 +12,6 @@ export type IntakeErrorCode =
   | 'SUITE_VERSION_NOT_FOUND'
   | 'UNKNOWN_CASE'
   | 'DUPLICATE_CASE'
-  | 'RUN_ID_CONFLICT'
   | 'UNKNOWN_RUN'
   | 'RUN_SEALED'
   | 'SUITE_INVALID'
@@ -19,8 +20,13 @@ export type IntakeErrorCode =
   | 'BASELINE_OTHER_SUITE'
   | 'LATE_SIGNAL'
   | 'GATE_NOT_FOUND'
-  | 'NOTHING_TO_OVERRIDE';
+  | 'NOTHING_TO_OVERRIDE'
+  /** The bus did not take a message (timeout, no responders, closed): retry the same request later. */
+  | 'BUS_UNAVAILABLE'
+  // The run model's rules (R7, libs/domain run.model.ts), as `intakeErrorOf` maps them.
+  | RunRuleCode;
 
+/** The one mapping from code to HTTP status. */
 const STATUS: Record<IntakeErrorCode, number> = {
   INVALID_REQUEST: 400,
   OUTPUT_TOO_LARGE: 413,
@@ -28,7 +34,6 @@ const STATUS: Record<IntakeErrorCode, number> = {
   SUITE_VERSION_NOT_FOUND: 404,
   UNKNOWN_CASE: 422,
   DUPLICATE_CASE: 422,
-  RUN_ID_CONFLICT: 409,
   UNKNOWN_RUN: 404,
   RUN_SEALED: 409,
   SUITE_INVALID: 422,
@@ -39,10 +44,24 @@ const STATUS: Record<IntakeErrorCode, number> = {
   LATE_SIGNAL: 409,
   GATE_NOT_FOUND: 404,
   NOTHING_TO_OVERRIDE: 409,
+  BUS_UNAVAILABLE: 503,
+  EMPTY_RUN: 422,
+  RUN_ID_CONFLICT: 409,
+  RUN_NOT_FOUND: 404,
+  RUN_NOT_SEALED: 409,
+  RUN_NOT_EXPIRED: 409,
+  RUN_NOT_SCORED: 409,
+};
+
+/** Codes a client should retry as they are, after `Retry-After` seconds (nothing of the request was wrong). */
+const RETRY_AFTER_SECONDS: Partial<Record<IntakeErrorCode, number>> = {
+  BUS_UNAVAILABLE: 2,
 };
 
 export class IntakeError extends Error {
   readonly status: number;
+  /** Set for a transient refusal: the HTTP answer carries `Retry-After`, and a bus message is redelivered, not dead-lettered. */
+  readonly retryAfterSeconds?: number;
   constructor(
     readonly code: IntakeErrorCode,
     message: string,
@@ -51,5 +70,43 @@ export class IntakeError extends Error {
   ) {
     super(message);
     this.status = STATUS[code];
+    const retryAfter = RETRY_AFTER_SECONDS[code];
+    if (retryAfter !== undefined) this.retryAfterSeconds = retryAfter;
   }
+
+  /** A transient failure: the same request (or message) succeeds later; never dead-lettered. */
+  get transient(): boolean {
+    return this.retryAfterSeconds !== undefined;
+  }
+}
+
+/**
+ * A rule of the run model broken (R7), as the intake answers it. The model's codes are kept, except that a
+ * run never opened stays `UNKNOWN_RUN`, the code clients and dead letters have always had for it.
+ */
+export function intakeErrorOf(error: RunRuleError): IntakeError {
+  const code: IntakeErrorCode = error.code === RUN_RULE_CODES.runNotFound ? 'UNKNOWN_RUN' : error.code;
+  return new IntakeError(code, error.message, error.field);
+}
+
+/** Runs `fn`, answering a broken rule of the run model as an IntakeError (HTTP status, dead-letter code). */
+export async function underRunRules<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (error) {
+    throw error instanceof RunRuleError ? intakeErrorOf(error) : error;
+  }
+}
+
+/**
+ * The bus did not take a message. Whatever the adapter threw - JetStream's TimeoutError, JetStreamNotEnabled
+ * (no responders), ClosedConnectionError or DrainingConnectionError, the in-process bus's closed bus or a
+ * failed journal write - nothing of the request was wrong and every message id derives from the request, so
+ * the same request again completes the run: 503 with Retry-After, never a 500. The adapter's error stays as
+ * the cause, for logs; its message is not shown to the client.
+ */
+export function busUnavailable(cause: unknown): IntakeError {
+  const error = new IntakeError('BUS_UNAVAILABLE', 'the message bus did not accept the run\'s messages; retry the same request', undefined);
+  (error as { cause?: unknown }).cause = cause;
+  return error;
 }

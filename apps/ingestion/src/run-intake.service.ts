@@ -3,20 +3,25 @@ import { subjectOf, type BusNames, type MessagePublisher } from '@evals/bus';
 import {
   compileSuite,
   encodeWork,
+  parseRunEvent,
+  RunModel,
   sampleCaseIds,
-  RUN_EVENTS,
   runStreamId,
   WORK_SUBJECTS,
   type CompiledSuite,
+  type RunCommand,
+  type RunEvent,
   type RunOpenedV1,
   type RunSource,
+  type RunState,
   type WorkItem,
   type WorkMetadata,
 } from '@evals/domain';
 import { EventStore, RegressionRepository, StreamVersionConflict, SuiteRepository, type NewEvent, type SuiteVersionWithCases } from '@evals/persistence';
 import { BUS_NAMES, CLOCK, DATA_SOURCE, ID_GENERATOR, MESSAGE_BUS, type Clock, type IdGenerator } from '@evals/platform';
 import type { DataSource } from 'typeorm';
-import { IntakeError } from './intake-error';
+import { busUnavailable, IntakeError, underRunRules } from './intake-error';
+import { canonicalOutputs, requestMessageId, runRequestHash } from './run-request-hash';
 
 export interface OpenRunCommand {
   readonly run_id: string;
@@ -27,7 +32,7 @@ export interface OpenRunCommand {
   readonly variant?: string;
   readonly baseline_run_id?: string;
   readonly source: RunSource;
-  /** Present: the run is complete with these outputs and is sealed at once. Absent: outputs follow. */
+  /** Present: the run is complete with these outputs and is sealed once they are on the bus. Absent: outputs follow. */
   readonly outputs?: readonly WorkItem[];
   /** GT3: score only the cases this seed samples; outputs for other cases are ignored. */
   readonly sample?: { readonly size: number; readonly seed: string };
@@ -41,22 +46,29 @@ export interface Causation {
   readonly correlation_id: string;
 }
 
-/** What the intake knows about an open run; immutable but for `sealed`. */
+/** What the intake knows about an opened run. */
 export interface RunTicket {
   readonly opened: RunOpenedV1;
   /** The cases this run scores: the suite version's, or its sample's (GT3). */
   readonly caseIds: ReadonlySet<string>;
   readonly allCaseIds: ReadonlySet<string>;
+  /** The run's state, folded from its stream by the run model (R7). */
+  readonly state: RunState;
+  /** The stream version the state was folded at (the expected version of the next append). */
   readonly version: number;
 }
 
 /** Work messages stay well under NATS's default 1 MiB max payload (JSON escaping can grow text). */
 const MAX_WORK_ITEMS = 500;
 const MAX_WORK_BYTES = 384 * 1024;
+/** Appends that lost a race to another writer of the same run are decided again on the new state. */
+const MAX_APPEND_ATTEMPTS = 5;
 
 /**
  * Opens runs, forwards outputs to the scoring workers and seals runs (docs/pipeline.md step 1). Shared by
- * the bus consumer and the HTTP API, so a run over NATS and the same run over HTTP are the same run.
+ * the bus consumer and the HTTP API, so a run over NATS and the same run over HTTP are the same run. What
+ * is appended to a run's stream is decided by the run model (`RunModel.decide` on the state folded from
+ * the stream, R7); this service only reads, appends and publishes.
  */
 @Injectable()
 export class RunIntakeService {
@@ -64,8 +76,8 @@ export class RunIntakeService {
   private readonly suites = new SuiteRepository();
   private readonly verdicts = new RegressionRepository();
   private readonly compiled = new Map<string, CompiledSuite>();
-  /** Opened runs never change (only their sealing does), so their tickets are cached, boundedly. */
-  private readonly tickets = new Map<string, Omit<RunTicket, 'version'>>();
+  /** Opened runs never change (only their state does), so what the intake needs of them is cached, boundedly. */
+  private readonly tickets = new Map<string, Omit<RunTicket, 'state' | 'version'>>();
 
   constructor(
     @Inject(DATA_SOURCE) private readonly db: DataSource,
@@ -76,16 +88,23 @@ export class RunIntakeService {
   ) {}
 
   /**
-   * Opens the run (idempotent on run_id: the same request again is the same run; a different one under
-   * the same id is RUN_ID_CONFLICT), forwards inline outputs and, when they are given, seals it.
+   * Opens the run - idempotent on run_id: the same request again (same request hash) is the same run; other
+   * content under the same id is RUN_ID_CONFLICT; an empty outputs list is EMPTY_RUN and records nothing.
+   * With outputs (HTTP, or inline on the bus), the run is then completed in this order, so no run is left
+   * sealed with outputs that never reached the bus: `run.opened`, every output published as
+   * `evals.work.score`, `run.sealed`, `evals.work.seal`. The work message ids derive from the run id and the
+   * request hash, so a retry of the same request after a failure anywhere in between completes the run
+   * without scoring anything twice. A bus that does not take a message answers BUS_UNAVAILABLE (503).
    */
   async open(cmd: OpenRunCommand, cause: Causation): Promise<{ created: boolean; ticket: RunTicket }> {
+    const requestHash = runRequestHash(cmd);
+    const outputs = cmd.outputs ? canonicalOutputs(cmd.outputs) : null;
     const existing = await this.ticket(cmd.run_id);
-    let ticket: RunTicket;
-    let created = false;
+    let opened: RunOpenedV1;
     if (existing) {
-      assertSameRun(existing.opened, cmd);
-      ticket = existing;
+      // Nothing new is opened: the model compares the request hash with the one the run was opened with.
+      if (cmd.outputs) checkOutputs(cmd.outputs, existing.allCaseIds);
+      opened = existing.opened;
     } else {
       const suite = await this.suites.find(this.db, cmd.suite_key, cmd.suite_version);
       if (!suite) {
@@ -99,7 +118,7 @@ export class RunIntakeService {
       const allCaseIds = suite.cases.map((c) => c.case_id);
       if (cmd.outputs) checkOutputs(cmd.outputs, new Set(allCaseIds));
       const sampled = cmd.sample ? sampleCaseIds(allCaseIds, cmd.sample) : null;
-      const opened: RunOpenedV1 = {
+      opened = {
         run_id: cmd.run_id,
         suite_key: suite.suite_key,
         suite_version: suite.version,
@@ -117,24 +136,19 @@ export class RunIntakeService {
         ...(cmd.judge_cache ? { judge_cache: true } : {}),
         ...(cmd.judge_skip ? { judge_skip: cmd.judge_skip } : {}),
       };
-      const events: NewEvent[] = [this.event(RUN_EVENTS.opened, opened, cause)];
-      if (cmd.outputs) events.push(this.event(RUN_EVENTS.sealed, { run_id: cmd.run_id }, cause));
-      try {
-        await this.db.transaction((m) => this.events.append(m, runStreamId(cmd.run_id), 0, events));
-        created = true;
-      } catch (error) {
-        // A concurrent request for the same run id won: it is the same run if it asked the same thing.
-        if (!(error instanceof StreamVersionConflict)) throw error;
-        const winner = await this.ticket(cmd.run_id);
-        if (!winner) throw error;
-        assertSameRun(winner.opened, cmd);
-      }
-      ticket = (await this.ticket(cmd.run_id))!;
     }
-    if (cmd.outputs) {
-      checkOutputs(cmd.outputs, ticket.allCaseIds);
-      await this.forward(cmd.run_id, cmd.outputs.filter((o) => ticket.caseIds.has(o.case_id)), cause);
-      await this.publishSeal(cmd.run_id, cause);
+    const command: RunCommand = { type: 'open', data: opened, request_hash: requestHash, outputs: outputs ? outputs.length : null };
+    // A concurrent request for the same run id may win the append: decided again, it is the same run if it
+    // asked the same thing, else RUN_ID_CONFLICT.
+    const created = await underRunRules(() => this.decideAndAppend(cmd.run_id, command, cause));
+    let ticket = (await this.ticket(cmd.run_id))!;
+    if (outputs) {
+      const work: Causation = { message_id: requestMessageId(cmd.run_id, requestHash), correlation_id: cause.correlation_id };
+      await this.onTheBus(() => this.forward(cmd.run_id, outputs.filter((o) => ticket.caseIds.has(o.case_id)), work));
+      // Only now that every output is on the bus: sealed (a no-op when a previous attempt got this far).
+      await underRunRules(() => this.decideAndAppend(cmd.run_id, { type: 'seal', run_id: cmd.run_id, received: outputs.length }, cause));
+      await this.onTheBus(() => this.publishSeal(cmd.run_id, work));
+      ticket = (await this.ticket(cmd.run_id))!;
     }
     return { created, ticket };
   }
@@ -148,30 +162,24 @@ export class RunIntakeService {
     }
   }
 
-  /** The run as the intake sees it, from its own stream; null when never opened. */
+  /** The run as the intake sees it, folded from its own stream; null when never opened. */
   async ticket(runId: string): Promise<RunTicket | null> {
-    const stream = await this.events.readStream(this.db, runStreamId(runId));
-    const opened = stream.find((e) => e.type === RUN_EVENTS.opened);
-    if (!opened) return null;
+    const { state, version } = await this.load(runId);
+    const data = state.opened;
+    if (!data) return null;
     const cached = this.tickets.get(runId);
-    if (cached) return { ...cached, version: stream.length };
-    const data = opened.data as RunOpenedV1;
+    if (cached) return { ...cached, state, version };
     const suite = await this.suites.find(this.db, data.suite_key, data.suite_version);
     const allCaseIds = new Set((suite?.cases ?? []).map((c) => c.case_id));
     const ticket = { opened: data, allCaseIds, caseIds: data.sample ? new Set(data.sample.case_ids) : allCaseIds };
     if (this.tickets.size >= 10_000) this.tickets.delete(this.tickets.keys().next().value!);
     this.tickets.set(runId, ticket);
-    return { ...ticket, version: stream.length };
+    return { ...ticket, state, version };
   }
 
-  /** Whether the run is sealed, from its own stream (a cheap indexed read). */
+  /** Whether the run was sealed when its ticket was read (the run model's answer). */
   sealedIn(ticket: RunTicket): boolean {
-    return ticket.version >= 2;
-  }
-
-  async isSealed(runId: string): Promise<boolean> {
-    const stream = await this.events.readStream(this.db, runStreamId(runId));
-    return stream.some((e) => e.type === RUN_EVENTS.sealed);
+    return RunModel.isSealed(ticket.state);
   }
 
   /** Forwards outputs as `evals.work.score` batches; ids derive from the cause, so a retry de-duplicates. */
@@ -196,18 +204,52 @@ export class RunIntakeService {
     await flush();
   }
 
-  /** Appends run.sealed (idempotent) and forwards the seal to the workers. */
+  /**
+   * Seals the run (`evals.run.sealed`, a monitor window's close): the model decides `run.sealed` (nothing
+   * when it is sealed already), then the seal is forwarded to the workers. A run never opened is UNKNOWN_RUN.
+   */
   async seal(runId: string, cause: Causation): Promise<void> {
-    const ticket = await this.ticket(runId);
-    if (!ticket) throw new IntakeError('UNKNOWN_RUN', `no run ${runId}`, 'run_id');
-    if (!(await this.isSealed(runId))) {
+    await underRunRules(() => this.decideAndAppend(runId, { type: 'seal', run_id: runId }, cause));
+    await this.publishSeal(runId, cause);
+  }
+
+  /** The run's stream, validated and folded by the run model, and its version. */
+  private async load(runId: string): Promise<{ state: RunState; version: number }> {
+    const stream = await this.events.readStream(this.db, runStreamId(runId));
+    const events = stream.map((e) => {
+      const event = parseRunEvent({ type: e.type, version: e.version, data: e.data });
+      if ('error' in event) throw new Error(`stream ${e.stream_id} version ${e.stream_version} holds an invalid event: ${event.error}`);
+      return { event, occurred_at: e.metadata.occurred_at };
+    });
+    return { state: RunModel.foldRun(events), version: stream.length === 0 ? 0 : stream[stream.length - 1].stream_version };
+  }
+
+  /**
+   * Decides the command on the run's current state and appends what it decided, at the version it was
+   * decided on. Another writer that appended first makes it decide again on the new state. Returns whether
+   * anything was appended. Throws RunRuleError when the command breaks a rule of the model.
+   */
+  private async decideAndAppend(runId: string, command: RunCommand, cause: Causation): Promise<boolean> {
+    for (let attempt = 1; ; attempt++) {
+      const { state, version } = await this.load(runId);
+      const decided = RunModel.decide(command, state);
+      if (decided.length === 0) return false;
       try {
-        await this.db.transaction((m) => this.events.append(m, runStreamId(runId), ticket.version, [this.event(RUN_EVENTS.sealed, { run_id: runId }, cause)]));
+        await this.db.transaction((m) => this.events.append(m, runStreamId(runId), version, decided.map((e) => this.event(e, cause))));
+        return true;
       } catch (error) {
-        if (!(error instanceof StreamVersionConflict)) throw error;
+        if (!(error instanceof StreamVersionConflict) || attempt >= MAX_APPEND_ATTEMPTS) throw error;
       }
     }
-    await this.publishSeal(runId, cause);
+  }
+
+  /** Publishes on the request's behalf: a bus that does not take the message is a retryable 503, not a 500. */
+  private async onTheBus(publish: () => Promise<void>): Promise<void> {
+    try {
+      await publish();
+    } catch (error) {
+      throw busUnavailable(error);
+    }
   }
 
   private async publishSeal(runId: string, cause: Causation): Promise<void> {
@@ -230,11 +272,11 @@ export class RunIntakeService {
     return compiled;
   }
 
-  private event(type: string, data: unknown, cause: Causation): NewEvent {
+  private event(event: RunEvent, cause: Causation): NewEvent {
     return {
-      type,
-      version: 1,
-      data,
+      type: event.type,
+      version: event.version,
+      data: event.data,
       metadata: { message_id: this.ids.uuid(), correlation_id: cause.correlation_id, causation_id: cause.message_id, occurred_at: this.clock.now().toISOString() },
     };
   }
@@ -242,17 +284,6 @@ export class RunIntakeService {
   private workMetadata(messageId: string, cause: Causation): WorkMetadata {
     return { message_id: messageId, correlation_id: cause.correlation_id, causation_id: cause.message_id, occurred_at: this.clock.now().toISOString() };
   }
-}
-
-function assertSameRun(opened: RunOpenedV1, cmd: OpenRunCommand): void {
-  const same =
-    opened.suite_key === cmd.suite_key &&
-    (cmd.suite_version === undefined || opened.suite_version === cmd.suite_version) &&
-    opened.subject_kind === cmd.subject_kind &&
-    opened.subject_id === cmd.subject_id &&
-    opened.variant === (cmd.variant ?? null) &&
-    opened.baseline_run_id === (cmd.baseline_run_id ?? null);
-  if (!same) throw new IntakeError('RUN_ID_CONFLICT', `run ${opened.run_id} exists with a different suite, subject, variant or baseline`, 'run_id');
 }
 
 /** R1: an output for an unknown case id is refused, naming the case; two outputs for one case too. */

@@ -6,7 +6,11 @@ import { RunWaiter } from './run-waiter';
 
 /**
  * `POST /v1/runs` (R5): scores a complete run synchronously for its caller and answers with the completed
- * run and its comparison with the baseline. Idempotent on a caller-supplied `run_id`.
+ * run and its comparison with the baseline. Idempotent on a caller-supplied `run_id`: the same request again
+ * is the same run (and completes it, should an earlier attempt have stopped half-way - the intake derives
+ * the ids of the run's work messages from the run id and the request's hash, not from this request's id,
+ * which is only its correlation id); other content under that id is 409 RUN_ID_CONFLICT, an empty outputs
+ * list 422 EMPTY_RUN, a bus that does not take the outputs 503 BUS_UNAVAILABLE with Retry-After.
  */
 @Controller('v1/runs')
 export class RunsController {

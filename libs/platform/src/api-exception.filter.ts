@@ -13,6 +13,8 @@ export interface ApiError {
   readonly message: string;
   readonly field?: string;
   readonly details?: unknown;
+  /** A transient refusal (e.g. 503 `BUS_UNAVAILABLE`): the same request may be retried after this many seconds. */
+  readonly retryAfterSeconds?: number;
 }
 
 function isApiError(error: unknown): error is ApiError {
@@ -37,6 +39,7 @@ export class ApiExceptionFilter implements ExceptionFilter {
       return;
     }
     if (isApiError(error)) {
+      if (typeof error.retryAfterSeconds === 'number') res.setHeader('Retry-After', String(Math.max(0, Math.ceil(error.retryAfterSeconds))));
       res.status(error.status).json({ code: error.code, message: error.message, ...(error.field ? { field: error.field } : {}), ...(error.details ? { details: error.details } : {}) });
       return;
     }

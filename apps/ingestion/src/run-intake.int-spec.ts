@@ -1,0 +1,310 @@
+import 'reflect-metadata';
+import { randomUUID } from 'node:crypto';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { TimeoutError } from '@nats-io/nats-core';
+import { encodeMessage, serializeMessage, SUBJECTS } from '@evals/contracts';
+import { InProcessBus, subjectOf, type ConsumeOptions, type ConsumerSpec, type MessageBus, type PublishAck, type Subscription } from '@evals/bus';
+import { runStreamId, WORK_SUBJECTS } from '@evals/domain';
+import { createDataSource } from '@evals/persistence';
+import { JsonLogger } from '@evals/platform';
+import type { DataSource } from 'typeorm';
+import { createTestSchema, type TestSchema } from '../../../test/support/isolation';
+import { testServers } from '../../../test/support/servers';
+// The all-in-one composition (the four apps on one infrastructure), so POST /v1/runs completes in-process.
+import { AllInOneModule } from '../../cli/src/embedded/all-in-one.module';
+import { loadReadModelConfig } from '../../read-model/src';
+import { loadWorkerConfig } from '../../scoring-worker/src';
+import { loadIngestionConfig } from '.';
+
+/** D1 canary: in every output; it must appear in no table. */
+const CANARY = `CANARY${randomUUID().replace(/-/g, '')}`;
+
+/**
+ * The real in-process bus, with a switch that makes the N-th publish on one work subject fail as JetStream's
+ * publish fails on a timeout (nats-core's TimeoutError). It also records, at each work publish, whether the
+ * run's stream held `run.sealed` already - the order the intake promises (outputs on the bus, then sealed).
+ */
+class FlakyBus implements MessageBus {
+  private failure: { subject: string; nth: number; seen: number } | null = null;
+  readonly workPublishes: Array<{ subject: string; messageId: string; sealedBefore: boolean; duplicate: boolean | null }> = [];
+  /** Run id whose stream is inspected at each work publish. */
+  watch: string | null = null;
+
+  constructor(
+    private readonly inner: InProcessBus,
+    private readonly ds: () => DataSource | undefined,
+  ) {}
+
+  get names() {
+    return this.inner.names;
+  }
+  get healthy() {
+    return this.inner.healthy;
+  }
+
+  /** The `nth` publish (1-based) on `evals.work.<kind>` from now on fails once. */
+  failOn(kind: 'score' | 'seal', nth: number): void {
+    this.failure = { subject: kind === 'score' ? WORK_SUBJECTS.score : WORK_SUBJECTS.seal, nth, seen: 0 };
+  }
+
+  async publish(subject: string, payload: Uint8Array | string, messageId: string): Promise<PublishAck> {
+    const work = subject.endsWith(WORK_SUBJECTS.score) || subject.endsWith(WORK_SUBJECTS.seal);
+    const entry = { subject, messageId, sealedBefore: false, duplicate: null as boolean | null };
+    if (work && this.watch) {
+      const rows = await this.ds()!.query(`SELECT count(*)::int AS n FROM events WHERE stream_id = $1 AND type = 'run.sealed'`, [runStreamId(this.watch)]);
+      entry.sealedBefore = rows[0].n > 0;
+      this.workPublishes.push(entry);
+    }
+    const f = this.failure;
+    if (f && subject.endsWith(f.subject) && ++f.seen === f.nth) {
+      this.failure = null;
+      throw new TimeoutError();
+    }
+    const ack = await this.inner.publish(subject, payload, messageId);
+    entry.duplicate = ack.duplicate;
+    return ack;
+  }
+
+  ensureTopology(): Promise<void> {
+    return this.inner.ensureTopology();
+  }
+  consume(consumer: ConsumerSpec, options: ConsumeOptions): Promise<Subscription> {
+    return this.inner.consume(consumer, options);
+  }
+  allAcknowledgedBefore(consumer: ConsumerSpec, seq: number): Promise<boolean> {
+    return this.inner.allAcknowledgedBefore(consumer, seq);
+  }
+  pending(consumer: ConsumerSpec): Promise<number> {
+    return this.inner.pending(consumer);
+  }
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}
+
+interface Reply {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly json: any;
+}
+
+jest.setTimeout(120_000);
+
+/**
+ * The intake through the run model (R7, issue 12), over HTTP on the all-in-one composition with real
+ * PostgreSQL (a schema of its own) and the real in-process bus: an empty run is refused and records nothing,
+ * a repeated request is the same run, other content under the same id is a conflict, and `run.sealed` is
+ * appended only once every output is on the bus - so a bus failure half-way answers 503 and the same request
+ * again completes the run.
+ */
+describe('integration: POST /v1/runs decided by the run model (R7)', () => {
+  let schema: TestSchema;
+  let ds: DataSource | undefined;
+  let app: NestExpressApplication;
+  let bus: FlakyBus;
+  let base: string;
+  const logLines: string[] = [];
+  const key = 'intake-r7';
+
+  beforeAll(async () => {
+    schema = await createTestSchema('intake');
+    const env = {
+      DATABASE_URL: testServers.postgres.url,
+      DATABASE_SCHEMA: schema.schema,
+      DATABASE_POOL_SIZE: '6',
+      EVALS_AUTH: 'disabled',
+      EVALS_HMAC_SECRET: 'intake-test-secret-0123456789abcdef',
+      LOG_LEVEL: 'info',
+      PORT: '0',
+      RUN_TIMEOUT_MS: '60000',
+    };
+    const optional = { servers: 'optional' as const };
+    const ingestion = loadIngestionConfig(env, optional);
+    const worker = loadWorkerConfig(env, optional);
+    const readModel = loadReadModelConfig(env, optional);
+    const names = { streamPrefix: ingestion.streamPrefix, subjectPrefix: ingestion.subjectPrefix };
+    bus = new FlakyBus(await InProcessBus.open(names), () => ds);
+    const logger = new JsonLogger('intake-it', 'info', (line) => void logLines.push(line));
+    app = await NestFactory.create<NestExpressApplication>(
+      AllInOneModule.forRoot({ ingestion, worker, readModel, regressionJudge: null }, logger, { bus: async () => bus }),
+      { logger, bodyParser: false, abortOnError: false },
+    );
+    app.useBodyParser('json', { limit: '16mb' });
+    await app.listen(0, '127.0.0.1');
+    base = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
+    ds = createDataSource({ url: testServers.postgres.url, schema: schema.schema, poolSize: 2 });
+    await ds.initialize();
+    const pushed = await post('/v1/suites', {
+      key,
+      default_scorer: { type: 'exact' },
+      pass_threshold: 0.5,
+      regression_threshold: 0.1,
+      cases: Array.from({ length: 600 }, (_, i) => ({ id: `c${String(i).padStart(3, '0')}`, input: `question ${i}`, expected: 'yes' })),
+    });
+    expect(pushed.status).toBe(201);
+  });
+
+  afterAll(async () => {
+    try {
+      if (ds) {
+        // D1: no output in any table (the request hash keeps hashes of them only).
+        for (const table of ['events', 'outbox', 'evidence', 'dead_letters']) {
+          const [{ leaks }] = await ds.query(`SELECT count(*) FILTER (WHERE t::text LIKE $1)::int AS leaks FROM ${table} t`, [`%${CANARY}%`]);
+          expect({ table, leaks }).toEqual({ table, leaks: 0 });
+        }
+        expect(logLines.filter((l) => l.includes(CANARY))).toEqual([]);
+      }
+    } finally {
+      await app?.close();
+      await ds?.destroy();
+      await schema?.drop();
+    }
+  });
+
+  async function post(route: string, body: unknown): Promise<Reply> {
+    const res = await fetch(`${base}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const text = await res.text();
+    return { status: res.status, headers: res.headers, json: text ? JSON.parse(text) : null };
+  }
+
+  /** The first `n` cases, `passing` of them answered right; every output carries the canary. */
+  function outputs(n: number, passing = n): Array<{ case_id: string; output: string }> {
+    return Array.from({ length: n }, (_, i) => ({ case_id: `c${String(i).padStart(3, '0')}`, output: i < passing ? 'yes' : `no ${CANARY}` }));
+  }
+
+  async function stream(runId: string): Promise<Array<{ type: string; data: any }>> {
+    return ds!.query(`SELECT type, data FROM events WHERE stream_id = $1 ORDER BY stream_version`, [runStreamId(runId)]);
+  }
+
+  const runBody = (runId: string, outs: unknown[]) => ({ run_id: runId, suite_key: key, subject_kind: 'agent', subject_id: 'bot', source: 'ci', outputs: outs });
+
+  it('outputs: [] is 422 EMPTY_RUN, and nothing is recorded for the run id', async () => {
+    const r = await post('/v1/runs', runBody('empty-1', []));
+    expect(r.status).toBe(422);
+    expect(r.json).toMatchObject({ code: 'EMPTY_RUN', field: 'outputs' });
+    expect(r.json.message).toMatch(/^the outputs list is empty: /);
+    expect(await stream('empty-1')).toEqual([]);
+    const [{ n }] = await ds!.query(`SELECT count(*)::int AS n FROM events WHERE stream_id LIKE $1`, [`${runStreamId('empty-1')}%`]);
+    expect(n).toBe(0);
+    // No outputs field at all over HTTP is the same empty list.
+    const { outputs: _none, ...withoutOutputs } = runBody('empty-2', []);
+    const r2 = await post('/v1/runs', withoutOutputs);
+    expect(r2.status).toBe(422);
+    expect(r2.json.code).toBe('EMPTY_RUN');
+    expect(await stream('empty-2')).toEqual([]);
+  });
+
+  it('the same run_id with the same content twice is the same run, opened and sealed once (in any output order)', async () => {
+    const outs = outputs(10, 8);
+    const first = await post('/v1/runs', runBody('same-1', outs));
+    expect(first.status).toBe(200);
+    // The suite has 600 cases: the 590 without an output are missing (R1).
+    expect(first.json.run).toMatchObject({ run_id: 'same-1', status: 'completed', scored: 600, passed: 8, missing_outputs: 590 });
+    const again = await post('/v1/runs', runBody('same-1', [...outs].reverse()));
+    expect(again.status).toBe(200);
+    expect(again.json.run).toEqual(first.json.run);
+    const events = await stream('same-1');
+    expect(events.map((e) => e.type)).toEqual(['run.opened', 'run.sealed', 'run.scored', 'run.compared']);
+    expect(events[0].data.request_hash).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('the same run_id with other outputs is 409 RUN_ID_CONFLICT, and the run is unchanged', async () => {
+    const outs = outputs(10, 8);
+    expect((await post('/v1/runs', runBody('conflict-1', outs))).status).toBe(200);
+    const before = await stream('conflict-1');
+    const other = outs.map((o, i) => (i === 0 ? { ...o, output: 'something else' } : o));
+    const r = await post('/v1/runs', runBody('conflict-1', other));
+    expect(r.status).toBe(409);
+    expect(r.json).toMatchObject({ code: 'RUN_ID_CONFLICT', field: 'run_id' });
+    const fewer = await post('/v1/runs', runBody('conflict-1', outs.slice(1)));
+    expect(fewer.status).toBe(409);
+    const subject = await post('/v1/runs', { ...runBody('conflict-1', outs), subject_id: 'someone-else' });
+    expect(subject.status).toBe(409);
+    expect(await stream('conflict-1')).toEqual(before);
+  });
+
+  it('a bus failure while forwarding answers 503 BUS_UNAVAILABLE with Retry-After, leaves the run open, and the same request again completes it', async () => {
+    const runId = 'flaky-score-1';
+    const outs = outputs(600, 590); // two work messages (500 outputs each at most)
+    bus.watch = runId;
+    bus.workPublishes.length = 0;
+    bus.failOn('score', 2);
+    const failed = await post('/v1/runs', runBody(runId, outs));
+    expect(failed.status).toBe(503);
+    expect(failed.json).toMatchObject({ code: 'BUS_UNAVAILABLE' });
+    expect(failed.headers.get('retry-after')).toBe('2');
+    expect(JSON.stringify(failed.json)).not.toContain('CANARY');
+    expect((await stream(runId)).map((e) => e.type)).toEqual(['run.opened']);
+
+    const retried = await post('/v1/runs', runBody(runId, outs));
+    expect(retried.status).toBe(200);
+    expect(retried.json.run).toMatchObject({ run_id: runId, status: 'completed', scored: 600, passed: 590, missing_outputs: 0 });
+    const types = (await stream(runId)).map((e) => e.type);
+    expect(types.filter((t) => t === 'run.opened')).toHaveLength(1);
+    expect(types.filter((t) => t === 'run.sealed')).toHaveLength(1);
+
+    // Every output was on the bus before run.sealed; the retry's ids are the first attempt's (de-duplicated).
+    const score = bus.workPublishes.filter((p) => p.subject.endsWith(WORK_SUBJECTS.score));
+    const seal = bus.workPublishes.filter((p) => p.subject.endsWith(WORK_SUBJECTS.seal));
+    expect(score.every((p) => !p.sealedBefore)).toBe(true);
+    expect(seal.length).toBeGreaterThan(0);
+    expect(seal.every((p) => p.sealedBefore)).toBe(true);
+    expect(score.map((p) => [p.messageId.replace(/^.*:score:/, 'score:'), p.duplicate])).toEqual([
+      ['score:0', false],
+      ['score:1', null], // the failed publish
+      ['score:0', true], // the retry: de-duplicated by its id
+      ['score:1', false],
+    ]);
+    expect(new Set(score.map((p) => p.messageId.replace(/:score:\d+$/, ''))).size).toBe(1);
+  });
+
+  it('a bus failure on the seal answers 503 after run.sealed; the same request again publishes the seal and completes, sealed once', async () => {
+    const runId = 'flaky-seal-1';
+    const outs = outputs(20, 15);
+    bus.watch = runId;
+    bus.workPublishes.length = 0;
+    bus.failOn('seal', 1);
+    const failed = await post('/v1/runs', runBody(runId, outs));
+    expect(failed.status).toBe(503);
+    expect(failed.json.code).toBe('BUS_UNAVAILABLE');
+    expect(failed.headers.get('retry-after')).toBe('2');
+    expect((await stream(runId)).map((e) => e.type)).toEqual(['run.opened', 'run.sealed']);
+
+    const retried = await post('/v1/runs', runBody(runId, outs));
+    expect(retried.status).toBe(200);
+    expect(retried.json.run).toMatchObject({ run_id: runId, status: 'completed', scored: 600, passed: 15, missing_outputs: 580 });
+    const types = (await stream(runId)).map((e) => e.type);
+    expect(types.filter((t) => t === 'run.sealed')).toHaveLength(1);
+    expect(types.filter((t) => t === 'run.opened')).toHaveLength(1);
+  });
+  describe('over the bus (evals.run.requested, evals.run.sealed)', () => {
+    const meta = (id: string) => ({ message_id: id, correlation_id: id, causation_id: id, occurred_at: new Date().toISOString() });
+
+    async function deadLetter(messageId: string): Promise<{ code: string; reason: string } | undefined> {
+      const deadline = Date.now() + 15_000;
+      for (;;) {
+        const rows = await ds!.query(`SELECT code, reason FROM dead_letters WHERE message_id = $1`, [messageId]);
+        if (rows.length > 0) return rows[0];
+        if (Date.now() > deadline) return undefined;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+
+    it('a run.requested with an empty outputs list is dead-lettered EMPTY_RUN and records nothing', async () => {
+      const message = encodeMessage(SUBJECTS.RUN_REQUESTED, 1, { ...runBody('bus-empty-1', []), source: 'sandbox' } as never, meta('bus-empty-msg'));
+      await bus.publish(subjectOf(bus.names, SUBJECTS.RUN_REQUESTED), serializeMessage(message), 'bus-empty-msg');
+      expect(await deadLetter('bus-empty-msg')).toMatchObject({ code: 'EMPTY_RUN' });
+      expect(await stream('bus-empty-1')).toEqual([]);
+    });
+
+    it('a run.sealed for a run never opened is dead-lettered UNKNOWN_RUN, as before the model', async () => {
+      const message = encodeMessage(SUBJECTS.RUN_SEALED, 1, { run_id: 'bus-never-opened' } as never, meta('bus-seal-msg'));
+      await bus.publish(subjectOf(bus.names, SUBJECTS.RUN_SEALED), serializeMessage(message), 'bus-seal-msg');
+      const letter = await deadLetter('bus-seal-msg');
+      expect(letter).toMatchObject({ code: 'UNKNOWN_RUN' });
+      expect(letter!.reason).toContain('no run bus-never-opened');
+      expect(await stream('bus-never-opened')).toEqual([]);
+    });
+  });
+});

@@ -1,0 +1,64 @@
+import { createHash } from 'node:crypto';
+import { canonicalJson, type RunSource, type WorkItem } from '@evals/domain';
+
+/** What of a run request decides whether a second request under the same run id is the same run. */
+export interface RunRequestContent {
+  readonly suite_key: string;
+  readonly suite_version?: number;
+  readonly subject_kind: string;
+  readonly subject_id: string;
+  readonly variant?: string;
+  readonly baseline_run_id?: string;
+  readonly source: RunSource;
+  readonly outputs?: readonly WorkItem[];
+  readonly sample?: { readonly size: number; readonly seed: string };
+  readonly judge_cache?: boolean;
+  readonly judge_skip?: string;
+}
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
+/** Case ids in one fixed order (UTF-16 code units, as canonicalJson sorts keys), whatever the request's order. */
+function byCaseId(a: WorkItem, b: WorkItem): number {
+  return a.case_id < b.case_id ? -1 : a.case_id > b.case_id ? 1 : 0;
+}
+
+/** The outputs in the order they are hashed and forwarded: by case id, so a retry in another order is the same. */
+export function canonicalOutputs(outputs: readonly WorkItem[]): WorkItem[] {
+  return [...outputs].sort(byCaseId);
+}
+
+/**
+ * R7: the hash (sha256, hex) of the canonical JSON of a run request's content - the suite (its version as
+ * requested, or null for "the latest"), the subject, variant, baseline, source, sample and judge options, and
+ * the outputs as `[case_id, sha256(output)]` pairs sorted by case id (null when the outputs follow over the
+ * bus). The same run id with the same hash is the same run (idempotent); with another hash, RUN_ID_CONFLICT.
+ * No output text goes into it, only a hash of each (D1); the result is stored in `run.opened`.
+ */
+export function runRequestHash(request: RunRequestContent): string {
+  const content = {
+    suite_key: request.suite_key,
+    suite_version: request.suite_version ?? null,
+    subject_kind: request.subject_kind,
+    subject_id: request.subject_id,
+    variant: request.variant ?? null,
+    baseline_run_id: request.baseline_run_id ?? null,
+    source: request.source,
+    sample: request.sample ? { size: request.sample.size, seed: request.sample.seed } : null,
+    judge_cache: request.judge_cache === true,
+    judge_skip: request.judge_skip ?? null,
+    outputs: request.outputs ? canonicalOutputs(request.outputs).map((o) => [o.case_id, sha256(o.output)]) : null,
+  };
+  return sha256(canonicalJson(content));
+}
+
+/**
+ * The id the work messages of one run request derive from (`<id>:score:<i>`, `<id>:seal`): the run id and
+ * the request's hash, never a random one, so a retry of the same request after a crash or a 503 publishes
+ * the same ids and the bus de-duplicates them (JetStream's Nats-Msg-Id, the in-process bus likewise).
+ */
+export function requestMessageId(runId: string, requestHash: string): string {
+  return `${runId}:${requestHash.slice(0, 32)}`;
+}
