@@ -1,10 +1,12 @@
 import { JUDGE_PROMPT_V1 } from '@evals/domain';
 import { JudgeConfigError, loadJudgeConfig, providerNeedsApiKey } from '@evals/judge';
-import { ConfigError, commonConfigSpec, loadConfig, parsers, type CommonConfig, type ConfigOptions, type EnvSpec } from '@evals/platform';
+import { ConfigError, commonConfigSpec, hmacConfigSpec, loadConfig, parsers, type CommonConfig, type ConfigOptions, type EnvSpec, type HmacConfig } from '@evals/platform';
 
 export const INGESTION_CONFIG = Symbol('INGESTION_CONFIG');
 
-export interface IngestionConfig extends CommonConfig {
+export interface IngestionConfig extends CommonConfig, HmacConfig {
+  /** R7: an open run nobody sealed is sealed by the system (`expired`) this long after it was opened. */
+  readonly runTtlSeconds: number;
   /** How long `POST /v1/runs` waits for the completed run before answering 202. */
   readonly runTimeoutMs: number;
   readonly bodyLimitMb: number;
@@ -19,6 +21,9 @@ export interface IngestionConfig extends CommonConfig {
 export function loadIngestionConfig(env: Readonly<Record<string, string | undefined>>, options: ConfigOptions = {}): IngestionConfig {
   const spec: EnvSpec<Omit<IngestionConfig, 'judge'>> = {
     ...commonConfigSpec(3001, options),
+    // The request hash keys each output as evidence does (D2), so a run id's content can be compared.
+    ...hmacConfigSpec,
+    runTtlSeconds: { env: 'EVALS_RUN_TTL_SECONDS', parse: parsers.integer(3600, 1, 30 * 24 * 3600), description: 'how long a run may stay open before it expires' },
     runTimeoutMs: { env: 'RUN_TIMEOUT_MS', parse: parsers.integer(120_000, 100, 3_600_000), description: 'synchronous run wait' },
     bodyLimitMb: { env: 'HTTP_BODY_LIMIT_MB', parse: parsers.integer(64, 1, 1024), description: 'largest request body' },
     monitorSuites: { env: 'EVALS_MONITOR_SUITES', parse: suiteKeyList, description: 'comma-separated monitor suite keys' },

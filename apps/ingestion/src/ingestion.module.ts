@@ -11,6 +11,10 @@ import { MonitorService } from './monitor.service';
 import { GateController } from './gate.controller';
 import { GateService } from './gate.service';
 import { RunWaiter } from './run-waiter';
+import { EventStore, RunExpiryQueries, SuiteRepository } from '@evals/persistence';
+import { RunStreams } from './run-streams';
+import { WorkPublisher } from './work-publisher';
+import { RunExpiryService } from './run-expiry.service';
 
 @Module({})
 export class IngestionModule {
@@ -29,7 +33,14 @@ export class IngestionModule {
       controllers: [RunsController, SuitesController, GateController],
       providers: [
         { provide: INGESTION_CONFIG, useValue: config },
+        // Adapters as providers, so the services get them injected (and tests their fakes).
+        EventStore,
+        SuiteRepository,
+        RunExpiryQueries,
+        RunStreams,
+        WorkPublisher,
         RunIntakeService,
+        RunExpiryService,
         RunWaiter,
         GateService,
         SuiteCatalogService,

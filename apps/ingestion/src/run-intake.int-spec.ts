@@ -118,6 +118,8 @@ describe('integration: POST /v1/runs decided by the run model (R7)', () => {
       LOG_LEVEL: 'info',
       PORT: '0',
       RUN_TIMEOUT_MS: '60000',
+      // Short, so the expiry test sees an open run expire (the other runs are sealed within it).
+      EVALS_RUN_TTL_SECONDS: '2',
     };
     const optional = { servers: 'optional' as const };
     const ingestion = loadIngestionConfig(env, optional);
@@ -305,6 +307,33 @@ describe('integration: POST /v1/runs decided by the run model (R7)', () => {
       expect(letter).toMatchObject({ code: 'UNKNOWN_RUN' });
       expect(letter!.reason).toContain('no run bus-never-opened');
       expect(await stream('bus-never-opened')).toEqual([]);
+    });
+
+    it('a run nobody seals expires after EVALS_RUN_TTL_SECONDS: sealed `expired`, its missing cases counted, never a baseline', async () => {
+      // Opened over the bus with three outputs following; the seal never comes (a client that crashed).
+      const opened = encodeMessage(SUBJECTS.RUN_REQUESTED, 1, { run_id: 'bus-expire-1', suite_key: key, subject_kind: 'agent', subject_id: 'expiring', source: 'sandbox' } as never, meta('bus-expire-open'));
+      await bus.publish(subjectOf(bus.names, SUBJECTS.RUN_REQUESTED), serializeMessage(opened), 'bus-expire-open');
+      for (const [i, o] of outputs(3, 2).entries()) {
+        const id = `bus-expire-out-${i}`;
+        const m = encodeMessage(SUBJECTS.OUTPUT_SUBMITTED, 1, { run_id: 'bus-expire-1', ...o } as never, meta(id));
+        await bus.publish(subjectOf(bus.names, SUBJECTS.OUTPUT_SUBMITTED), serializeMessage(m), id);
+      }
+      const deadline = Date.now() + 30_000;
+      let types: string[] = [];
+      while (!types.includes('run.compared') && Date.now() < deadline) {
+        types = (await stream('bus-expire-1')).map((e) => e.type);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const events = await stream('bus-expire-1');
+      expect(events.map((e) => e.type)).toEqual(['run.opened', 'run.sealed', 'run.scored', 'run.compared']);
+      expect(events[1].data).toEqual({ run_id: 'bus-expire-1', reason: 'expired' });
+      expect(events[2].data).toMatchObject({ n: 600, passed: 2, missing_count: 597 });
+      expect(events[3].data).toMatchObject({ verdict: 'no_baseline', completeness: 'expired' });
+      // Visible in the run and its EvalResult.
+      const view: any = await fetch(`${base}/v1/runs/bus-expire-1`).then((r) => r.json());
+      expect(view.regression).toMatchObject({ completeness: 'expired', baseline_eligible: false, baseline_ineligible_reason: 'expired' });
+      expect(view.eval_result.metrics).toMatchObject({ missing_outputs: 597, n: 600, expired: true });
+      expect(view.run.expired).toBe(true);
     });
   });
 });

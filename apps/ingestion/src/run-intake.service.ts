@@ -1,27 +1,15 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { subjectOf, type BusNames, type MessagePublisher } from '@evals/bus';
-import {
-  compileSuite,
-  encodeWork,
-  parseRunEvent,
-  RunModel,
-  sampleCaseIds,
-  runStreamId,
-  WORK_SUBJECTS,
-  type CompiledSuite,
-  type RunCommand,
-  type RunEvent,
-  type RunOpenedV1,
-  type RunSource,
-  type RunState,
-  type WorkItem,
-  type WorkMetadata,
-} from '@evals/domain';
-import { EventStore, RegressionRepository, StreamVersionConflict, SuiteRepository, type NewEvent, type SuiteVersionWithCases } from '@evals/persistence';
-import { BUS_NAMES, CLOCK, DATA_SOURCE, ID_GENERATOR, MESSAGE_BUS, type Clock, type IdGenerator } from '@evals/platform';
+import { compileSuite, RunModel, sampleCaseIds, type CompiledSuite, type RunCommand, type RunOpenedV1, type RunSource, type RunState, type WorkItem } from '@evals/domain';
+import { SuiteRepository, type SuiteVersionWithCases } from '@evals/persistence';
+import { DATA_SOURCE } from '@evals/platform';
 import type { DataSource } from 'typeorm';
+import { INGESTION_CONFIG, type IngestionConfig } from './config';
 import { busUnavailable, IntakeError, underRunRules } from './intake-error';
 import { canonicalOutputs, requestMessageId, runRequestHash } from './run-request-hash';
+import { RunStreams, type Causation } from './run-streams';
+import { WorkPublisher } from './work-publisher';
+
+export type { Causation } from './run-streams';
 
 export interface OpenRunCommand {
   readonly run_id: string;
@@ -40,12 +28,6 @@ export interface OpenRunCommand {
   readonly judge_skip?: string;
 }
 
-export interface Causation {
-  /** Id of the message or request that caused this; work message ids derive from it (de-duplication). */
-  readonly message_id: string;
-  readonly correlation_id: string;
-}
-
 /** What the intake knows about an opened run. */
 export interface RunTicket {
   readonly opened: RunOpenedV1;
@@ -58,12 +40,6 @@ export interface RunTicket {
   readonly version: number;
 }
 
-/** Work messages stay well under NATS's default 1 MiB max payload (JSON escaping can grow text). */
-const MAX_WORK_ITEMS = 500;
-const MAX_WORK_BYTES = 384 * 1024;
-/** Appends that lost a race to another writer of the same run are decided again on the new state. */
-const MAX_APPEND_ATTEMPTS = 5;
-
 /**
  * Opens runs, forwards outputs to the scoring workers and seals runs (docs/pipeline.md step 1). Shared by
  * the bus consumer and the HTTP API, so a run over NATS and the same run over HTTP are the same run. What
@@ -72,19 +48,16 @@ const MAX_APPEND_ATTEMPTS = 5;
  */
 @Injectable()
 export class RunIntakeService {
-  private readonly events = new EventStore();
-  private readonly suites = new SuiteRepository();
-  private readonly verdicts = new RegressionRepository();
   private readonly compiled = new Map<string, CompiledSuite>();
   /** Opened runs never change (only their state does), so what the intake needs of them is cached, boundedly. */
   private readonly tickets = new Map<string, Omit<RunTicket, 'state' | 'version'>>();
 
   constructor(
+    private readonly streams: RunStreams,
+    private readonly work: WorkPublisher,
+    private readonly suites: SuiteRepository,
     @Inject(DATA_SOURCE) private readonly db: DataSource,
-    @Inject(MESSAGE_BUS) private readonly publisher: MessagePublisher,
-    @Inject(BUS_NAMES) private readonly names: BusNames,
-    @Inject(CLOCK) private readonly clock: Clock,
-    @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
+    @Inject(INGESTION_CONFIG) private readonly config: Pick<IngestionConfig, 'hmacSecret'>,
   ) {}
 
   /**
@@ -97,7 +70,7 @@ export class RunIntakeService {
    * without scoring anything twice. A bus that does not take a message answers BUS_UNAVAILABLE (503).
    */
   async open(cmd: OpenRunCommand, cause: Causation): Promise<{ created: boolean; ticket: RunTicket }> {
-    const requestHash = runRequestHash(cmd);
+    const requestHash = runRequestHash(cmd, this.config.hmacSecret);
     const outputs = cmd.outputs ? canonicalOutputs(cmd.outputs) : null;
     const existing = await this.ticket(cmd.run_id);
     let opened: RunOpenedV1;
@@ -140,31 +113,34 @@ export class RunIntakeService {
     const command: RunCommand = { type: 'open', data: opened, request_hash: requestHash, outputs: outputs ? outputs.length : null };
     // A concurrent request for the same run id may win the append: decided again, it is the same run if it
     // asked the same thing, else RUN_ID_CONFLICT.
-    const created = await underRunRules(() => this.decideAndAppend(cmd.run_id, command, cause));
+    const created = await underRunRules(() => this.streams.decideAndAppend(cmd.run_id, command, cause));
     let ticket = (await this.ticket(cmd.run_id))!;
     if (outputs) {
       const work: Causation = { message_id: requestMessageId(cmd.run_id, requestHash), correlation_id: cause.correlation_id };
-      await this.onTheBus(() => this.forward(cmd.run_id, outputs.filter((o) => ticket.caseIds.has(o.case_id)), work));
+      await this.onTheBus(() => this.work.forward(cmd.run_id, outputs.filter((o) => ticket.caseIds.has(o.case_id)), work));
       // Only now that every output is on the bus: sealed (a no-op when a previous attempt got this far).
-      await underRunRules(() => this.decideAndAppend(cmd.run_id, { type: 'seal', run_id: cmd.run_id, received: outputs.length }, cause));
-      await this.onTheBus(() => this.publishSeal(cmd.run_id, work));
+      await underRunRules(() => this.streams.decideAndAppend(cmd.run_id, { type: 'seal', run_id: cmd.run_id, received: outputs.length }, cause));
+      await this.onTheBus(() => this.work.seal(cmd.run_id, work));
       ticket = (await this.ticket(cmd.run_id))!;
     }
     return { created, ticket };
   }
 
-  /** G5: an explicit baseline must be a completed run of the same suite key, refused up front otherwise. */
+  /**
+   * G5: an explicit baseline must be a run of the same suite key whose regression decision is recorded
+   * (`run.compared` on its stream, so the regression app can compare with it), refused up front otherwise.
+   */
   private async checkBaseline(baselineRunId: string, suiteKey: string): Promise<void> {
-    const baseline = await this.verdicts.find(this.db, baselineRunId);
-    if (!baseline) throw new IntakeError('BASELINE_NOT_FOUND', `baseline ${baselineRunId} is not a completed run`, 'baseline_run_id');
-    if (baseline.suite_key !== suiteKey) {
-      throw new IntakeError('BASELINE_OTHER_SUITE', `baseline ${baselineRunId} is a run of suite ${baseline.suite_key}, not ${suiteKey}`, 'baseline_run_id');
+    const { state } = await this.streams.load(baselineRunId);
+    if (!state.opened || state.phase !== 'compared') throw new IntakeError('BASELINE_NOT_FOUND', `baseline ${baselineRunId} is not a completed run`, 'baseline_run_id');
+    if (state.opened.suite_key !== suiteKey) {
+      throw new IntakeError('BASELINE_OTHER_SUITE', `baseline ${baselineRunId} is a run of suite ${state.opened.suite_key}, not ${suiteKey}`, 'baseline_run_id');
     }
   }
 
   /** The run as the intake sees it, folded from its own stream; null when never opened. */
   async ticket(runId: string): Promise<RunTicket | null> {
-    const { state, version } = await this.load(runId);
+    const { state, version } = await this.streams.load(runId);
     const data = state.opened;
     if (!data) return null;
     const cached = this.tickets.get(runId);
@@ -182,65 +158,37 @@ export class RunIntakeService {
     return RunModel.isSealed(ticket.state);
   }
 
-  /** Forwards outputs as `evals.work.score` batches; ids derive from the cause, so a retry de-duplicates. */
-  async forward(runId: string, items: readonly WorkItem[], cause: Causation): Promise<void> {
-    let chunk: WorkItem[] = [];
-    let bytes = 0;
-    let index = 0;
-    const flush = async () => {
-      if (chunk.length === 0) return;
-      const metadata = this.workMetadata(`${cause.message_id}:score:${index++}`, cause);
-      const payload = encodeWork({ type: WORK_SUBJECTS.score, version: 1, data: { run_id: runId, items: chunk }, metadata });
-      await this.publisher.publish(subjectOf(this.names, WORK_SUBJECTS.score), payload, metadata.message_id);
-      chunk = [];
-      bytes = 0;
-    };
-    for (const item of items) {
-      const size = Buffer.byteLength(item.output, 'utf8') * 2 + item.case_id.length + 32;
-      if (chunk.length >= MAX_WORK_ITEMS || (chunk.length > 0 && bytes + size > MAX_WORK_BYTES)) await flush();
-      chunk.push(item);
-      bytes += size;
-    }
-    await flush();
-  }
-
   /**
    * Seals the run (`evals.run.sealed`, a monitor window's close): the model decides `run.sealed` (nothing
    * when it is sealed already), then the seal is forwarded to the workers. A run never opened is UNKNOWN_RUN.
    */
   async seal(runId: string, cause: Causation): Promise<void> {
-    await underRunRules(() => this.decideAndAppend(runId, { type: 'seal', run_id: runId }, cause));
-    await this.publishSeal(runId, cause);
-  }
-
-  /** The run's stream, validated and folded by the run model, and its version. */
-  private async load(runId: string): Promise<{ state: RunState; version: number }> {
-    const stream = await this.events.readStream(this.db, runStreamId(runId));
-    const events = stream.map((e) => {
-      const event = parseRunEvent({ type: e.type, version: e.version, data: e.data });
-      if ('error' in event) throw new Error(`stream ${e.stream_id} version ${e.stream_version} holds an invalid event: ${event.error}`);
-      return { event, occurred_at: e.metadata.occurred_at };
-    });
-    return { state: RunModel.foldRun(events), version: stream.length === 0 ? 0 : stream[stream.length - 1].stream_version };
+    await underRunRules(() => this.streams.decideAndAppend(runId, { type: 'seal', run_id: runId }, cause));
+    await this.work.seal(runId, cause);
   }
 
   /**
-   * Decides the command on the run's current state and appends what it decided, at the version it was
-   * decided on. Another writer that appended first makes it decide again on the new state. Returns whether
-   * anything was appended. Throws RunRuleError when the command breaks a rule of the model.
+   * R7: seals a run nobody sealed, once its time is up (`run.sealed` with reason `expired`); its missing cases
+   * are then scored `missing_output` like any seal's. Nothing when it was sealed meanwhile. Returns whether
+   * this call expired it.
    */
-  private async decideAndAppend(runId: string, command: RunCommand, cause: Causation): Promise<boolean> {
-    for (let attempt = 1; ; attempt++) {
-      const { state, version } = await this.load(runId);
-      const decided = RunModel.decide(command, state);
-      if (decided.length === 0) return false;
-      try {
-        await this.db.transaction((m) => this.events.append(m, runStreamId(runId), version, decided.map((e) => this.event(e, cause))));
-        return true;
-      } catch (error) {
-        if (!(error instanceof StreamVersionConflict) || attempt >= MAX_APPEND_ATTEMPTS) throw error;
-      }
-    }
+  async expire(runId: string, now: Date, ttlSeconds: number): Promise<boolean> {
+    const cause: Causation = { message_id: `expire:${runId}`, correlation_id: runId };
+    const expired = await underRunRules(() => this.streams.decideAndAppend(runId, { type: 'expire', run_id: runId, now: now.toISOString(), ttl_seconds: ttlSeconds }, cause));
+    // Forwarded even when another process appended the seal first: the seal message de-duplicates.
+    const { state } = await this.streams.load(runId);
+    if (state.seal_reason === 'expired') await this.work.seal(runId, cause);
+    return expired;
+  }
+
+  /** Hands a sealed run's seal to the workers again (its first seal message was lost); a scored run ignores it. */
+  resendSeal(runId: string): Promise<void> {
+    return this.work.seal(runId, { message_id: `reseal:${runId}`, correlation_id: runId });
+  }
+
+  /** Forwards outputs that follow over the bus (`evals.output.submitted`, a monitor signal). */
+  forward(runId: string, items: readonly WorkItem[], cause: Causation): Promise<void> {
+    return this.work.forward(runId, items, cause);
   }
 
   /** Publishes on the request's behalf: a bus that does not take the message is a retryable 503, not a 500. */
@@ -250,12 +198,6 @@ export class RunIntakeService {
     } catch (error) {
       throw busUnavailable(error);
     }
-  }
-
-  private async publishSeal(runId: string, cause: Causation): Promise<void> {
-    const metadata = this.workMetadata(`${cause.message_id}:seal`, cause);
-    const payload = encodeWork({ type: WORK_SUBJECTS.seal, version: 1, data: { run_id: runId }, metadata });
-    await this.publisher.publish(subjectOf(this.names, WORK_SUBJECTS.seal), payload, metadata.message_id);
   }
 
   private compile(suite: SuiteVersionWithCases): CompiledSuite {
@@ -271,19 +213,6 @@ export class RunIntakeService {
     }
     return compiled;
   }
-
-  private event(event: RunEvent, cause: Causation): NewEvent {
-    return {
-      type: event.type,
-      version: event.version,
-      data: event.data,
-      metadata: { message_id: this.ids.uuid(), correlation_id: cause.correlation_id, causation_id: cause.message_id, occurred_at: this.clock.now().toISOString() },
-    };
-  }
-
-  private workMetadata(messageId: string, cause: Causation): WorkMetadata {
-    return { message_id: messageId, correlation_id: cause.correlation_id, causation_id: cause.message_id, occurred_at: this.clock.now().toISOString() };
-  }
 }
 
 /** R1: an output for an unknown case id is refused, naming the case; two outputs for one case too. */
@@ -291,7 +220,7 @@ function checkOutputs(outputs: readonly WorkItem[], caseIds: ReadonlySet<string>
   const seen = new Set<string>();
   outputs.forEach((o, i) => {
     if (!caseIds.has(o.case_id)) throw new IntakeError('UNKNOWN_CASE', `case ${o.case_id} is not in the suite version`, `outputs[${i}].case_id`);
-    if (seen.has(o.case_id)) throw new IntakeError('DUPLICATE_CASE', `case ${o.case_id} has more than one output`, `outputs[${i}].case_id`);
+    if (seen.has(o.case_id)) throw new IntakeError('DUPLICATE_OUTPUT', `case ${o.case_id} has more than one output`, `outputs[${i}].case_id`);
     seen.add(o.case_id);
   });
 }

@@ -1,5 +1,7 @@
 import { canonicalOutputs, requestMessageId, runRequestHash, type RunRequestContent } from './run-request-hash';
 
+const KEY = 'request-hash-key-0123456789-0123456789';
+
 const base: RunRequestContent = {
   suite_key: 'support-triage',
   subject_kind: 'agent',
@@ -13,11 +15,11 @@ const base: RunRequestContent = {
 
 describe('unit: the run request hash (R7)', () => {
   it('is a sha256 hex digest, the same for the same content whatever the order of the outputs', () => {
-    const h = runRequestHash(base);
+    const h = runRequestHash(base, KEY);
     expect(h).toMatch(/^[0-9a-f]{64}$/);
-    expect(runRequestHash({ ...base, outputs: [...base.outputs!].reverse() })).toBe(h);
+    expect(runRequestHash({ ...base, outputs: [...base.outputs!].reverse() }, KEY)).toBe(h);
     // Absent and null-equivalent defaults are the same content.
-    expect(runRequestHash({ ...base, variant: undefined, judge_cache: false })).toBe(h);
+    expect(runRequestHash({ ...base, variant: undefined, judge_cache: false }, KEY)).toBe(h);
   });
 
   it.each<[string, Partial<RunRequestContent>]>([
@@ -38,14 +40,19 @@ describe('unit: the run request hash (R7)', () => {
     ['no outputs (they follow over the bus)', { outputs: undefined }],
     ['an empty outputs list', { outputs: [] }],
   ])('changes with %s', (_field, change) => {
-    expect(runRequestHash({ ...base, ...change })).not.toBe(runRequestHash(base));
+    expect(runRequestHash({ ...base, ...change }, KEY)).not.toBe(runRequestHash(base, KEY));
   });
 
   it('tells "no outputs" from "an empty list" from the sample of another size', () => {
-    const none = runRequestHash({ ...base, outputs: undefined });
-    const empty = runRequestHash({ ...base, outputs: [] });
+    const none = runRequestHash({ ...base, outputs: undefined }, KEY);
+    const empty = runRequestHash({ ...base, outputs: [] }, KEY);
     expect(none).not.toBe(empty);
-    expect(runRequestHash({ ...base, sample: { size: 2, seed: 's' } })).not.toBe(runRequestHash({ ...base, sample: { size: 1, seed: 's' } }));
+    expect(runRequestHash({ ...base, sample: { size: 2, seed: 's' } }, KEY)).not.toBe(runRequestHash({ ...base, sample: { size: 1, seed: 's' } }, KEY));
+  });
+
+  it('keys each output (D2): without the server\'s key a guessed output cannot be confirmed', () => {
+    const one = { ...base, outputs: [{ case_id: 'c1', output: 'yes' }] };
+    expect(runRequestHash(one, KEY)).not.toBe(runRequestHash(one, `${KEY}-other`));
   });
 
   it('sorts outputs by case id in code-unit order, without changing the request', () => {
@@ -60,10 +67,10 @@ describe('unit: the run request hash (R7)', () => {
   });
 
   it('derives the work message id from the run id and the hash: the same request again, the same ids', () => {
-    const h = runRequestHash(base);
-    expect(requestMessageId('ci-1', h)).toBe(requestMessageId('ci-1', runRequestHash({ ...base, outputs: [...base.outputs!].reverse() })));
+    const h = runRequestHash(base, KEY);
+    expect(requestMessageId('ci-1', h)).toBe(requestMessageId('ci-1', runRequestHash({ ...base, outputs: [...base.outputs!].reverse() }, KEY)));
     expect(requestMessageId('ci-1', h)).toBe(`ci-1:${h.slice(0, 32)}`);
     expect(requestMessageId('ci-2', h)).not.toBe(requestMessageId('ci-1', h));
-    expect(requestMessageId('ci-1', runRequestHash({ ...base, subject_id: 'x' }))).not.toBe(requestMessageId('ci-1', h));
+    expect(requestMessageId('ci-1', runRequestHash({ ...base, subject_id: 'x' }, KEY))).not.toBe(requestMessageId('ci-1', h));
   });
 });

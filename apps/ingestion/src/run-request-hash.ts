@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { canonicalJson, type RunSource, type WorkItem } from '@evals/domain';
+import { canonicalJson, detailHash, type RunSource, type WorkItem } from '@evals/domain';
 
 /** What of a run request decides whether a second request under the same run id is the same run. */
 export interface RunRequestContent {
@@ -33,11 +33,12 @@ export function canonicalOutputs(outputs: readonly WorkItem[]): WorkItem[] {
 /**
  * R7: the hash (sha256, hex) of the canonical JSON of a run request's content - the suite (its version as
  * requested, or null for "the latest"), the subject, variant, baseline, source, sample and judge options, and
- * the outputs as `[case_id, sha256(output)]` pairs sorted by case id (null when the outputs follow over the
- * bus). The same run id with the same hash is the same run (idempotent); with another hash, RUN_ID_CONFLICT.
- * No output text goes into it, only a hash of each (D1); the result is stored in `run.opened`.
+ * the outputs as `[case_id, HMAC(key, output)]` pairs sorted by case id (null when the outputs follow over
+ * the bus). The same run id with the same hash is the same run (idempotent); with another hash,
+ * RUN_ID_CONFLICT. No output text goes into it, and each output only keyed, as evidence keeps it (D2): a
+ * plain hash of a one-output run would let anyone who reads the event log confirm a guessed "yes".
  */
-export function runRequestHash(request: RunRequestContent): string {
+export function runRequestHash(request: RunRequestContent, key: string): string {
   const content = {
     suite_key: request.suite_key,
     suite_version: request.suite_version ?? null,
@@ -49,7 +50,7 @@ export function runRequestHash(request: RunRequestContent): string {
     sample: request.sample ? { size: request.sample.size, seed: request.sample.seed } : null,
     judge_cache: request.judge_cache === true,
     judge_skip: request.judge_skip ?? null,
-    outputs: request.outputs ? canonicalOutputs(request.outputs).map((o) => [o.case_id, sha256(o.output)]) : null,
+    outputs: request.outputs ? canonicalOutputs(request.outputs).map((o) => [o.case_id, detailHash(key, o.output)]) : null,
   };
   return sha256(canonicalJson(content));
 }

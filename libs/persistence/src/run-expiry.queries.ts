@@ -20,4 +20,23 @@ export class RunExpiryQueries {
     );
     return rows.map((r) => r.run_id);
   }
+
+  /**
+   * Runs sealed before `cutoff` that were never scored: their seal message was lost (a crash between the
+   * append and the publish, a bus that failed then) and nobody retried. The sweep hands the seal to the
+   * workers again; a worker that already scored the run does nothing.
+   */
+  async sealedNotScoredBefore(sql: Sql, cutoff: string, limit: number): Promise<string[]> {
+    const rows: Array<{ run_id: string }> = await sql.query(
+      `SELECT s.data->>'run_id' AS run_id
+         FROM events s
+        WHERE s.type = 'run.sealed'
+          AND (s.metadata->>'occurred_at')::timestamptz < $1::timestamptz
+          AND NOT EXISTS (SELECT 1 FROM events d WHERE d.stream_id = s.stream_id AND d.type = 'run.scored')
+        ORDER BY s.position
+        LIMIT $2`,
+      [cutoff, limit],
+    );
+    return rows.map((r) => r.run_id);
+  }
 }

@@ -20,6 +20,8 @@ export interface EvalResult {
     readonly missing_outputs: number;
     readonly pass_threshold: number;
     readonly source: string;
+    /** R7: present (true) when the run expired - nobody sealed it; its missing cases count as failed. */
+    readonly expired?: true;
   };
 }
 
@@ -46,6 +48,7 @@ export function toEvalResult(doc: RunDoc): EvalResult | null {
       missing_outputs: doc.missing_outputs,
       pass_threshold: doc.pass_threshold,
       source: doc.source,
+      ...(doc.expired ? { expired: true as const } : {}),
     },
   };
 }

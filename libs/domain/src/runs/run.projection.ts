@@ -13,6 +13,8 @@ export interface RunDoc extends Omit<RunOpenedV1, 'sample' | 'judge_cache' | 'ju
   readonly missing_outputs: number;
   readonly opened_at: string;
   readonly completed_at: string | null;
+  /** R7: set when nobody sealed the run and the system did, after its time (`run.sealed` reason `expired`). */
+  readonly expired?: true;
 }
 
 export interface EventContext {
@@ -29,7 +31,7 @@ export function evolveRun(doc: RunDoc | null, event: RunEvent, ctx: EventContext
     case 'run.opened':
       return doc ?? openedDoc(event.data, ctx.occurred_at);
     case 'run.sealed':
-      return doc && doc.status === 'open' ? { ...doc, status: 'sealed' } : doc;
+      return doc && doc.status === 'open' ? { ...doc, status: 'sealed', ...(event.data.reason === 'expired' ? { expired: true as const } : {}) } : doc;
     case 'cases.scored': {
       if (!doc || doc.status === 'completed') return doc;
       const counts =

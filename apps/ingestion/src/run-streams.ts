@@ -1,0 +1,76 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { RunModel, runStreamId, type RunCommand, type RunEvent } from '@evals/domain';
+import { EventStore, foldStoredRun, RunExpiryQueries, StreamVersionConflict, type LoadedRun, type NewEvent } from '@evals/persistence';
+import { CLOCK, DATA_SOURCE, ID_GENERATOR, type Clock, type IdGenerator } from '@evals/platform';
+import type { DataSource } from 'typeorm';
+
+/** Who asked: work message and event ids derive from it, so a retry is recognised as the same request. */
+export interface Causation {
+  /** Id of the message or request that caused this; work message ids derive from it (de-duplication). */
+  readonly message_id: string;
+  readonly correlation_id: string;
+}
+
+/** Appends that lost a race to another writer of the same run are decided again on the new state. */
+const MAX_APPEND_ATTEMPTS = 5;
+
+/**
+ * The intake's access to run streams (R7): a run is read only as the run model folds it, and written only
+ * with what the model decided on the state it was folded at (optimistic concurrency on the stream).
+ */
+@Injectable()
+export class RunStreams {
+  constructor(
+    @Inject(DATA_SOURCE) private readonly db: DataSource,
+    private readonly events: EventStore,
+    private readonly expiry: RunExpiryQueries,
+    @Inject(CLOCK) private readonly clock: Clock,
+    @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
+  ) {}
+
+  async load(runId: string): Promise<LoadedRun> {
+    return foldStoredRun(await this.events.readStream(this.db, runStreamId(runId)));
+  }
+
+  /**
+   * Decides the command on the run's current state and appends what it decided, at the version it was
+   * decided on; another writer that appended first makes it decide again on the new state. Returns whether
+   * anything was appended. Throws `RunRuleError` when the command breaks a rule of the model.
+   */
+  async decideAndAppend(runId: string, command: RunCommand, cause: Causation): Promise<boolean> {
+    for (let attempt = 1; ; attempt++) {
+      const { state, version } = await this.load(runId);
+      const decided = RunModel.decide(command, state);
+      if (decided.length === 0) return false;
+      try {
+        await this.db.transaction((m) => this.events.append(m, runStreamId(runId), version, decided.map((e) => this.event(e, cause))));
+        return true;
+      } catch (error) {
+        if (!(error instanceof StreamVersionConflict) || attempt >= MAX_APPEND_ATTEMPTS) throw error;
+      }
+    }
+  }
+
+  /** Runs opened before `cutoff` and never sealed: the expiry sweep's candidates (the model decides each). */
+  openBefore(cutoff: Date, limit: number): Promise<string[]> {
+    return this.expiry.openBefore(this.db, cutoff.toISOString(), limit);
+  }
+
+  /** Runs sealed before `cutoff` and never scored: their seal is handed to the workers again. */
+  sealedNotScoredBefore(cutoff: Date, limit: number): Promise<string[]> {
+    return this.expiry.sealedNotScoredBefore(this.db, cutoff.toISOString(), limit);
+  }
+
+  now(): Date {
+    return this.clock.now();
+  }
+
+  private event(event: RunEvent, cause: Causation): NewEvent {
+    return {
+      type: event.type,
+      version: event.version,
+      data: event.data,
+      metadata: { message_id: this.ids.uuid(), correlation_id: cause.correlation_id, causation_id: cause.message_id, occurred_at: this.clock.now().toISOString() },
+    };
+  }
+}
