@@ -4,13 +4,11 @@ import {
   decideGate,
   effectiveVerdict,
   overrideReasonProblem,
-  RUN_EVENTS,
-  runStreamId,
   sampleCaseIds,
   type BudgetDecision,
   type JudgeCalibrationStatus,
 } from '@evals/domain';
-import { BudgetRepository, EventStore, GateRepository, JudgeStatusRepository, SuiteRepository, type RunView, type Sql } from '@evals/persistence';
+import { BudgetRepository, EventStore, GateRepository, JudgeStatusRepository, loadRun, SuiteRepository, type RunView, type Sql } from '@evals/persistence';
 import { CLOCK, DATA_SOURCE, ID_GENERATOR, type Clock, type IdGenerator } from '@evals/platform';
 import type { DataSource } from 'typeorm';
 import { INGESTION_CONFIG, type IngestionConfig } from './config';
@@ -132,6 +130,8 @@ export class GateService {
         pass_rate_ci: summary.pass_rate_ci,
         score: summary.score,
         pass_threshold: view.run.pass_threshold,
+        // R7: `incomplete` when cases were left unscored (a skipped judge), so the run is no baseline (G4).
+        completeness: view.regression?.completeness ?? null,
       },
       comparison: view.regression
         ? { verdict: view.regression.verdict, baseline_run_id: view.regression.baseline_run_id, chosen_by: view.regression.chosen_by, ...(view.regression.comparison as object | null) }
@@ -202,10 +202,10 @@ export class GateService {
     }
   }
 
+  /** What the judge did for the run, from its `run.scored` as the run's model folds the stream (R7). */
   private async judgeUsage(runId: string): Promise<unknown> {
-    const stream = await this.events.readStream(this.db as Sql, runStreamId(runId));
-    const scored = stream.find((e) => e.type === RUN_EVENTS.scored)?.data as { judge?: unknown } | undefined;
-    return scored?.judge ?? null;
+    const { state } = await loadRun(this.db as Sql, this.events, runId);
+    return state.result?.judge ?? null;
   }
 }
 

@@ -3,10 +3,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { isSafeId } from '@evals/contracts';
 import {
   JudgeError,
-  RUN_EVENTS,
   compileSuite,
   pairwiseReport,
-  runStreamId,
   type CompiledSuite,
   type PairwiseCaseResult,
   type PairwiseReport,
@@ -14,7 +12,7 @@ import {
   type RunOpenedV1,
 } from '@evals/domain';
 import type { LangChainJudge, PairwiseComparison } from '@evals/judge';
-import { ComparisonRepository, EventStore, SuiteRepository, type Sql } from '@evals/persistence';
+import { ComparisonRepository, EventStore, loadRun, SuiteRepository, type Sql } from '@evals/persistence';
 import { REGRESSION_JUDGE } from './calibration.judge';
 import { asJudgeError, fail } from './calibration.service';
 
@@ -168,11 +166,11 @@ export class ComparisonService {
     return out;
   }
 
+  /** The run's `run.opened` facts, as the run's model folds its stream (R7). */
   private async opened(sql: Sql, runId: string, field: string): Promise<RunOpenedV1> {
-    const stream = await this.events.readStream(sql, runStreamId(runId));
-    const opened = stream.find((e) => e.type === RUN_EVENTS.opened);
-    if (!opened) fail(404, 'RUN_NOT_FOUND', `no run ${runId}`, field);
-    return opened.data as RunOpenedV1;
+    const { state } = await loadRun(sql, this.events, runId);
+    if (!state.opened) fail(404, 'RUN_NOT_FOUND', `no run ${runId}`, field);
+    return state.opened;
   }
 
   private async suite(sql: Sql, opened: RunOpenedV1): Promise<CompiledSuite> {
