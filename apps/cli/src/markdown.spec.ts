@@ -38,6 +38,19 @@ describe('unit: the Markdown summary for CI job summaries (X5, GT6)', () => {
     expect(full).not.toContain('compared on');
   });
 
+  it('shows the paired difference that decided, and the cases an inconclusive drop would need (G7, G8)', () => {
+    const comparison = {
+      ...REGRESSED_COMPARISON,
+      verdict: 'inconclusive_noise',
+      decided_by: 'paired',
+      paired_diff: { diff: -0.05, lower: -0.16, upper: 0.04, level: 0.95, method: 'newcombe_paired_10', baseline_only: 3, run_only: 1, n: 40 },
+      cases_needed: { per_run: 620, have: 40, method: 'mcnemar_connor', alpha: 0.05, power: 0.8 },
+    };
+    const md = renderMarkdown(fromRunView(runView({ n: 40, passed: 18, verdict: 'inconclusive_noise', comparison })));
+    expect(md).toContain('paired on the same 40 cases: -5.0 pp (95% CI -16.0 to +4.0 pp) (3 passed in the baseline only, 1 in the run only), Newcombe paired method 10 - this decided');
+    expect(md).toContain('inconclusive: 620 cases per run would resolve a drop of this size (95% confidence, 80% power); this comparison has 40');
+  });
+
   it('says PASS and shows an override: effective pass, recorded fail', () => {
     const md = renderMarkdown(fromGate(gateAnswer({ effective_verdict: 'pass', override: { by: 'alice', reason: 'flaky judge, see QA-812', before: 'fail', after: 'pass' } })));
     expect(md.split('\n')[0]).toBe('## evals gate: PASS');

@@ -44,6 +44,10 @@ export interface ComparisonLine {
   readonly changes: readonly string[];
   /** G7: which cases the comparison counted, when it left some out; and a chosen baseline that is not eligible (G4). */
   readonly coverage: string | null;
+  /** G7: the paired difference when the same cases were scored in both runs, and whether it decided. */
+  readonly paired: { readonly diff: number | null; readonly lower: number; readonly upper: number; readonly baseline_only: number; readonly run_only: number; readonly n: number } | null;
+  /** G8: an inconclusive drop's cases per run needed to resolve it, and how many the comparison had. */
+  readonly cases_needed: { readonly per_run: number; readonly have: number } | null;
   /** The baseline could not be used (e.g. BASELINE_NOT_FOUND). */
   readonly error: Note | null;
 }
@@ -202,7 +206,7 @@ function comparisonLine(raw: unknown, regression: Record<string, unknown> | null
   if (Object.keys(c).length === 0) return null;
   const error = obj(c.error);
   if (str(error.code)) {
-    return { verdict: str(reg.verdict) ?? 'no_baseline', baseline_run_id: str(reg.baseline_run_id), chosen_by: null, score_drop: null, regression_threshold: null, diff: null, run: null, baseline: null, changes: [], coverage: null, error: { code: str(error.code)!, message: str(error.message) ?? '' } };
+    return { verdict: str(reg.verdict) ?? 'no_baseline', baseline_run_id: str(reg.baseline_run_id), chosen_by: null, score_drop: null, regression_threshold: null, diff: null, run: null, baseline: null, changes: [], coverage: null, paired: null, cases_needed: null, error: { code: str(error.code)!, message: str(error.message) ?? '' } };
   }
   const d = obj(c.pass_rate_diff);
   const lower = num(d.lower);
@@ -218,8 +222,23 @@ function comparisonLine(raw: unknown, regression: Record<string, unknown> | null
     baseline: counts(c.baseline),
     changes: describeChanges(c.changes),
     coverage: describeCoverage(c),
+    paired: pairedLine(c.paired_diff),
+    cases_needed: casesNeededLine(c.cases_needed),
     error: null,
   };
+}
+
+function pairedLine(raw: unknown): ComparisonLine['paired'] {
+  const p = obj(raw);
+  const [lower, upper, baselineOnly, runOnly, n] = [num(p.lower), num(p.upper), num(p.baseline_only), num(p.run_only), num(p.n)];
+  if (lower === null || upper === null || baselineOnly === null || runOnly === null || n === null) return null;
+  return { diff: num(p.diff), lower, upper, baseline_only: baselineOnly, run_only: runOnly, n };
+}
+
+function casesNeededLine(raw: unknown): ComparisonLine['cases_needed'] {
+  const c = obj(raw);
+  const [perRun, have] = [num(c.per_run), num(c.have)];
+  return perRun === null || have === null ? null : { per_run: perRun, have };
 }
 
 /** "compared on 11 of 12 cases (1 unscored in the run)", only when cases were left out; and an ineligible baseline. */
@@ -345,6 +364,11 @@ export function comparisonText(c: ComparisonLine): string {
   if (c.score_drop !== null) parts.push(`score drop ${c.score_drop.toFixed(3)}${c.regression_threshold !== null ? ` (threshold ${c.regression_threshold})` : ''}`);
   if (c.diff) parts.push(`pass-rate difference ${formatDiff(c.diff.diff, c.diff.lower, c.diff.upper)}, Newcombe hybrid score`);
   if (c.run && c.baseline) parts.push(`run ${c.run.passed}/${c.run.n} vs baseline ${c.baseline.passed}/${c.baseline.n}`);
+  if (c.paired) {
+    const p = c.paired;
+    parts.push(`paired on the same ${p.n} cases: ${formatDiff(p.diff, p.lower, p.upper)} (${p.baseline_only} passed in the baseline only, ${p.run_only} in the run only), Newcombe paired method 10 - this decided`);
+  }
+  if (c.cases_needed) parts.push(`inconclusive: ${c.cases_needed.per_run} cases per run would resolve a drop of this size (95% confidence, 80% power); this comparison has ${c.cases_needed.have}`);
   if (c.coverage) parts.push(c.coverage);
   return parts.join('; ');
 }

@@ -101,6 +101,8 @@ export class RegressionService {
           { run_id: runId, n: runSide.n, passed: runSide.passed, score: runSide.score_sum / runSide.n },
           { run_id: base.run_id, n: baseSide.n, passed: baseSide.passed, score: baseSide.score_sum / baseSide.n },
           opened.regression_threshold,
+          // G7: the same cases scored twice are pairs; the paired interval decides.
+          samePairs ? { both: cc.a, baseline_only: cc.b, run_only: cc.c, neither: cc.d } : undefined,
         );
         verdict = c.verdict;
         // G4: the judge model pin and prompt version that graded each run's llm_judge cases (from evidence).

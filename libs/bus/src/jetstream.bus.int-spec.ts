@@ -1,7 +1,7 @@
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { testBusNames } from '../../../test/support/isolation';
-import { testServers } from '../../../test/support/servers';
+import { startNats, stopNats, testServers } from '../../../test/support/servers';
 import { JetStreamBus } from './jetstream.bus';
 import { messageBusContract, waitFor } from './message-bus.contract';
 import { CONSUMERS, STREAMS, streamOf, subjectOf, type BusNames } from './topology';
@@ -68,4 +68,24 @@ describe('integration: JetStream topology', () => {
       await sub.stop();
     }
   }, 30_000);
+});
+
+describe('integration: JetStream health follows the server (X2)', () => {
+  it('is unhealthy while NATS is stopped and healthy again once it is back (the connection itself never closes)', async () => {
+    const nc: NatsConnection = await connect({ servers: testServers.nats.url, maxReconnectAttempts: -1, reconnectTimeWait: 200 });
+    const bus = await JetStreamBus.connect(nc, { streamPrefix: 'HEALTH_', subjectPrefix: 'health' });
+    try {
+      expect(bus.healthy).toBe(true);
+      stopNats();
+      try {
+        await waitFor(() => !bus.healthy, 'unhealthy while NATS is stopped', 15_000);
+        expect(nc.isClosed()).toBe(false);
+      } finally {
+        await startNats();
+      }
+      await waitFor(() => bus.healthy, 'healthy once NATS is back', 20_000);
+    } finally {
+      await bus.close();
+    }
+  }, 60_000);
 });

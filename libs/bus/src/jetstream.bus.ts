@@ -7,6 +7,12 @@ import { ensureTopology, streamOf, type BusNames, type ConsumerSpec, type Topolo
 /** The deployment's bus: NATS JetStream (docs/pipeline.md). */
 export class JetStreamBus implements MessageBus {
   private readonly js: JetStreamClient;
+  /**
+   * Whether the connection is up now. It is never closed while the server is away (the client reconnects
+   * forever), so "not closed" would report a stopped NATS as healthy; the client's status events say when
+   * it lost the server and when it has it back.
+   */
+  private connected = true;
 
   private constructor(
     private readonly nc: NatsConnection,
@@ -16,6 +22,14 @@ export class JetStreamBus implements MessageBus {
     private readonly publishTimeoutMs: number,
   ) {
     this.js = jetstream(nc);
+    void this.watchStatus();
+  }
+
+  private async watchStatus(): Promise<void> {
+    for await (const s of this.nc.status()) {
+      if (s.type === 'disconnect' || s.type === 'reconnecting') this.connected = false;
+      else if (s.type === 'reconnect') this.connected = true;
+    }
   }
 
   static async connect(nc: NatsConnection, names: BusNames, options: TopologyOptions & { publishTimeoutMs?: number } = {}): Promise<JetStreamBus> {
@@ -57,7 +71,7 @@ export class JetStreamBus implements MessageBus {
   }
 
   get healthy(): boolean {
-    return !this.nc.isClosed();
+    return this.connected && !this.nc.isClosed();
   }
 
   /** Drains the connection: what was published is flushed, subscriptions end. */
