@@ -72,8 +72,9 @@ export class RunScript {
     return { ...this.event('cases.scored', { run_id: this.runId, n, passed, score_sum: scoreSum }), version: 2 };
   }
 
-  scoredEvent(n: number, passed: number, scoreSum: number, missing: string[] = []): NewEvent {
-    return this.event('run.scored', { run_id: this.runId, n, passed, score_sum: scoreSum, missing_case_ids: missing });
+  /** As the worker writes it; `expired` when the seal was the system's (R7), so the EvalResult says so. */
+  scoredEvent(n: number, passed: number, scoreSum: number, missing: string[] = [], expired = false): NewEvent {
+    return this.event('run.scored', { run_id: this.runId, n, passed, score_sum: scoreSum, missing_case_ids: missing, ...(expired ? { expired: true } : {}) });
   }
 
   /** The regression app's decision, as it records it on the run's stream (apps/regression). */

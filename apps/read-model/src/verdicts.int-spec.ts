@@ -80,7 +80,7 @@ describe('integration: read-model verdicts from run.compared (G1-G5, SC1, R7)', 
       log.push(await s.appendRun(ds, s.sealedEvent(options.expired ? 'expired' : undefined)));
       if (counts === null) return;
       log.push(await s.appendCases(ds, s.countsEvent(2, 1, 1)));
-      log.push(await s.appendRun(ds, s.scoredEvent(counts.n, counts.passed, counts.sum, counts.missing ?? [])));
+      log.push(await s.appendRun(ds, s.scoredEvent(counts.n, counts.passed, counts.sum, counts.missing ?? [], options.expired === true)));
       if (options.decision) {
         log.push(await s.appendRun(ds, s.comparedEvent(options.decision)));
         decisions.set(id, { run_id: id, ...options.decision });

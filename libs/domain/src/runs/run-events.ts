@@ -3,7 +3,10 @@
  * `{type, version, data, metadata}` and are relayed on `evals.event.<type>`. One interface per version;
  * a breaking change adds a `V2` beside it and both are read while old events remain in the log.
  * None of them carries a candidate output (D1): evidence is reduced to score, verdict and label.
+ * Readers validate them with `decodeRunEvent` (run-event.codec.ts).
  */
+import { decodeRunEvent } from './run-event.codec';
+
 export const RUN_EVENTS = {
   opened: 'run.opened',
   sealed: 'run.sealed',
@@ -117,6 +120,8 @@ export interface RunScoredV1 {
   readonly missing_case_ids: readonly string[];
   /** The run's judge usage, summed from its evidence; present when the suite version has `llm_judge` cases. */
   readonly judge?: RunJudgeUsageV1;
+  /** R7: the run was sealed by expiry, not by its owner (so its EvalResult says so whatever the delivery order). */
+  readonly expired?: true;
 }
 
 /**
@@ -160,40 +165,11 @@ export function runStreamId(runId: string): string {
   return `run-${runId}`;
 }
 
-/** Validates an event read from the bus or the log before a projection trusts it. */
+/**
+ * The legacy name of `decodeRunEvent` (run-event.codec.ts), kept for its callers: the same validation, the
+ * event or `{error}` with the codec's reason (field names and constraints only, D1). New code calls the codec.
+ */
 export function parseRunEvent(raw: unknown): RunEvent | { readonly error: string } {
-  if (typeof raw !== 'object' || raw === null) return { error: 'not an object' };
-  const e = raw as { type?: unknown; version?: unknown; data?: unknown };
-  if (e.version !== 1 && !(e.version === 2 && e.type === RUN_EVENTS.casesScored)) return { error: 'version: unsupported' };
-  const d = e.data as Record<string, unknown> | undefined;
-  if (typeof d !== 'object' || d === null || typeof d.run_id !== 'string') return { error: 'data.run_id missing' };
-  switch (e.type) {
-    case RUN_EVENTS.opened:
-      return typeof d.suite_key === 'string' && Number.isInteger(d.suite_version) && typeof d.case_count === 'number'
-        ? { type: 'run.opened', version: 1, data: d as unknown as RunOpenedV1 }
-        : { error: 'run.opened: data incomplete' };
-    case RUN_EVENTS.sealed:
-      return d.reason === undefined || d.reason === 'client' || d.reason === 'expired'
-        ? { type: 'run.sealed', version: 1, data: d as unknown as RunSealedV1 }
-        : { error: 'run.sealed: reason unknown' };
-    case RUN_EVENTS.compared:
-      return ['regressed', 'inconclusive_noise', 'no_regression', 'no_baseline'].includes(d.verdict as string)
-        ? { type: 'run.compared', version: 1, data: d as unknown as RunComparedV1 }
-        : { error: 'run.compared: verdict unknown' };
-    case RUN_EVENTS.casesScored:
-      if (e.version === 2) {
-        return Number.isInteger(d.n) && Number.isInteger(d.passed) && typeof d.score_sum === 'number'
-          ? { type: 'cases.scored', version: 2, data: d as unknown as CasesScoredV2 }
-          : { error: 'cases.scored: data incomplete' };
-      }
-      return Array.isArray(d.results)
-        ? { type: 'cases.scored', version: 1, data: d as unknown as CasesScoredV1 }
-        : { error: 'cases.scored: data.results missing' };
-    case RUN_EVENTS.scored:
-      return Number.isInteger(d.n) && Number.isInteger(d.passed) && typeof d.score_sum === 'number'
-        ? { type: 'run.scored', version: 1, data: d as unknown as RunScoredV1 }
-        : { error: 'run.scored: data incomplete' };
-    default:
-      return { error: 'type: unknown event type' };
-  }
+  const decoded = decodeRunEvent(raw);
+  return decoded.ok ? decoded.event : { error: decoded.reason };
 }

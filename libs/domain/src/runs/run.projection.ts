@@ -31,7 +31,12 @@ export function evolveRun(doc: RunDoc | null, event: RunEvent, ctx: EventContext
     case 'run.opened':
       return doc ?? openedDoc(event.data, ctx.occurred_at);
     case 'run.sealed':
-      return doc && doc.status === 'open' ? { ...doc, status: 'sealed', ...(event.data.reason === 'expired' ? { expired: true as const } : {}) } : doc;
+    {
+      if (!doc) return doc;
+      // The expiry is a fact of the run whatever the delivery order: a run.scored may be projected first.
+      const expired = event.data.reason === 'expired' ? { expired: true as const } : {};
+      return doc.status === 'open' ? { ...doc, status: 'sealed', ...expired } : { ...doc, ...expired };
+    }
     case 'cases.scored': {
       if (!doc || doc.status === 'completed') return doc;
       const counts =
@@ -50,6 +55,7 @@ export function evolveRun(doc: RunDoc | null, event: RunEvent, ctx: EventContext
         score_sum: event.data.score_sum,
         missing_outputs: event.data.missing_count ?? event.data.missing_case_ids.length,
         completed_at: ctx.occurred_at,
+        ...(event.data.expired ? { expired: true as const } : {}),
       };
     case 'run.compared':
       // The verdict is projected from the regression app's record; the aggregate itself does not change.
