@@ -11,7 +11,10 @@ import { MonitorService } from './monitor.service';
 import { GateController } from './gate.controller';
 import { GateService } from './gate.service';
 import { RunWaiter } from './run-waiter';
-import { EventStore, RunExpiryQueries, SuiteRepository } from '@evals/persistence';
+import { BudgetRepository, EventStore, GateRepository, JudgeStatusRepository, RunExpiryQueries, SuiteRepository } from '@evals/persistence';
+import { GateJudgePolicy } from './gate-judge-policy';
+import { GateRuns } from './gate-runs';
+import { GateVerdicts } from './gate-verdicts';
 import { RunStreams } from './run-streams';
 import { WorkPublisher } from './work-publisher';
 import { RunExpiryService } from './run-expiry.service';
@@ -37,11 +40,17 @@ export class IngestionModule {
         EventStore,
         SuiteRepository,
         RunExpiryQueries,
+        GateRepository,
+        BudgetRepository,
+        JudgeStatusRepository,
         RunStreams,
         WorkPublisher,
         RunIntakeService,
         RunExpiryService,
         RunWaiter,
+        GateRuns,
+        GateJudgePolicy,
+        GateVerdicts,
         GateService,
         SuiteCatalogService,
         MonitorService,

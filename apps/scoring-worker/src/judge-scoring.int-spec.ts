@@ -16,7 +16,8 @@ import { REASONING_MARKER, candidateOutputOf, completion, startFakeOpenAI, verdi
 import { createTestSchema, testBusNames, testRedisPrefix, type TestSchema } from '../../../test/support/isolation';
 import { testServers } from '../../../test/support/servers';
 import { createWorkerJudge, type WorkerJudge } from './judge-scoring';
-import { ScoringService, type BatchOutcome } from './scoring.service';
+import type { BatchOutcome } from './scoring.service';
+import { composeScoringService } from './worker.module';
 import { workerSettings, type WorkerSettings } from './settings';
 import { WorkConsumer } from './work-consumer';
 
@@ -135,7 +136,7 @@ describe('integration: the scoring worker grades llm_judge cases through the jud
     const config = options.judge === 'none' ? null : (options.judge ?? judgeConfig());
     const judge = createWorkerJudge(config, options.cache === false ? {} : { redisUrl: testServers.redis.url, cachePrefix: prefix, cacheTtlSeconds: 300, keySecret: HMAC_SECRET });
     if (judge) judges.push(judge);
-    const service = new ScoringService(ds, bus, settings, { now: () => new Date() }, { uuid: () => randomUUID() }, judge);
+    const service = composeScoringService(ds, bus, settings, { now: () => new Date() }, { uuid: () => randomUUID() }, judge);
     const logger = { event: (level: string, msg: string, fields: object = {}) => void logLines.push(JSON.stringify({ level, msg, ...fields })) };
     const consumer = new WorkConsumer(bus, settings, service, logger, { onBatch: (o) => outcomes.push(o) });
     consumers.push(consumer);

@@ -8,7 +8,7 @@
  * beside it; the reasoning never leaves the adapter (J2), and nothing here logs or stores the output (D1).
  *
  * Gate runs (`run.opened.judge_cache`) go through the verdict cache (J6) when Redis is configured; every
- * other run calls the judge again. (A run opened with `judge_skip` - GT4 - never gets here: ScoringService
+ * other run calls the judge again. (A run opened with `judge_skip` - GT4 - never gets here: OutputScorer
  * fails its judge cases with that label, without a call.)
  */
 import type { BusMessage } from '@evals/bus';

@@ -1,3 +1,4 @@
+import { Injectable } from '@nestjs/common';
 import { compileSuite, RunModel, type CompiledSuite, type RunOpenedV1 } from '@evals/domain';
 import { EventStore, SuiteRepository, loadRun, type Sql } from '@evals/persistence';
 
@@ -14,17 +15,20 @@ export interface OpenedRun {
   readonly monitor: boolean;
 }
 
-
 /**
  * The runs and suite versions the worker scores against. A run is folded through the run's model (never
  * read by hand); its `run.opened` facts and its suite version, compiled, are immutable once written (a
  * suite version never changes - V2), so both are cached in memory, bounded; only what was found is cached.
  */
+@Injectable()
 export class RunCatalog {
   private readonly runs = new BoundedCache<string, OpenedRun>(20_000);
   private readonly suites = new BoundedCache<string, CompiledSuite>(64);
-  private readonly events = new EventStore();
-  private readonly suiteRepository = new SuiteRepository();
+
+  constructor(
+    private readonly events: EventStore,
+    private readonly suiteRepository: SuiteRepository,
+  ) {}
 
   /** The run's opening facts, or null while the run is unknown (not opened). */
   async run(sql: Sql, runId: string): Promise<OpenedRun | null> {

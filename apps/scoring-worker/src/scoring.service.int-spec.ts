@@ -18,7 +18,8 @@ import {
 import { EventStore, RunLocks, SuiteRepository, createDataSource, migrate, type NewEvent } from '@evals/persistence';
 import { createTestSchema, testBusNames, type TestSchema } from '../../../test/support/isolation';
 import { testServers } from '../../../test/support/servers';
-import { ScoringService, type BatchOutcome } from './scoring.service';
+import type { BatchOutcome, ScoringService } from './scoring.service';
+import { composeScoringService } from './worker.module';
 import { workerSettings, type WorkerSettings } from './settings';
 import { WorkConsumer } from './work-consumer';
 
@@ -99,7 +100,7 @@ describe('integration: scoring worker (docs/pipeline.md step 2)', () => {
   // --- helpers ---------------------------------------------------------------------------------------------
 
   function newService(): ScoringService {
-    return new ScoringService(ds, bus, settings, { now: () => new Date() }, { uuid: () => randomUUID() });
+    return composeScoringService(ds, bus, settings, { now: () => new Date() }, { uuid: () => randomUUID() });
   }
 
   async function startConsumer(service = newService(), onBatch?: (o: BatchOutcome) => void): Promise<WorkConsumer> {

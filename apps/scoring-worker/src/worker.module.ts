@@ -1,24 +1,22 @@
 import { CONSUMERS } from '@evals/bus';
 import { Inject, Injectable, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
-import {
-  BUS_NAMES,
-  CLOCK,
-  DATA_SOURCE,
-  ID_GENERATOR,
-  InfrastructureModule,
-  MESSAGE_BUS,
-  type Clock,
-  type IdGenerator,
-  type JsonLogger,
-} from '@evals/platform';
+import { DeadLetterRepository, EventStore, EvidenceRepository, JudgeEvidenceRepository, RunLocks, SuiteRepository } from '@evals/persistence';
+import { BUS_NAMES, InfrastructureModule, type Clock, type IdGenerator, type JsonLogger } from '@evals/platform';
 import type { BusNames, MessageBus } from '@evals/bus';
 import type { DataSource } from 'typeorm';
 import type { WorkerConfig } from './config';
+import { EventStamper } from './event-stamper';
+import { EvidenceWriter } from './evidence-writer';
 import { createWorkerJudge, type WorkerJudge } from './judge-scoring';
+import { OutputScorer } from './output-scorer';
+import { RunCatalog } from './run-catalog';
+import { RunEvidence } from './run-evidence';
+import { RunSealer } from './run-sealer';
 import { ScoringService } from './scoring.service';
 import { workerSettings, type WorkerSettings } from './settings';
 import { WORKER_CONFIG, WORKER_JUDGE, WORKER_SETTINGS } from './tokens';
 import { WorkConsumerService } from './work-consumer.service';
+import { WorkSettler } from './work-settler';
 
 export const APP_NAME = 'scoring-worker';
 
@@ -34,8 +32,9 @@ class JudgeCloser implements OnApplicationShutdown {
 
 /**
  * The scoring worker (docs/pipeline.md step 2): shared infrastructure (database, the bus with its
- * topology, /health, the outbox relay) and the work consumer. ScoringService is framework-free and built
- * by a factory, so the integration tests construct the very same class without Nest.
+ * topology, /health, the outbox relay) and the work consumer. The repositories are providers, injected into
+ * the scoring service's collaborators; `composeScoringService` wires the same graph by hand, for the
+ * integration tests that run the service without Nest.
  */
 @Module({})
 export class WorkerModule {
@@ -71,15 +70,44 @@ export class WorkerModule {
             }),
         },
         JudgeCloser,
-        {
-          provide: ScoringService,
-          // MESSAGE_BUS resolves only once the topology is ensured, so the durable exists before we consume.
-          useFactory: (ds: DataSource, bus: MessageBus, settings: WorkerSettings, clock: Clock, ids: IdGenerator, judge: WorkerJudge | null) =>
-            new ScoringService(ds, bus, settings, clock, ids, judge),
-          inject: [DATA_SOURCE, MESSAGE_BUS, WORKER_SETTINGS, CLOCK, ID_GENERATOR, WORKER_JUDGE],
-        },
+        // Adapters as providers, so the services get them injected (and unit tests their fakes).
+        EventStore,
+        SuiteRepository,
+        EvidenceRepository,
+        JudgeEvidenceRepository,
+        DeadLetterRepository,
+        RunLocks,
+        EventStamper,
+        RunCatalog,
+        RunEvidence,
+        WorkSettler,
+        EvidenceWriter,
+        OutputScorer,
+        RunSealer,
+        // Injects MESSAGE_BUS, which resolves only once the topology is ensured: the durable exists before we consume.
+        ScoringService,
         WorkConsumerService,
       ],
     };
   }
+}
+
+/**
+ * The scoring service with its collaborators, wired by hand as the providers above wire them: for the
+ * integration tests, which run the very same classes against the real servers without Nest.
+ */
+export function composeScoringService(
+  dataSource: DataSource,
+  bus: Pick<MessageBus, 'allAcknowledgedBefore'>,
+  settings: WorkerSettings,
+  clock: Clock,
+  ids: IdGenerator,
+  judge: WorkerJudge | null = null,
+): ScoringService {
+  const events = new EventStore();
+  const stamper = new EventStamper(clock, ids);
+  const evidence = new RunEvidence(new EvidenceRepository(), new JudgeEvidenceRepository(), new RunLocks());
+  const settler = new WorkSettler(settings, dataSource, new DeadLetterRepository(), new RunCatalog(events, new SuiteRepository()));
+  const scorer = new OutputScorer(settings, judge, settler, new EvidenceWriter(dataSource, events, evidence, settler, stamper), stamper);
+  return new ScoringService(settings, bus, settler, scorer, new RunSealer(dataSource, events, evidence, stamper));
 }

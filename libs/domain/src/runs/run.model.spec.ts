@@ -125,6 +125,11 @@ describe('RunModel.decide: refusals with stable codes (R7)', () => {
     expect(decide(open('anything'), legacy)).toEqual([]);
   });
 
+  it('a run folded without its opening time is never due (refused, not a crash)', () => {
+    const timeless = evolve(initialRunState, { type: 'run.opened', version: 1, data: opened() });
+    expect(refusal(expire('2030-01-01T00:00:00.000Z'), timeless)).toBe(RUN_RULE_CODES.runNotExpired);
+  });
+
   it('an expiry is exactly due at opened_at + ttl', () => {
     expect(decide(expire('2026-12-01T10:00:10.000Z', 10), play(open()))).toHaveLength(1);
     expect(refusal(expire('2026-12-01T10:00:09.999Z', 10), play(open()))).toBe(RUN_RULE_CODES.runNotExpired);

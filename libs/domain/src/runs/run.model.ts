@@ -123,7 +123,9 @@ export function decide(command: RunCommand, state: RunState): RunEvent[] {
     case 'expire': {
       const opened = requireOpened(state, command.run_id);
       if (state.phase !== 'open') return [];
+      // A run whose opening time is unknown (a fold without times) cannot be due: refused, never a crash.
       const due = Date.parse(state.opened_at ?? '') + command.ttl_seconds * 1000;
+      if (Number.isNaN(due)) throw new RunRuleError(RUN_RULE_CODES.runNotExpired, `run ${opened.run_id} was opened at an unknown time`, 'run_id');
       if (!(Date.parse(command.now) >= due)) {
         throw new RunRuleError(RUN_RULE_CODES.runNotExpired, `run ${opened.run_id} is open until ${new Date(due).toISOString()}`, 'run_id');
       }

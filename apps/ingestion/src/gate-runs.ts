@@ -1,0 +1,50 @@
+import { Injectable } from '@nestjs/common';
+import type { RunJudgeUsageV1 } from '@evals/domain';
+import type { RunView, SuiteVersionWithCases } from '@evals/persistence';
+import { IntakeError } from './intake-error';
+import { RunIntakeService, type Causation, type OpenRunCommand } from './run-intake.service';
+import { RunStreams } from './run-streams';
+import { RunWaiter } from './run-waiter';
+import { SuiteCatalogService } from './suite-catalog.service';
+
+/**
+ * The run a gate judges (GT1, GT3): its suite version, the run itself - opened through the intake like any
+ * run and waited for until it is completed and compared, or an existing completed run of the same suite -
+ * and what its judge did, as the run's model folds its stream (R7).
+ */
+@Injectable()
+export class GateRuns {
+  constructor(
+    private readonly suites: SuiteCatalogService,
+    private readonly intake: RunIntakeService,
+    private readonly waiter: RunWaiter,
+    private readonly streams: RunStreams,
+  ) {}
+
+  async suite(key: string, version: number | undefined): Promise<SuiteVersionWithCases> {
+    const suite = await this.suites.find(key, version);
+    if (!suite) throw new IntakeError('SUITE_NOT_FOUND', `no suite ${key}${version ? ` version ${version}` : ''}`, 'suite_key');
+    return suite;
+  }
+
+  /** Opens the gate's run (idempotent on its run id) and waits until it is completed and compared. */
+  async run(command: OpenRunCommand, cause: Causation): Promise<RunView> {
+    await this.intake.open(command, cause);
+    return this.waiter.completed(command.run_id, { includeCases: true });
+  }
+
+  /** An existing run to gate: it must exist (UNKNOWN_RUN), be completed (RUN_PENDING) and be a run of the suite. */
+  async existing(runId: string, suiteKey: string): Promise<RunView> {
+    const found = await this.waiter.find(runId, { includeCases: true });
+    if (!found) throw new IntakeError('UNKNOWN_RUN', `no run ${runId}`, 'run_id');
+    if (found.run.status !== 'completed') throw new IntakeError('RUN_PENDING', `run ${runId} is not completed yet`, 'run_id');
+    if (found.run.suite_key !== suiteKey) throw new IntakeError('INVALID_REQUEST', `run ${runId} is a run of suite ${found.run.suite_key}`, 'run_id');
+    return this.waiter.completed(runId, { includeCases: true });
+  }
+
+  /** What the judge did for the run, from its `run.scored` as the run's model folds the stream (R7). */
+  async judgeUsage(runId: string): Promise<RunJudgeUsageV1 | null> {
+    const { state } = await this.streams.load(runId);
+    return state.result?.judge ?? null;
+  }
+}

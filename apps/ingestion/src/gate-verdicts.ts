@@ -1,0 +1,64 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { effectiveVerdict, overrideReasonProblem } from '@evals/domain';
+import { BudgetRepository, GateRepository } from '@evals/persistence';
+import { CLOCK, DATA_SOURCE, type Clock } from '@evals/platform';
+import type { DataSource } from 'typeorm';
+import { IntakeError } from './intake-error';
+
+export interface Actor {
+  readonly key_id: string;
+  readonly name: string;
+}
+
+/** A gate's verdict as recorded: append-only, never changed afterwards (GT5). */
+export interface RecordedGate {
+  readonly gate_id: string;
+  readonly run_id: string;
+  readonly recorded_verdict: 'pass' | 'fail';
+  readonly report: Record<string, unknown>;
+  readonly recorded_at: string;
+}
+
+/**
+ * Recorded gate verdicts and their overrides (GT5): the verdict and the judge spend behind it are written
+ * in one transaction; an override (admin only - the route says so - with a written reason) is an audited,
+ * append-only entry that changes the effective verdict, never the recorded one.
+ */
+@Injectable()
+export class GateVerdicts {
+  constructor(
+    @Inject(DATA_SOURCE) private readonly db: DataSource,
+    private readonly gates: GateRepository,
+    private readonly budgets: BudgetRepository,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {}
+
+  /** The verdict, and the judge spend (GT4: recorded after the judge calls, in our own append-only ledger). */
+  async record(gate: RecordedGate, judgeSpendUsd: number): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      await this.gates.record(tx, gate);
+      if (judgeSpendUsd > 0) await this.budgets.recordSpend(tx, 'judge', gate.gate_id, judgeSpendUsd);
+    });
+  }
+
+  /** `GET /v1/gate/:id`: the report with both verdicts and the override audit. */
+  async status(gateId: string): Promise<Record<string, unknown>> {
+    const found = await this.gates.find(this.db, gateId);
+    if (!found) throw new IntakeError('GATE_NOT_FOUND', `no gate ${gateId}`, 'id');
+    const effective = effectiveVerdict(found.recorded_verdict, found.overrides);
+    const last = found.overrides[found.overrides.length - 1] ?? null;
+    return { ...found.report, recorded_verdict: found.recorded_verdict, effective_verdict: effective, override: last, overrides: found.overrides };
+  }
+
+  /** GT5: a written reason, audited (who, when, why, before and after); the recorded verdict never changes. */
+  async override(gateId: string, reason: unknown, actor: Actor): Promise<Record<string, unknown>> {
+    const problem = overrideReasonProblem(reason);
+    if (problem) throw new IntakeError('INVALID_REQUEST', problem, 'reason');
+    const found = await this.gates.find(this.db, gateId);
+    if (!found) throw new IntakeError('GATE_NOT_FOUND', `no gate ${gateId}`, 'id');
+    const before = effectiveVerdict(found.recorded_verdict, found.overrides);
+    if (before === 'pass') throw new IntakeError('NOTHING_TO_OVERRIDE', `gate ${gateId} already passes`, 'id');
+    await this.gates.addOverride(this.db, gateId, { actor_key_id: actor.key_id, actor_name: actor.name, reason: (reason as string).trim(), before, after: 'pass', at: this.clock.now().toISOString() });
+    return this.status(gateId);
+  }
+}

@@ -1,0 +1,446 @@
+/**
+ * The gate's orchestration (GT1-GT6) on fakes: the real gate collaborators, the real run intake and the real
+ * run model, with every adapter in memory. The scoring worker and the regression app are reduced to what the
+ * gate reads of them: on the seal, the run's cases are scored (the real scoring functions), `run.scored` and
+ * `run.compared` are decided by the model. The same gate over HTTP on the real servers is
+ * test/e2e/gate.e2e-spec.ts; these show each decision on its own and fast.
+ */
+import {
+  baselineEligibility,
+  compileSuite,
+  evolveRun,
+  judgeSkippedEvidence,
+  missingOutputEvidence,
+  RunModel,
+  sampleCaseIds,
+  scoreCase,
+  summarizeRun,
+  type CaseEvidence,
+  type RunCommand,
+  type RunComparedV1,
+  type RunDoc,
+  type RunEvent,
+  type RunJudgeUsageV1,
+  type WorkItem,
+} from '@evals/domain';
+import type { BudgetMode, BudgetRepository, GateOverrideRow, GateRepository, JudgeStatusRepository, RunView, SuiteRepository, SuiteVersionWithCases } from '@evals/persistence';
+import type { DataSource } from 'typeorm';
+import type { IngestionConfig } from './config';
+import { GateJudgePolicy, judgeSkip, type GateJudgeAssessment } from './gate-judge-policy';
+import { GateRuns } from './gate-runs';
+import { GateVerdicts } from './gate-verdicts';
+import { GateService } from './gate.service';
+import { IntakeError } from './intake-error';
+import { RunIntakeService } from './run-intake.service';
+import type { RunStreams } from './run-streams';
+import type { RunWaiter } from './run-waiter';
+import type { SuiteCatalogService } from './suite-catalog.service';
+import type { WorkPublisher } from './work-publisher';
+
+const NOW = new Date('2026-12-01T10:00:00.000Z');
+const SECRET = 'k'.repeat(32);
+const JUDGE = { model: 'gpt-4o-2024-08-06', prompt_version: 'judge-v1' };
+const COST_PER_CALL = 0.002;
+
+/** Four `exact` cases c0..c3 (expected `yes`) and `judged` `llm_judge` cases j0..jN. */
+function suiteOf(key: string, judged: number): SuiteVersionWithCases {
+  const exact = ['c0', 'c1', 'c2', 'c3'].map((case_id) => ({ case_id, input: 'q', expected: 'yes', scorer: null, tags: [] }));
+  const rubric = { type: 'llm_judge', rubric: 'The answer offers a refund politely.', min_score: 0.5 };
+  const judge = Array.from({ length: judged }, (_, i) => ({ case_id: `j${i}`, input: 'q', expected: 'a polite refund', scorer: rubric, tags: [] }));
+  const cases = [...exact, ...judge];
+  return {
+    suite_key: key,
+    version: 1,
+    content_hash: `sha256:${key}`,
+    description: null,
+    default_scorer: { type: 'exact' },
+    pass_threshold: 0.5,
+    regression_threshold: 0.1,
+    golden_fixtures: false,
+    case_count: cases.length,
+    cases,
+  };
+}
+const SUITES = [suiteOf('plain', 0), suiteOf('judged', 2)];
+
+/** Run streams in memory: each run's events with their times, appended only with what the real model decides. */
+class MemoryRuns {
+  private readonly streams = new Map<string, Array<{ event: RunEvent; occurred_at: string }>>();
+
+  stream(runId: string): ReadonlyArray<{ event: RunEvent; occurred_at: string }> {
+    return this.streams.get(runId) ?? [];
+  }
+
+  async load(runId: string) {
+    const events = this.stream(runId);
+    return { state: RunModel.foldRun(events), version: events.length };
+  }
+
+  async decideAndAppend(runId: string, command: RunCommand): Promise<boolean> {
+    const decided = RunModel.decide(command, (await this.load(runId)).state);
+    this.streams.set(runId, [...this.stream(runId), ...decided.map((event) => ({ event, occurred_at: NOW.toISOString() }))]);
+    return decided.length > 0;
+  }
+}
+
+/**
+ * The scoring worker and the regression app, in a few lines: outputs are kept until the seal; the seal scores
+ * every case the model says the run must score, records `run.scored` (with the judge's usage when the suite has
+ * judge cases) and then `run.compared` with the verdict the test sets and the completeness the model answers.
+ * A judge case is judged a pass at COST_PER_CALL unless the run says the judge must not be called.
+ */
+class Pipeline {
+  readonly evidence = new Map<string, CaseEvidence[]>();
+  private readonly outputs = new Map<string, Map<string, string>>();
+  comparison: Omit<RunComparedV1, 'run_id' | 'completeness'> = { verdict: 'no_baseline', baseline_run_id: null, chosen_by: null, comparison: null };
+
+  constructor(private readonly runs: MemoryRuns) {}
+
+  async forward(runId: string, items: readonly WorkItem[]): Promise<void> {
+    const kept = this.outputs.get(runId) ?? new Map<string, string>();
+    for (const item of items) kept.set(item.case_id, item.output);
+    this.outputs.set(runId, kept);
+  }
+
+  async seal(runId: string): Promise<void> {
+    const { state } = await this.runs.load(runId);
+    if (state.phase !== 'sealed' || !state.opened) return;
+    const suite = compileSuite(SUITES.find((s) => s.suite_key === state.opened!.suite_key)!);
+    const outputs = this.outputs.get(runId) ?? new Map<string, string>();
+    const skip = RunModel.judgeSkipLabel(state);
+    const ctx = { runId, hmacSecret: SECRET, scoredAt: NOW.toISOString() };
+    const rows = RunModel.runCaseIds(state, [...suite.cases.keys()]).map((id) => {
+      const compiled = suite.cases.get(id)!;
+      const output = outputs.get(id);
+      if (output === undefined) return missingOutputEvidence(compiled, ctx);
+      if (compiled.scorer.kind !== 'judge') return scoreCase(compiled, output, ctx);
+      return skip ? judgeSkippedEvidence(compiled, output, skip, ctx) : { ...scoreCase(compiled, output, ctx), score: 1, passed: true, label: 'judge_pass' };
+    });
+    this.evidence.set(runId, rows);
+    const missing = rows.filter((r) => r.label === 'missing_output').map((r) => r.case_id);
+    const judge = usageOf(rows);
+    await this.runs.decideAndAppend(runId, {
+      type: 'record_scored',
+      data: {
+        run_id: runId,
+        n: rows.length,
+        passed: rows.filter((r) => r.passed).length,
+        score_sum: rows.reduce((s, r) => s + r.score, 0),
+        missing_count: missing.length,
+        missing_case_ids: missing,
+        ...(judge ? { judge } : {}),
+      },
+    });
+    const scored = (await this.runs.load(runId)).state;
+    await this.runs.decideAndAppend(runId, { type: 'record_comparison', run_id: runId, verdict: this.comparison.verdict, decision: { ...this.comparison, completeness: RunModel.completeness(scored)! } });
+  }
+}
+
+/** What the worker sums from a run's judge evidence (JudgeEvidenceRepository.runUsage): null without judge cases. */
+function usageOf(rows: readonly CaseEvidence[]): RunJudgeUsageV1 | null {
+  const judged = rows.filter((r) => r.scorer === 'llm_judge' && r.label !== 'missing_output');
+  if (judged.length === 0) return null;
+  const calls = judged.filter((r) => r.label === 'judge_pass').length;
+  const credential = judged.filter((r) => r.label === 'judge_credential_missing').length;
+  const tokens = { input_tokens: 100 * calls, output_tokens: 20 * calls, cost_usd: COST_PER_CALL * calls };
+  const pin = calls > 0 ? { model: JUDGE.model, prompt_version: JUDGE.prompt_version } : { model: null, prompt_version: null };
+  return { cases: judged.length, calls, errors: 0, credential_missing: credential, not_configured: 0, skipped: judged.length - calls - credential, cache_hits: 0, cache_misses: calls, ...tokens, ...pin };
+}
+
+/** The read model as the gate waits on it (RunWaiter): the run projected from its stream by the real projection. */
+class ReadModel {
+  /** Runs waited for (`completed`): the real waiter polls until RUN_TIMEOUT_MS, so a refusal must not wait. */
+  readonly waits: string[] = [];
+
+  constructor(
+    private readonly runs: MemoryRuns,
+    private readonly pipeline: Pipeline,
+  ) {}
+
+  async find(runId: string): Promise<RunView | null> {
+    const stream = this.runs.stream(runId);
+    if (stream.length === 0) return null;
+    const doc = stream.reduce<RunDoc | null>((d, e) => evolveRun(d, e.event, { occurred_at: e.occurred_at }), null)!;
+    const compared = (await this.runs.load(runId)).state.compared;
+    const regression = compared && {
+      verdict: compared.verdict,
+      baseline_run_id: compared.baseline_run_id ?? null,
+      chosen_by: compared.chosen_by ?? null,
+      comparison: compared.comparison ?? null,
+      completeness: compared.completeness ?? 'complete',
+      baseline_eligible: baselineEligibility({ completeness: compared.completeness ?? null, verdict: compared.verdict }).eligible,
+    };
+    const cases = (this.pipeline.evidence.get(runId) ?? []).map((e) => ({ case_id: e.case_id, scorer: e.scorer, scorer_version: e.scorer_version, score: e.score, passed: e.passed, label: e.label, scored_at: e.scored_at }));
+    return { run: { ...doc, summary: summarizeRun(doc) }, eval_result: null, regression, cases };
+  }
+
+  async completed(runId: string): Promise<RunView> {
+    this.waits.push(runId);
+    const view = await this.find(runId);
+    if (view && view.run.status === 'completed' && view.regression) return view;
+    throw new IntakeError('RUN_PENDING', `run ${runId} is still being scored`, 'run_id');
+  }
+}
+
+/** The stores behind the judge policy and the verdicts: calibration, budgets and spend, gate verdicts and overrides. */
+class Stores {
+  calibration: GateJudgeAssessment['status'] | 'unreadable' = 'certified';
+  budgets: Array<{ scope: string; mode: BudgetMode }> | 'unreadable' = [];
+  readonly budgetReads: string[][] = [];
+  readonly calibrationReads: string[] = [];
+  readonly spend: Array<{ scope: string; gate_id: string; usd: number }> = [];
+  readonly gates = new Map<string, { recorded_verdict: 'pass' | 'fail'; report: Record<string, unknown>; overrides: GateOverrideRow[] }>();
+
+  readonly statuses = {
+    status: async (_sql: unknown, model: string, promptVersion: string) => {
+      this.calibrationReads.push(`${model}/${promptVersion}`);
+      if (this.calibration === 'unreadable') throw new Error('relation "calibration_reports" does not exist');
+      return { status: this.calibration };
+    },
+  } as unknown as JudgeStatusRepository;
+
+  readonly budgetRepository = {
+    applicable: async (_sql: unknown, scopes: readonly string[]) => {
+      this.budgetReads.push([...scopes]);
+      if (this.budgets === 'unreadable') throw new Error('relation "budgets" does not exist');
+      return this.budgets.filter((b) => scopes.includes(b.scope));
+    },
+    recordSpend: async (_sql: unknown, scope: string, gate_id: string, usd: number) => void this.spend.push({ scope, gate_id, usd }),
+  } as unknown as BudgetRepository;
+
+  readonly gateRepository = {
+    record: async (_sql: unknown, g: { gate_id: string; recorded_verdict: 'pass' | 'fail'; report: Record<string, unknown> }) =>
+      void this.gates.set(g.gate_id, { recorded_verdict: g.recorded_verdict, report: g.report, overrides: [] }),
+    find: async (_sql: unknown, gateId: string) => this.gates.get(gateId) ?? null,
+    addOverride: async (_sql: unknown, gateId: string, o: GateOverrideRow) => void this.gates.get(gateId)!.overrides.push(o),
+  } as unknown as GateRepository;
+}
+
+function setup(judge: IngestionConfig['judge'] = { ...JUDGE, credential_missing: false }) {
+  const runs = new MemoryRuns();
+  const pipeline = new Pipeline(runs);
+  const readModel = new ReadModel(runs, pipeline);
+  const stores = new Stores();
+  const find = async (key: string, version?: number) => SUITES.find((s) => s.suite_key === key && (version === undefined || s.version === version)) ?? null;
+  const db = { transaction: async (work: (tx: unknown) => Promise<unknown>) => work({}) } as unknown as DataSource;
+  const clock = { now: () => NOW };
+  let next = 0;
+  const ids = { uuid: () => `00000000-0000-4000-8000-${String(++next).padStart(12, '0')}` };
+
+  const intake = new RunIntakeService(runs as unknown as RunStreams, pipeline as unknown as WorkPublisher, { find: (_sql: unknown, key: string, version?: number) => find(key, version) } as unknown as SuiteRepository, db, {
+    hmacSecret: SECRET,
+  });
+  const gateRuns = new GateRuns({ find } as unknown as SuiteCatalogService, intake, readModel as unknown as RunWaiter, runs as unknown as RunStreams);
+  const policy = new GateJudgePolicy(db, { judge }, stores.statuses, stores.budgetRepository);
+  const verdicts = new GateVerdicts(db, stores.gateRepository, stores.budgetRepository, clock);
+  const gate = new GateService(gateRuns, policy, verdicts, clock, ids);
+  return { gate, verdicts, intake, runs, pipeline, readModel, stores };
+}
+
+/** A gate request with an output for every case of the suite: `yes` passes an exact case, any output a judged one. */
+function request(suiteKey: string, over: Record<string, unknown> = {}): Record<string, unknown> {
+  const suite = SUITES.find((s) => s.suite_key === suiteKey)!;
+  return { suite_key: suiteKey, subject_kind: 'agent', subject_id: 'bot', outputs: suite.cases.map((c) => ({ case_id: c.case_id, output: 'yes' })), ...over };
+}
+
+async function refusal(p: Promise<unknown>): Promise<IntakeError> {
+  const error = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (error instanceof IntakeError) return error;
+  throw error ?? new Error('expected a refusal');
+}
+
+type Report = Record<string, any>;
+
+describe('unit: the gate (GT1-GT6)', () => {
+  describe('judge preconditions (GT2, GT4, J4)', () => {
+    it.each([
+      ['a blocking budget over a missing credential and an uncalibrated judge', { budget: 'block', credential: false, calibration: 'uncalibrated' }, 'budget_blocked'],
+      ['a throttling budget likewise', { budget: 'throttle', credential: false, calibration: 'uncalibrated' }, 'budget_blocked'],
+      ['an unreadable budget store likewise', { budget: 'unreadable', credential: false, calibration: 'uncalibrated' }, 'budget_blocked'],
+      ['then a missing credential over an uncalibrated judge', { budget: 'none', credential: false, calibration: 'uncalibrated' }, 'judge_credential_missing'],
+      ['then a judge not certified', { budget: 'none', credential: true, calibration: 'not_certified' }, 'judge_uncalibrated'],
+      ['an unreadable calibration store certifies nothing', { budget: 'none', credential: true, calibration: 'unreadable' }, 'judge_uncalibrated'],
+      ['nothing, when every precondition holds', { budget: 'none', credential: true, calibration: 'certified' }, null],
+    ] as const)('judge skip precedence, budget > credential > calibration: %s', async (_what, given, skip) => {
+      const { gate, runs, stores } = setup({ ...JUDGE, credential_missing: !given.credential });
+      stores.budgets = given.budget === 'unreadable' ? 'unreadable' : given.budget === 'none' ? [] : [{ scope: 'suite:judged', mode: given.budget }];
+      stores.calibration = given.calibration;
+      const report: Report = await gate.gate(request('judged', { run_id: 'r1' }));
+
+      // The run was opened with the label its judge cases get instead of a call (or none).
+      expect(RunModel.judgeSkipLabel((await runs.load('r1')).state)).toBe(skip);
+      expect(report.judge).toMatchObject({ used: true, skipped: skip, model: JUDGE.model, prompt_version: JUDGE.prompt_version });
+      expect(report.judge.cases_not_scored).toBe(skip ? 2 : 0);
+      // The budget scopes asked: every judge spend, the suite's, the pin's.
+      expect(stores.budgetReads).toEqual([['judge', 'suite:judged', `judge:${JUDGE.model}`]]);
+      // Spend is recorded only for judge calls that were made.
+      expect(stores.spend).toEqual(skip ? [] : [{ scope: 'judge', gate_id: report.gate_id, usd: 2 * COST_PER_CALL }]);
+      expect(report.recorded_verdict).toBe(skip ? 'fail' : 'pass');
+    });
+
+    it('the precedence itself, as a table: the first precondition that fails names the skip', () => {
+      const base = { used: true, budget: 'allowed', credential_missing: false, status: 'certified' } as const;
+      expect(judgeSkip(base)).toBeNull();
+      expect(judgeSkip({ ...base, used: false, budget: 'blocked', credential_missing: true, status: null })).toBeNull();
+      expect(judgeSkip({ ...base, budget: 'store_unreadable', credential_missing: true, status: 'uncalibrated' })).toBe('budget_blocked');
+      expect(judgeSkip({ ...base, credential_missing: true, status: 'not_certifiable' })).toBe('judge_credential_missing');
+      expect(judgeSkip({ ...base, status: 'not_certifiable' })).toBe('judge_uncalibrated');
+    });
+
+    it('a suite without judge cases reads no budget and no calibration, skips no judge and spends nothing - even with no judge and a blocking budget', async () => {
+      const { gate, runs, stores } = setup(null);
+      stores.budgets = [{ scope: 'judge', mode: 'block' }];
+      stores.calibration = 'unreadable';
+      const report: Report = await gate.gate(request('plain', { run_id: 'r1' }));
+
+      expect(report.recorded_verdict).toBe('pass');
+      expect(report.judge).toMatchObject({ used: false, status: null, skipped: null, usage: null, cases_not_scored: 0 });
+      expect(report.budget).toEqual({ decision: 'not_needed' });
+      expect(report.reasons).toEqual([]);
+      expect(stores.budgetReads).toEqual([]);
+      expect(stores.calibrationReads).toEqual([]);
+      expect(stores.spend).toEqual([]);
+      expect(RunModel.judgeMayBeCalled((await runs.load('r1')).state)).toBe(true);
+    });
+
+    it('GT3: only the sampled cases say whether the judge is needed - a sample of exact cases only needs none', async () => {
+      const { gate, stores } = setup({ ...JUDGE, credential_missing: true });
+      const judgedSuite = SUITES[1];
+      // The first seed whose sample of 3 leaves out both judge cases (the sample is a pure function of the seed).
+      let seed: string | undefined;
+      for (let i = 0; i < 200 && !seed; i++) {
+        const picked = sampleCaseIds(judgedSuite.cases.map((c) => c.case_id), { size: 3, seed: `s${i}` });
+        if (picked.every((id) => id.startsWith('c'))) seed = `s${i}`;
+      }
+      expect(seed).toBeDefined();
+      const report: Report = await gate.gate(request('judged', { run_id: 'r1', sample: { size: 3, seed } }));
+      expect(report.judge).toMatchObject({ used: false, skipped: null });
+      expect(report.run.n).toBe(3);
+      expect(report.sample).toEqual({ size: 3, seed });
+      expect(stores.budgetReads).toEqual([]);
+    });
+  });
+
+  describe('the run it gates (GT1)', () => {
+    it('an existing run_id: unknown is UNKNOWN_RUN, still open is RUN_PENDING, another suite\'s is INVALID_REQUEST - and nothing is opened or recorded', async () => {
+      const { gate, intake, runs, readModel, stores } = setup();
+      await intake.open({ run_id: 'open-run', suite_key: 'plain', subject_kind: 'agent', subject_id: 'bot', source: 'ci' }, { message_id: 'm', correlation_id: 'm' });
+      await gate.gate(request('judged', { run_id: 'judged-run' }));
+      stores.gates.clear();
+      readModel.waits.length = 0;
+
+      const unknown = await refusal(gate.gate({ suite_key: 'plain', subject_kind: 'agent', subject_id: 'bot', run_id: 'nope' }));
+      expect([unknown.code, unknown.status, unknown.field]).toEqual(['UNKNOWN_RUN', 404, 'run_id']);
+      const pending = await refusal(gate.gate({ suite_key: 'plain', subject_kind: 'agent', subject_id: 'bot', run_id: 'open-run' }));
+      expect([pending.code, pending.status]).toEqual(['RUN_PENDING', 202]);
+      const other = await refusal(gate.gate({ suite_key: 'plain', subject_kind: 'agent', subject_id: 'bot', run_id: 'judged-run' }));
+      expect([other.code, other.status]).toEqual(['INVALID_REQUEST', 400]);
+
+      // Refused at once: none of them waited for the run to complete.
+      expect(readModel.waits).toEqual([]);
+      expect(runs.stream('nope')).toEqual([]);
+      expect(RunModel.isSealed((await runs.load('open-run')).state)).toBe(false);
+      expect(stores.gates.size).toBe(0);
+    });
+
+    it('an existing completed run is gated as it is: nothing new is appended to its stream', async () => {
+      const { gate, runs } = setup();
+      await gate.gate(request('plain', { run_id: 'done', outputs: [{ case_id: 'c0', output: 'yes' }, { case_id: 'c1', output: 'no' }] }));
+      const before = runs.stream('done').length;
+      const report: Report = await gate.gate({ suite_key: 'plain', subject_kind: 'agent', subject_id: 'bot', run_id: 'done' });
+      expect(runs.stream('done')).toHaveLength(before);
+      expect(report.run).toMatchObject({ run_id: 'done', n: 4, passed: 1, pass_rate: 0.25, completeness: 'incomplete' });
+      expect(report.cases.map((c: { label: string }) => c.label)).toEqual(['match', 'mismatch', 'missing_output', 'missing_output']);
+    });
+
+    it('GT4: an existing run whose judge was called, gated while a budget blocks: budget_blocked, and its cost is not recorded as spend', async () => {
+      const { gate, stores } = setup();
+      const first: Report = await gate.gate(request('judged', { run_id: 'judged-run' }));
+      expect(stores.spend).toEqual([{ scope: 'judge', gate_id: first.gate_id, usd: 2 * COST_PER_CALL }]);
+      stores.budgets = [{ scope: 'judge', mode: 'block' }];
+      const again: Report = await gate.gate({ suite_key: 'judged', subject_kind: 'agent', subject_id: 'bot', run_id: 'judged-run' });
+      expect(again.reasons.map((r: { code: string }) => r.code)).toEqual(['budget_blocked']);
+      expect(again.judge).toMatchObject({ skipped: 'budget_blocked', usage: { calls: 2, cost_usd: 2 * COST_PER_CALL } });
+      expect(stores.spend).toHaveLength(1);
+    });
+
+    it('an unknown suite is SUITE_NOT_FOUND; a sample larger than the suite is INVALID_REQUEST; neither opens a run', async () => {
+      const { gate, stores } = setup();
+      expect((await refusal(gate.gate(request('plain', { suite_key: 'nope' })))).code).toBe('SUITE_NOT_FOUND');
+      const big = await refusal(gate.gate(request('plain', { run_id: 'r1', sample: { size: 5, seed: 's' } })));
+      expect([big.code, big.field]).toEqual(['INVALID_REQUEST', 'sample.size']);
+      expect(stores.gates.size).toBe(0);
+    });
+  });
+
+  describe('the report (GT1, GT6, R7)', () => {
+    it('carries the reasons, the warnings, the comparison with its baseline and the run\'s completeness', async () => {
+      const { gate, pipeline, stores } = setup({ ...JUDGE, credential_missing: true });
+      stores.calibration = 'uncalibrated';
+      const diff = { diff: -0.5, lower: -0.8, upper: -0.1, level: 0.95 };
+      pipeline.comparison = { verdict: 'regressed', baseline_run_id: 'base', chosen_by: 'explicit', comparison: { score_drop: 0.5, pass_rate_diff: diff } };
+      const report: Report = await gate.gate(request('judged', { run_id: 'r1' }));
+
+      expect(report.recorded_verdict).toBe('fail');
+      expect(report.effective_verdict).toBe('fail');
+      expect(report.reasons.map((r: { code: string }) => r.code)).toEqual(['regressed', 'judge_uncalibrated']);
+      expect(report.warnings.map((w: { code: string }) => w.code)).toEqual(['judge_credential_missing']);
+      expect(report.comparison).toEqual({ verdict: 'regressed', baseline_run_id: 'base', chosen_by: 'explicit', score_drop: 0.5, pass_rate_diff: diff });
+      // The skipped judge cases count as failed and leave the run incomplete (R7): never the next baseline.
+      expect(report.run).toMatchObject({ run_id: 'r1', suite_key: 'judged', n: 6, passed: 4, pass_threshold: 0.5, completeness: 'incomplete' });
+      expect(report.run.pass_rate_ci).toMatchObject({ level: 0.95 });
+      expect(report.run.pass_rate_ci.lower).toBeLessThan(4 / 6);
+      expect(report.run.pass_rate_ci.upper).toBeGreaterThan(4 / 6);
+      expect(report.judge).toMatchObject({ status: 'uncalibrated', skipped: 'judge_credential_missing', cases_not_scored: 2, usage: { cases: 2, calls: 0, credential_missing: 2 } });
+      // What was recorded is what was answered.
+      expect(stores.gates.get(report.gate_id)).toEqual({ recorded_verdict: 'fail', report, overrides: [] });
+    });
+
+    it('a complete run without a baseline passes with a no_baseline warning and completeness complete', async () => {
+      const { gate } = setup();
+      const report: Report = await gate.gate(request('judged'));
+      expect(report.recorded_verdict).toBe('pass');
+      expect(report.warnings.map((w: { code: string }) => w.code)).toEqual(['no_baseline']);
+      expect(report.run.completeness).toBe('complete');
+      expect(report.run.run_id).toBe(`gate-${report.gate_id}`);
+      expect(report.judge.usage).toMatchObject({ calls: 2, cost_usd: 2 * COST_PER_CALL });
+    });
+  });
+
+  describe('override (GT5)', () => {
+    async function failedGate() {
+      const s = setup();
+      const report: Report = await s.gate.gate(request('plain', { outputs: [{ case_id: 'c0', output: 'no' }] }));
+      expect(report.recorded_verdict).toBe('fail');
+      return { ...s, gateId: report.gate_id as string };
+    }
+    const admin = { key_id: 'key-1', name: 'on-call lead' };
+
+    it('needs a written reason: too short or saying nothing is INVALID_REQUEST and records nothing', async () => {
+      const { verdicts, stores, gateId } = await failedGate();
+      for (const reason of [undefined, 'too short', 'x'.repeat(30)]) {
+        const refused = await refusal(verdicts.override(gateId, reason, admin));
+        expect([refused.code, refused.field]).toEqual(['INVALID_REQUEST', 'reason']);
+      }
+      expect(stores.gates.get(gateId)!.overrides).toEqual([]);
+    });
+
+    it('changes the effective verdict only, audited; a gate that passes has nothing to override; an unknown gate is GATE_NOT_FOUND', async () => {
+      const { verdicts, stores, gateId } = await failedGate();
+      const after: Report = await verdicts.override(gateId, '  known flaky upstream, accepted by the on-call lead ', admin);
+
+      expect(after).toMatchObject({ gate_id: gateId, recorded_verdict: 'fail', effective_verdict: 'pass' });
+      expect(after.override).toEqual({ actor_key_id: 'key-1', actor_name: 'on-call lead', reason: 'known flaky upstream, accepted by the on-call lead', before: 'fail', after: 'pass', at: NOW.toISOString() });
+      expect(stores.gates.get(gateId)!.recorded_verdict).toBe('fail');
+      expect(await verdicts.status(gateId)).toMatchObject({ recorded_verdict: 'fail', effective_verdict: 'pass', overrides: [after.override] });
+
+      expect((await refusal(verdicts.override(gateId, 'another perfectly good reason here', admin))).code).toBe('NOTHING_TO_OVERRIDE');
+      expect(stores.gates.get(gateId)!.overrides).toHaveLength(1);
+      expect((await refusal(verdicts.override('00000000-0000-4000-8000-999999999999', 'another perfectly good reason here', admin))).code).toBe('GATE_NOT_FOUND');
+      expect((await refusal(verdicts.status('nope'))).code).toBe('GATE_NOT_FOUND');
+    });
+  });
+});

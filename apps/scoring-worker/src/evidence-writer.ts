@@ -1,0 +1,166 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { RUN_EVENTS, runStreamId, type CaseEvidence, type CasesScoredV2, type ScoreWorkV1 } from '@evals/domain';
+import { EventStore, type DeadLetter, type NewEvent, type Sql } from '@evals/persistence';
+import { DATA_SOURCE } from '@evals/platform';
+import type { DataSource } from 'typeorm';
+import { EventStamper, withConflictRetry } from './event-stamper';
+import { compare, RunEvidence } from './run-evidence';
+import { caseList, clamp, DEAD_LETTER_CODES, WorkSettler, type Received, type Settlement } from './work-settler';
+
+/** An evidence row scored from an output, and the message the output came in. */
+export interface Owned {
+  readonly evidence: CaseEvidence;
+  readonly owner: Received<ScoreWorkV1>;
+}
+
+/**
+ * An output that gets no evidence row of its own: its case had one already (stored, or earlier in the
+ * batch). Only its keyed hash (D2) is kept, to tell a redelivery from a second output.
+ */
+export interface Repeat {
+  readonly owner: Received<ScoreWorkV1>;
+  readonly runId: string;
+  readonly caseId: string;
+  readonly hash: string | null;
+}
+
+/** The cases of one score message whose output was refused after the insert, for its one dead letter. */
+interface Refused {
+  readonly afterSeal: Set<string>;
+  readonly duplicate: Set<string>;
+}
+
+/** What one batch transaction wrote. */
+export interface Written {
+  readonly inserted: CaseEvidence[];
+  /** `cases.scored` events appended. */
+  readonly events: number;
+  /** Outputs identical to the evidence their case holds: redeliveries. */
+  readonly redelivered: number;
+  /** The letters of outputs refused inside the transaction (DUPLICATE_OUTPUT, OUTPUT_AFTER_SEAL). */
+  readonly letters: DeadLetter[];
+}
+
+/**
+ * The scoring transaction of a micro-batch (docs/pipeline.md step 2): the evidence rows (`ON CONFLICT DO
+ * NOTHING`), one `cases.scored` event per run for the rows actually inserted (with its outbox row), the
+ * comparison of every output that got no row with the row its case holds, and the batch's dead letters -
+ * all in one transaction, so a redelivery inserts nothing and announces nothing.
+ */
+@Injectable()
+export class EvidenceWriter {
+  constructor(
+    @Inject(DATA_SOURCE) private readonly db: DataSource,
+    private readonly events: EventStore,
+    private readonly evidence: RunEvidence,
+    private readonly settler: WorkSettler,
+    private readonly stamper: EventStamper,
+  ) {}
+
+  /** Which of these judge cases of a run already have evidence: they are compared, never judged (and paid) again. */
+  judgedAlready(runId: string, caseIds: readonly string[]): Promise<Set<string>> {
+    return this.evidence.judgedAlready(this.db, runId, caseIds);
+  }
+
+  /**
+   * Writes the batch: `rows`, the comparison of `repeats` (and of rows another transaction inserted first),
+   * and the settlement's letters with those of refused outputs - except for messages in `lettered`, which
+   * have their one letter already.
+   */
+  commit(rows: readonly Owned[], repeats: readonly Repeat[], settlement: Settlement, lettered: ReadonlySet<Received<ScoreWorkV1>>): Promise<Written> {
+    return withConflictRetry(() =>
+      this.db.transaction(async (tx) => {
+        const result = await this.insertScored(tx, rows);
+        const checked = await this.checkRepeats(tx, rows, result.inserted, repeats);
+        const letters = [...checked.refused].filter(([owner]) => !lettered.has(owner)).map(([owner, refused]) => this.refusedLetter(owner, refused));
+        await this.settler.write(tx, [...settlement.letters, ...letters]);
+        return { ...result, redelivered: checked.redelivered, letters };
+      }),
+    );
+  }
+
+  /** Inside the batch transaction: evidence, then one `cases.scored` per run for the rows actually inserted. */
+  private async insertScored(tx: Sql, rows: readonly Owned[]): Promise<{ inserted: CaseEvidence[]; events: number }> {
+    const runIds = [...new Set(rows.map((r) => r.evidence.run_id))].sort(compare);
+    // Shared: scoring transactions run side by side; a seal (exclusive) waits for them, and they for it. Once
+    // a run is scored every case of it has evidence, so a late output inserts nothing below.
+    await this.evidence.lockShared(tx, runIds);
+    const inserted: CaseEvidence[] = [];
+    let events = 0;
+    for (const runId of runIds) {
+      // One fixed order (case id) for every transaction, so concurrent inserts of one run never deadlock.
+      const ordered = rows.filter((r) => r.evidence.run_id === runId).sort((a, b) => compare(a.evidence.case_id, b.evidence.case_id));
+      const owners = new Map<CaseEvidence, Received<ScoreWorkV1>>(ordered.map((r) => [r.evidence, r.owner]));
+      const written = await this.evidence.insert(
+        tx,
+        ordered.map((r) => r.evidence),
+      );
+      if (written.length === 0) continue;
+      inserted.push(...written);
+      // The event's stream is named after the earliest message that contributed a new row: every case of that
+      // message has evidence once this commits, so no later transaction can name the same stream.
+      const cause = written.map((e) => owners.get(e)!).reduce((a, b) => (b.msg.seq < a.msg.seq ? b : a));
+      // The counts only (cases.scored v2): the rows are the evidence just inserted.
+      const event: NewEvent<CasesScoredV2> = {
+        type: RUN_EVENTS.casesScored,
+        version: 2,
+        data: { run_id: runId, n: written.length, passed: written.filter((e) => e.passed).length, score_sum: written.reduce((s, e) => s + e.score, 0) },
+        metadata: this.stamper.metadata(cause.metadata),
+      };
+      await this.events.append(tx, `${runStreamId(runId)}.cases.${cause.metadata.message_id}`, 0, [event]);
+      events += 1;
+    }
+    return { inserted, events };
+  }
+
+  /**
+   * Inside the batch transaction, after the insert: every output that got no row of its own - a repeat of
+   * a case in the batch, a case with stored evidence, a row another worker inserted first (the insert waited
+   * for it, and under read committed this query sees it) - is compared with the row its case holds now. The
+   * same keyed hash is a redelivery (silent); another hash is a second output (DUPLICATE_OUTPUT); a row
+   * without an output means the seal scored the case `missing_output` (OUTPUT_AFTER_SEAL).
+   */
+  private async checkRepeats(
+    tx: Sql,
+    rows: readonly Owned[],
+    inserted: readonly CaseEvidence[],
+    repeats: readonly Repeat[],
+  ): Promise<{ redelivered: number; refused: Map<Received<ScoreWorkV1>, Refused> }> {
+    const wasInserted = new Set(inserted);
+    const pending: Repeat[] = [
+      ...rows.filter((r) => !wasInserted.has(r.evidence)).map((r) => ({ owner: r.owner, runId: r.evidence.run_id, caseId: r.evidence.case_id, hash: r.evidence.detail_hash })),
+      ...repeats,
+    ];
+    const refused = new Map<Received<ScoreWorkV1>, Refused>();
+    if (pending.length === 0) return { redelivered: 0, refused };
+    const key = (runId: string, caseId: string) => `${runId}\u0000${caseId}`;
+    const held = new Map<string, string | null>(inserted.map((e) => [key(e.run_id, e.case_id), e.detail_hash]));
+    for (const runId of new Set(pending.map((p) => p.runId))) {
+      const ask = new Set(pending.filter((p) => p.runId === runId && !held.has(key(runId, p.caseId))).map((p) => p.caseId));
+      for (const [caseId, hash] of await this.evidence.detailHashes(tx, runId, [...ask])) held.set(key(runId, caseId), hash);
+    }
+    let redelivered = 0;
+    for (const p of pending) {
+      const stored = held.get(key(p.runId, p.caseId));
+      // `undefined` cannot happen (a row that was not inserted conflicted with one that is there): not a refusal.
+      if (stored === undefined || stored === p.hash) {
+        redelivered++;
+        continue;
+      }
+      const r = refused.get(p.owner) ?? { afterSeal: new Set<string>(), duplicate: new Set<string>() };
+      (stored === null ? r.afterSeal : r.duplicate).add(p.caseId);
+      refused.set(p.owner, r);
+    }
+    return { redelivered, refused };
+  }
+
+  /** The one dead letter of a score message with refused outputs: run id and case ids, never an output or a hash (D1). */
+  private refusedLetter(owner: Received<ScoreWorkV1>, refused: Refused): DeadLetter {
+    const run = clamp(owner.data.run_id);
+    const parts: string[] = [];
+    if (refused.afterSeal.size > 0) parts.push(`data.items[].case_id: run ${run} was scored without an output for ${refused.afterSeal.size}: ${caseList([...refused.afterSeal])}`);
+    if (refused.duplicate.size > 0) parts.push(`data.items[].case_id: run ${run} already has another output for ${refused.duplicate.size}: ${caseList([...refused.duplicate])}`);
+    const code = refused.afterSeal.size > 0 ? DEAD_LETTER_CODES.outputAfterSeal : DEAD_LETTER_CODES.duplicateOutput;
+    return this.settler.letter(owner.msg, code, parts.join('; '), owner.metadata.message_id);
+  }
+}

@@ -1,0 +1,70 @@
+import { Injectable } from '@nestjs/common';
+import type { CaseEvidence, RunJudgeUsageV1 } from '@evals/domain';
+import { EvidenceRepository, JudgeEvidenceRepository, RunLocks, type EvidenceAggregate, type JudgedEvidenceRow, type Sql } from '@evals/persistence';
+
+/**
+ * A run's evidence as the worker writes and reads it (R1-R3, S3): plain rows and judged rows (with their
+ * judge columns) in one table, and the run lock that keeps them still while a seal aggregates them -
+ * scoring transactions hold their runs' lock shared, a seal holds it exclusively, so evidence of a run never
+ * changes once its aggregate is computed.
+ */
+@Injectable()
+export class RunEvidence {
+  constructor(
+    private readonly evidence: EvidenceRepository,
+    private readonly judged: JudgeEvidenceRepository,
+    private readonly locks: RunLocks,
+  ) {}
+
+  /** Scoring transactions run side by side; a seal (exclusive) waits for them, and they for it. */
+  lockShared(tx: Sql, runIds: readonly string[]): Promise<void> {
+    return this.locks.shared(tx, runIds);
+  }
+
+  lockExclusive(tx: Sql, runId: string): Promise<void> {
+    return this.locks.exclusive(tx, runId);
+  }
+
+  /**
+   * Inserts the rows (`ON CONFLICT DO NOTHING`): plain rows through EvidenceRepository, judged rows through
+   * JudgeEvidenceRepository. Returns the rows actually written, in case order.
+   */
+  async insert(tx: Sql, rows: readonly CaseEvidence[]): Promise<CaseEvidence[]> {
+    const plain = rows.filter((r) => !r.judge);
+    const judged = rows.filter((r): r is JudgedEvidenceRow & CaseEvidence => r.judge !== undefined);
+    // Every case is always plain or always judged (its scorer is fixed by the suite version), so plain rows
+    // then judged rows, each in case order, is one consistent lock order across transactions.
+    const written: CaseEvidence[] = [...(await this.evidence.insertBatch(tx, plain))];
+    written.push(...(await this.judged.insertBatch(tx, judged)));
+    return judged.length > 0 && plain.length > 0 ? written.sort((a, b) => compare(a.case_id, b.case_id)) : written;
+  }
+
+  /** The cases of the run that have evidence. */
+  caseIds(sql: Sql, runId: string): Promise<Set<string>> {
+    return this.evidence.caseIds(sql, runId);
+  }
+
+  aggregate(sql: Sql, runId: string): Promise<EvidenceAggregate> {
+    return this.evidence.aggregate(sql, runId);
+  }
+
+  /** The keyed hash of the output each case's evidence holds (null: the seal scored it `missing_output`). */
+  detailHashes(sql: Sql, runId: string, caseIds: readonly string[]): Promise<Map<string, string | null>> {
+    return this.evidence.detailHashes(sql, runId, caseIds);
+  }
+
+  /** Which of these judge cases already have evidence (so a redelivered output is not judged - and paid - again). */
+  judgedAlready(sql: Sql, runId: string, caseIds: readonly string[]): Promise<Set<string>> {
+    return this.judged.existing(sql, runId, caseIds);
+  }
+
+  /** The run's judge usage, summed from its evidence (whichever worker judged which case); null without judge cases. */
+  judgeUsage(sql: Sql, runId: string): Promise<RunJudgeUsageV1 | null> {
+    return this.judged.runUsage(sql, runId);
+  }
+}
+
+/** One fixed order (case id) for every transaction, so concurrent inserts of one run never deadlock. */
+export function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
