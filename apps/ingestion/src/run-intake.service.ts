@@ -1,31 +1,22 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { compileSuite, RunModel, sampleCaseIds, type CompiledSuite, type RunCommand, type RunOpenedV1, type RunSource, type RunState, type WorkItem } from '@evals/domain';
+import { compileSuite, RunModel, sampleCaseIds, type CompiledSuite, type RunCommand, type RunOpenedV1, type RunState, type WorkItem } from '@evals/domain';
 import { SuiteRepository, type SuiteVersionWithCases } from '@evals/persistence';
 import { DATA_SOURCE } from '@evals/platform';
 import type { DataSource } from 'typeorm';
 import { INGESTION_CONFIG, type IngestionConfig } from './config';
 import { busUnavailable, IntakeError, underRunRules } from './intake-error';
-import { canonicalOutputs, requestMessageId, runRequestHash } from './run-request-hash';
+import { canonicalOutputs, requestMessageId, runRequestHash, type RunRequestContent } from './run-request-hash';
 import { RunStreams, type Causation } from './run-streams';
 import { WorkPublisher } from './work-publisher';
 
 export type { Causation } from './run-streams';
 
-export interface OpenRunCommand {
+/**
+ * A request to open a run: its id and its content (`RunRequestContent`: suite, subject, outputs - present:
+ * the run is complete with them and sealed once they are on the bus; absent: they follow - sample, judge).
+ */
+export interface OpenRunCommand extends RunRequestContent {
   readonly run_id: string;
-  readonly suite_key: string;
-  readonly suite_version?: number;
-  readonly subject_kind: string;
-  readonly subject_id: string;
-  readonly variant?: string;
-  readonly baseline_run_id?: string;
-  readonly source: RunSource;
-  /** Present: the run is complete with these outputs and is sealed once they are on the bus. Absent: outputs follow. */
-  readonly outputs?: readonly WorkItem[];
-  /** GT3: score only the cases this seed samples; outputs for other cases are ignored. */
-  readonly sample?: { readonly size: number; readonly seed: string };
-  readonly judge_cache?: boolean;
-  readonly judge_skip?: string;
 }
 
 /** What the intake knows about an opened run. */

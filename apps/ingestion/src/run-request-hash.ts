@@ -10,7 +10,9 @@ export interface RunRequestContent {
   readonly variant?: string;
   readonly baseline_run_id?: string;
   readonly source: RunSource;
+  /** Present: the run is complete with these outputs. Absent: they follow over the bus. */
   readonly outputs?: readonly WorkItem[];
+  /** GT3: score only the cases this seed samples; outputs for other cases are ignored. */
   readonly sample?: { readonly size: number; readonly seed: string };
   readonly judge_cache?: boolean;
   readonly judge_skip?: string;
