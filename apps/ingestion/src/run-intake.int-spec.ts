@@ -309,6 +309,16 @@ describe('integration: POST /v1/runs decided by the run model (R7)', () => {
       expect(await stream('bus-never-opened')).toEqual([]);
     });
 
+    it('a run.sealed for a run that received no output is dead-lettered EMPTY_RUN; the run stays open (until it expires)', async () => {
+      const opened = encodeMessage(SUBJECTS.RUN_REQUESTED, 1, { run_id: 'bus-no-output', suite_key: key, subject_kind: 'agent', subject_id: 'nobody', source: 'sandbox' } as never, meta('bus-no-output-open'));
+      await bus.publish(subjectOf(bus.names, SUBJECTS.RUN_REQUESTED), serializeMessage(opened), 'bus-no-output-open');
+      const sealed = encodeMessage(SUBJECTS.RUN_SEALED, 1, { run_id: 'bus-no-output' } as never, meta('bus-no-output-seal'));
+      await bus.publish(subjectOf(bus.names, SUBJECTS.RUN_SEALED), serializeMessage(sealed), 'bus-no-output-seal');
+      expect(await deadLetter('bus-no-output-seal')).toMatchObject({ code: 'EMPTY_RUN' });
+      // No run.sealed was recorded by the refused seal (the expiry may seal it later, as `expired`).
+      expect((await stream('bus-no-output')).filter((e) => e.type === 'run.sealed' && e.data.reason !== 'expired')).toEqual([]);
+    });
+
     it('a run nobody seals expires after EVALS_RUN_TTL_SECONDS: sealed `expired`, its missing cases counted, never a baseline', async () => {
       // Opened over the bus with three outputs following; the seal never comes (a client that crashed).
       const opened = encodeMessage(SUBJECTS.RUN_REQUESTED, 1, { run_id: 'bus-expire-1', suite_key: key, subject_kind: 'agent', subject_id: 'expiring', source: 'sandbox' } as never, meta('bus-expire-open'));
@@ -325,10 +335,11 @@ describe('integration: POST /v1/runs decided by the run model (R7)', () => {
         await new Promise((r) => setTimeout(r, 100));
       }
       const events = await stream('bus-expire-1');
-      expect(events.map((e) => e.type)).toEqual(['run.opened', 'run.sealed', 'run.scored', 'run.compared']);
-      expect(events[1].data).toEqual({ run_id: 'bus-expire-1', reason: 'expired' });
-      expect(events[2].data).toMatchObject({ n: 600, passed: 2, missing_count: 597 });
-      expect(events[3].data).toMatchObject({ verdict: 'no_baseline', completeness: 'expired' });
+      // The first output was recorded before it was forwarded (outputs.received), then the system sealed it.
+      expect(events.map((e) => e.type)).toEqual(['run.opened', 'outputs.received', 'run.sealed', 'run.scored', 'run.compared']);
+      expect(events[2].data).toEqual({ run_id: 'bus-expire-1', reason: 'expired' });
+      expect(events[3].data).toMatchObject({ n: 600, passed: 2, missing_count: 597, expired: true });
+      expect(events[4].data).toMatchObject({ verdict: 'no_baseline', completeness: 'expired' });
       // Visible in the run and its EvalResult.
       const view: any = await fetch(`${base}/v1/runs/bus-expire-1`).then((r) => r.json());
       expect(view.regression).toMatchObject({ completeness: 'expired', baseline_eligible: false, baseline_ineligible_reason: 'expired' });

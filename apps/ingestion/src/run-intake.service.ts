@@ -177,9 +177,16 @@ export class RunIntakeService {
     return this.work.seal(runId, { message_id: `reseal:${runId}`, correlation_id: runId });
   }
 
-  /** Forwards outputs that follow over the bus (`evals.output.submitted`, a monitor signal). */
-  forward(runId: string, items: readonly WorkItem[], cause: Causation): Promise<void> {
-    return this.work.forward(runId, items, cause);
+  /**
+   * Forwards outputs that follow over the bus (`evals.output.submitted`, a monitor signal). The run's first
+   * output is recorded on its stream before it is forwarded (`outputs.received`, once), so a seal can tell a
+   * run that received outputs from one that received none (EMPTY_RUN); a crash in between redelivers the
+   * inbound messages, which then forward.
+   */
+  async forward(runId: string, items: readonly WorkItem[], cause: Causation): Promise<void> {
+    if (items.length === 0) return;
+    await underRunRules(() => this.streams.decideAndAppend(runId, { type: 'receive_outputs', run_id: runId }, cause));
+    await this.work.forward(runId, items, cause);
   }
 
   /** Publishes on the request's behalf: a bus that does not take the message is a retryable 503, not a 500. */

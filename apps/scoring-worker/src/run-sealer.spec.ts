@@ -162,7 +162,8 @@ function setup() {
   /** Opens (and seals, unless told) a run of `suite` through the real model. */
   const run = async (runId: string, suite: SuiteVersionWithCases, over: Partial<RunOpenedV1> = {}, seal = true) => {
     await events.decide(runId, { type: 'open', data: opened(runId, suite, over), request_hash: `h-${runId}`, outputs: null });
-    if (seal) await events.decide(runId, { type: 'seal', run_id: runId });
+    // Sealed as an HTTP request seals: with the count of outputs it carried.
+    if (seal) await events.decide(runId, { type: 'seal', run_id: runId, received: 1 });
   };
   /** The `run.scored` the seal appended. */
   const result = (runId: string): RunScoredV1 => events.streams.get(runStreamId(runId))!.find((e) => e.type === 'run.scored')!.data as RunScoredV1;
@@ -255,7 +256,7 @@ describe('unit: the seal (R1, R2, R7)', () => {
     expect(evidence.rows).toEqual([]);
     expect(events.types('r1')).toEqual(['run.opened']);
 
-    await events.decide('r1', { type: 'seal', run_id: 'r1' });
+    await events.decide('r1', { type: 'seal', run_id: 'r1', received: 1 });
     expect(await sealer.awaitsSeal('r1')).toBe(false);
   });
 

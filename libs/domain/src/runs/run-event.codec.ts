@@ -164,6 +164,7 @@ const SCHEMAS: Readonly<Record<RunEventKey, readonly Rule[]>> = {
     field('judge_skip', optional(orNull(isNonEmptyString)), 'isStringOrNull'),
     field('request_hash', optional(isString), 'isString'),
   ],
+  'outputs.received v1': [RUN_ID],
   'run.sealed v1': [RUN_ID, field('reason', optional(SEAL_REASONS), 'isSealReason')],
   'cases.scored v1': [
     RUN_ID,

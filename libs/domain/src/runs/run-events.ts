@@ -9,6 +9,7 @@ import { decodeRunEvent } from './run-event.codec';
 
 export const RUN_EVENTS = {
   opened: 'run.opened',
+  outputsReceived: 'outputs.received',
   sealed: 'run.sealed',
   casesScored: 'cases.scored',
   scored: 'run.scored',
@@ -45,6 +46,14 @@ export interface RunOpenedV1 {
    * content is the same run (idempotent), with other content a conflict. Absent in runs opened before it.
    */
   readonly request_hash?: string;
+}
+
+/**
+ * R7: the run's first output arrived over the bus (`evals.output.submitted`, a monitor signal), recorded
+ * before it is forwarded, once per run. A seal for a run that never received one is refused EMPTY_RUN.
+ */
+export interface OutputsReceivedV1 {
+  readonly run_id: string;
 }
 
 export interface RunSealedV1 {
@@ -153,6 +162,7 @@ export interface RunJudgeUsageV1 {
 
 export type RunEvent =
   | { readonly type: 'run.opened'; readonly version: 1; readonly data: RunOpenedV1 }
+  | { readonly type: 'outputs.received'; readonly version: 1; readonly data: OutputsReceivedV1 }
   | { readonly type: 'run.sealed'; readonly version: 1; readonly data: RunSealedV1 }
   | { readonly type: 'cases.scored'; readonly version: 1; readonly data: CasesScoredV1 }
   | { readonly type: 'cases.scored'; readonly version: 2; readonly data: CasesScoredV2 }

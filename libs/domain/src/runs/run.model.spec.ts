@@ -237,3 +237,26 @@ describe('RunModel: decide and evolve agree (property)', () => {
     );
   });
 });
+
+describe('RunModel: outputs over the bus and the seal (R7, EMPTY_RUN)', () => {
+  const receive: RunCommand = { type: 'receive_outputs', run_id: 'r1' };
+
+  it('records the first output once; later ones decide nothing', () => {
+    const state = play(open('h1', null));
+    expect(decide(receive, state).map((e) => e.type)).toEqual(['outputs.received']);
+    expect(decide(receive, play(open('h1', null), receive))).toEqual([]);
+    // Not after the seal (a late output is the worker's OUTPUT_AFTER_SEAL), and not for an unknown run.
+    expect(decide(receive, play(open('h1', 3), seal))).toEqual([]);
+    expect(refusal(receive, initialRunState)).toBe(RUN_RULE_CODES.runNotFound);
+  });
+
+  it('a bus seal of a run that received no output is EMPTY_RUN and leaves it open; after one, it seals', () => {
+    const none = play(open('h1', null));
+    expect(refusal(seal, none)).toBe(RUN_RULE_CODES.emptyRun);
+    expect(none.phase).toBe('open');
+    expect(decide(seal, play(open('h1', null), receive)).map((e) => e.type)).toEqual(['run.sealed']);
+    // A request that carried its outputs says how many; the expiry seals regardless.
+    expect(decide({ type: 'seal', run_id: 'r1', received: 2 }, none).map((e) => e.type)).toEqual(['run.sealed']);
+    expect(decide(expire('2026-12-01T11:00:00.000Z'), none).map((e) => e.type)).toEqual(['run.sealed']);
+  });
+});

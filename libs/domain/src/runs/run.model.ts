@@ -28,6 +28,8 @@ export interface RunState {
   /** When the run was opened (the event's time): the expiry clock starts here. */
   readonly opened_at: string | null;
   readonly seal_reason: SealReason | null;
+  /** Whether any output arrived over the bus (`outputs.received`): a seal needs one (EMPTY_RUN). */
+  readonly outputs_received: boolean;
   /** Running counts from `cases.scored`, replaced by the final ones at `run.scored`. */
   readonly scored: { readonly n: number; readonly passed: number; readonly score_sum: number };
   readonly result: RunScoredV1 | null;
@@ -41,6 +43,7 @@ export const initialRunState: RunState = {
   opened: null,
   opened_at: null,
   seal_reason: null,
+  outputs_received: false,
   scored: { n: 0, passed: 0, score_sum: 0 },
   result: null,
   verdict: null,
@@ -84,10 +87,15 @@ export type RunCommand =
       /** Outputs in the request; null when they follow over the bus. */
       readonly outputs: number | null;
     }
+  /** Outputs arrive over the bus for an open run: recorded once, before the first is forwarded. */
+  | { readonly type: 'receive_outputs'; readonly run_id: string }
   | {
       readonly type: 'seal';
       readonly run_id: string;
-      /** Outputs received for the run, when the caller knows (an HTTP request does; the bus seal may not). */
+      /**
+       * Outputs the sealing request itself carried (an HTTP request's). Absent: the seal of a run whose outputs
+       * came over the bus, which must have received one (`outputs.received`), else EMPTY_RUN.
+       */
       readonly received?: number;
     }
   | { readonly type: 'expire'; readonly run_id: string; readonly now: string; readonly ttl_seconds: number }
@@ -114,10 +122,17 @@ export function decide(command: RunCommand, state: RunState): RunEvent[] {
       }
       return [{ type: 'run.opened', version: 1, data: { ...command.data, request_hash: command.request_hash } }];
     }
+    case 'receive_outputs': {
+      const opened = requireOpened(state, command.run_id);
+      if (state.phase !== 'open' || state.outputs_received) return [];
+      return [{ type: 'outputs.received', version: 1, data: { run_id: opened.run_id } }];
+    }
     case 'seal': {
       const opened = requireOpened(state, command.run_id);
       if (state.phase !== 'open') return [];
-      if (command.received === 0) throw new RunRuleError(RUN_RULE_CODES.emptyRun, `run ${opened.run_id} received no output`, 'run_id');
+      const received = command.received ?? (state.outputs_received ? 1 : 0);
+      // Sealed with nothing, it would complete as 0/N and become a baseline that masks the next regression.
+      if (received === 0) throw new RunRuleError(RUN_RULE_CODES.emptyRun, `run ${opened.run_id} received no output; it stays open until it expires`, 'run_id');
       return [{ type: 'run.sealed', version: 1, data: { run_id: opened.run_id } }];
     }
     case 'expire': {
@@ -153,6 +168,8 @@ export function evolve(state: RunState, event: RunEvent, occurredAt?: string): R
   switch (event.type) {
     case 'run.opened':
       return state.phase === 'none' ? { ...state, phase: 'open', opened: event.data, opened_at: occurredAt ?? null } : state;
+    case 'outputs.received':
+      return state.phase === 'open' ? { ...state, outputs_received: true } : state;
     case 'run.sealed':
       return state.phase === 'open' ? { ...state, phase: 'sealed', seal_reason: event.data.reason ?? 'client' } : state;
     case 'cases.scored': {

@@ -57,8 +57,9 @@ export function evolveRun(doc: RunDoc | null, event: RunEvent, ctx: EventContext
         completed_at: ctx.occurred_at,
         ...(event.data.expired ? { expired: true as const } : {}),
       };
+    case 'outputs.received':
     case 'run.compared':
-      // The verdict is projected from the regression app's record; the aggregate itself does not change.
+      // Neither changes the aggregate: a receipt only matters to the seal, the verdict has its own projection.
       return doc;
   }
 }
