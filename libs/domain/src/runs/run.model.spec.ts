@@ -51,7 +51,10 @@ const scoredData = (patch: Partial<RunScoredV1> = {}): RunScoredV1 => ({
 });
 
 const open = (hash = 'h1', outputs: number | null = 3): RunCommand => ({ type: 'open', data: opened(), request_hash: hash, outputs });
-const seal: RunCommand = { type: 'seal', run_id: 'r1' };
+/** The seal of an HTTP request, which says how many outputs it carried. */
+const seal: RunCommand = { type: 'seal', run_id: 'r1', received: 3 };
+/** The seal over the bus (`evals.run.sealed`): the run must have received an output itself. */
+const busSeal: RunCommand = { type: 'seal', run_id: 'r1' };
 const scored = (patch: Partial<RunScoredV1> = {}): RunCommand => ({ type: 'record_scored', data: scoredData(patch) });
 const compared: RunCommand = { type: 'record_comparison', run_id: 'r1', verdict: 'no_regression' };
 const expire = (now: string, ttl = 3600): RunCommand => ({ type: 'expire', run_id: 'r1', now, ttl_seconds: ttl });
@@ -252,9 +255,9 @@ describe('RunModel: outputs over the bus and the seal (R7, EMPTY_RUN)', () => {
 
   it('a bus seal of a run that received no output is EMPTY_RUN and leaves it open; after one, it seals', () => {
     const none = play(open('h1', null));
-    expect(refusal(seal, none)).toBe(RUN_RULE_CODES.emptyRun);
+    expect(refusal(busSeal, none)).toBe(RUN_RULE_CODES.emptyRun);
     expect(none.phase).toBe('open');
-    expect(decide(seal, play(open('h1', null), receive)).map((e) => e.type)).toEqual(['run.sealed']);
+    expect(decide(busSeal, play(open('h1', null), receive)).map((e) => e.type)).toEqual(['run.sealed']);
     // A request that carried its outputs says how many; the expiry seals regardless.
     expect(decide({ type: 'seal', run_id: 'r1', received: 2 }, none).map((e) => e.type)).toEqual(['run.sealed']);
     expect(decide(expire('2026-12-01T11:00:00.000Z'), none).map((e) => e.type)).toEqual(['run.sealed']);
