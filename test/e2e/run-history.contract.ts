@@ -113,6 +113,22 @@ export function runHistoryContract(client: () => HistoryClient): void {
       expect(cards.json.scorecards).toEqual([expect.objectContaining({ runs: 3, runs_incomplete: 1, overall_pass_rate: expect.objectContaining({ passed: 20, n: 22 }) })]);
     });
 
+    it('a second output for a case in one request: 422 DUPLICATE_OUTPUT naming it, and nothing recorded', async () => {
+      const key = `hist-dup-${sfx}`;
+      await push(suite(key));
+      const r = await client().post('ingestion', '/v1/runs', {
+        run_id: `hd-${sfx}`,
+        suite_key: key,
+        subject_kind: 'agent',
+        subject_id: 'bot',
+        outputs: [...outputs(3), { case_id: 'c1', output: 'another answer' }],
+      });
+      expectStatus(r, 422);
+      expect(r.json).toMatchObject({ code: 'DUPLICATE_OUTPUT', field: 'outputs[3].case_id' });
+      expect(r.text).not.toContain('another answer');
+      expectStatus(await client().get('read', `/v1/runs/hd-${sfx}`), 404);
+    });
+
     it('the same run_id with the same content is the same run; with other content 409 RUN_ID_CONFLICT', async () => {
       const key = `hist-conflict-${sfx}`;
       await push(suite(key));

@@ -14,8 +14,10 @@ export function parseRunRequest(body: unknown, requestId: string, now: string, e
   const decoded = decodeMessage(SUBJECTS.RUN_REQUESTED, JSON.stringify(envelope));
   if (!decoded.ok) {
     const issues = decoded.issues.map((i) => ({ field: i.field.replace(/^data\.?/, '') || 'body', constraint: i.constraint }));
+    // R7: a second output for a case is its own refusal (422), as the worker's dead letter is on the bus.
+    const duplicate = issues.length > 0 && issues.every((i) => i.constraint === 'uniqueCaseId');
     throw new IntakeError(
-      decoded.code === 'OUTPUT_TOO_LARGE' ? 'OUTPUT_TOO_LARGE' : 'INVALID_REQUEST',
+      decoded.code === 'OUTPUT_TOO_LARGE' ? 'OUTPUT_TOO_LARGE' : duplicate ? 'DUPLICATE_OUTPUT' : 'INVALID_REQUEST',
       `invalid request: ${issues.map((i) => `${i.field} (${i.constraint})`).join(', ')}`,
       issues[0]?.field,
       { issues },
