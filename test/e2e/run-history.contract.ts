@@ -121,10 +121,10 @@ export function runHistoryContract(client: () => HistoryClient): void {
         suite_key: key,
         subject_kind: 'agent',
         subject_id: 'bot',
-        outputs: [...outputs(3), { case_id: 'c1', output: 'another answer' }],
+        outputs: [...outputs(11), { case_id: 'c1', output: 'another answer' }],
       });
       expectStatus(r, 422);
-      expect(r.json).toMatchObject({ code: 'DUPLICATE_OUTPUT', field: 'outputs[3].case_id' });
+      expect(r.json).toMatchObject({ code: 'DUPLICATE_OUTPUT', field: 'outputs[11].case_id' });
       expect(r.text).not.toContain('another answer');
       expectStatus(await client().get('read', `/v1/runs/hd-${sfx}`), 404);
     });
