@@ -654,6 +654,29 @@ export function httpApiContract(label: string, start: () => Promise<ContractTarg
         expect(g.status).toBe(404);
         expect(g.json).toMatchObject({ code: 'GATE_NOT_FOUND' });
       });
+
+      it('GT7: a family of suites - each gated on its own, one family gate readable by its id; malformed families name the field', async () => {
+        const other = `contract-gate-b-${sfx}`;
+        await pushSuite(exactSuite(other, 10, { pass_threshold: 0.8 }));
+        const r = await post('ingestion', '/v1/gate', { subject_kind: 'agent', subject_id: 'gate-family', suites: [{ suite_key: key, outputs: outputs(10, 10) }, { suite_key: other, outputs: outputs(10, 5) }] });
+        expectStatus(r, 200);
+        expect(r.json).toMatchObject({ kind: 'family', recorded_verdict: 'fail', effective_verdict: 'fail', family: { method: 'holm', tests: 0, alpha: 0.05 } });
+        expect(r.json.suites.map((s: any) => [s.suite_key, s.verdict, s.regression_p])).toEqual([
+          [key, 'pass', null],
+          [other, 'fail', null],
+        ]);
+        expect(r.json.reasons).toEqual([expect.objectContaining({ code: 'below_pass_threshold', suite_key: other })]);
+        const family = await get('ingestion', `/v1/gate/${r.json.gate_id}`);
+        expectStatus(family, 200);
+        expect(family.json).toMatchObject({ gate_id: r.json.gate_id, kind: 'family', effective_verdict: 'fail', overrides: [] });
+        const own = await get('ingestion', `/v1/gate/${r.json.suites[1].gate_id}`);
+        expect(own.json).toMatchObject({ recorded_verdict: 'fail', run: { suite_key: other, passed: 5 } });
+
+        const one = await post('ingestion', '/v1/gate', { subject_kind: 'agent', subject_id: 'x', suites: [{ suite_key: key, outputs: [] }] });
+        expect([one.status, one.json.code, one.json.field]).toEqual([400, 'INVALID_REQUEST', 'suites']);
+        const twice = await post('ingestion', '/v1/gate', { subject_kind: 'agent', subject_id: 'x', suites: [{ suite_key: key, outputs: [] }, { suite_key: key, outputs: [] }] });
+        expect([twice.status, twice.json.code, twice.json.field]).toEqual([422, 'DUPLICATE_SUITE', 'suites[1].suite_key']);
+      }, 60_000);
     });
 
     describe('scorecards (SC1)', () => {

@@ -53,9 +53,12 @@ export interface Command {
   run(args: string[], io: Io): Promise<number>;
 }
 
-type OptionSpec = { readonly type: 'string' | 'boolean'; readonly short?: string; readonly multiple?: false };
+type OptionSpec = { readonly type: 'string' | 'boolean'; readonly short?: string; readonly multiple?: boolean };
 type OptionSpecs = Readonly<Record<string, OptionSpec>>;
-type Values<T extends OptionSpecs> = { -readonly [K in keyof T]?: T[K]['type'] extends 'boolean' ? boolean : string };
+/** A `multiple: true` option is every value given, in order (`--suite A --suite B`); any other, the last. */
+type Values<T extends OptionSpecs> = {
+  -readonly [K in keyof T]?: T[K]['type'] extends 'boolean' ? boolean : T[K]['multiple'] extends true ? string[] : string;
+};
 
 /** Strict parsing: an unknown option, a missing value or a stray positional is a usage error (exit 2). */
 export function parseOptions<T extends OptionSpecs>(args: readonly string[], options: T, positionals: { min?: number; max?: number; names?: string } = {}): { values: Values<T>; positionals: string[] } {

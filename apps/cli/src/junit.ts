@@ -1,4 +1,4 @@
-import { failingCases, rateText, type CaseLine, type EvalReport } from './report';
+import { failingCases, familyPText, formatP, rateText, type CaseLine, type EvalReport, type FamilyLine } from './report';
 
 /**
  * JUnit XML for CI test reporters (X5; docs/cli.md, "JUnit XML"). One `<testsuite>` per suite, one
@@ -17,6 +17,7 @@ export function caseOutcome(c: CaseLine): 'passed' | 'failure' | 'error' | 'skip
 }
 
 export function renderJunit(r: EvalReport): string {
+  if (r.family) return renderFamilyJunit(r, r.family);
   const cases = r.cases ?? [];
   const outcomes = cases.map(caseOutcome);
   const count = (k: string) => outcomes.filter((o) => o === k).length;
@@ -82,6 +83,48 @@ export function renderJunit(r: EvalReport): string {
     // No per-case results (e.g. a gate refused before scoring): one synthetic case keeps CI red.
     out.push(`    <testcase${attrs([['classname', r.suite_key], ['name', 'verdict'], ['time', '0']])}>`);
     out.push(`      <failure${attrs([['message', r.reasons.map((x) => x.code).join(', ') || 'fail'], ['type', 'verdict']])}/>`);
+    out.push('    </testcase>');
+  }
+  out.push(`    <system-out>${text(systemOut(r))}</system-out>`);
+  out.push('  </testsuite>');
+  out.push('</testsuites>');
+  return out.join('\n') + '\n';
+}
+
+/**
+ * GT7: a gate over several suites is one `<testsuite>` with one `<testcase>` per suite (classname
+ * `evals.gate.family`, name the suite key), failed when the suite fails in the family; the raw and
+ * Holm-adjusted p-values are properties of the suite and lines of each testcase's output.
+ */
+function renderFamilyJunit(r: EvalReport, f: FamilyLine): string {
+  const failures = f.suites.filter((s) => s.verdict === 'fail').length;
+  const time = seconds(r.elapsed_seconds);
+  const head: Array<[string, string | number]> = [['tests', f.suites.length], ['failures', failures], ['errors', 0], ['skipped', 0], ['time', time]];
+  const ts = junitTimestamp(r.timestamp);
+  const props: Array<[string, string]> = [
+    ['kind', 'gate_family'],
+    ['verdict', r.verdict],
+    ...(r.recorded_verdict ? [['recorded_verdict', r.recorded_verdict] as [string, string]] : []),
+    ...(r.gate_id ? [['gate_id', r.gate_id] as [string, string]] : []),
+    ...(r.subject ? [['subject', r.subject] as [string, string]] : []),
+    ['family.method', 'holm'],
+    ['family.tests', String(f.tests)],
+    ['family.alpha', String(f.alpha)],
+  ];
+  for (const s of f.suites) {
+    props.push([`suite.${s.suite_key}.gate_id`, s.report.gate_id ?? ''], [`suite.${s.suite_key}.verdict`, s.verdict]);
+    if (s.regression_p) props.push([`suite.${s.suite_key}.raw_p`, formatP(s.regression_p.raw)], [`suite.${s.suite_key}.adjusted_p`, formatP(s.regression_p.adjusted)]);
+  }
+  const out: string[] = ['<?xml version="1.0" encoding="UTF-8"?>'];
+  out.push(`<testsuites${attrs([['name', 'evals gate'], ...head])}>`);
+  out.push(`  <testsuite${attrs([['name', 'evals gate family'], ...head, ...(ts ? [['timestamp', ts] as [string, string]] : [])])}>`);
+  out.push('    <properties>');
+  for (const [name, value] of props) if (value !== '') out.push(`      <property${attrs([['name', name], ['value', value]])}/>`);
+  out.push('    </properties>');
+  for (const s of f.suites) {
+    out.push(`    <testcase${attrs([['classname', 'evals.gate.family'], ['name', s.suite_key], ['time', '0']])}>`);
+    if (s.verdict === 'fail') out.push(`      <failure${attrs([['message', s.report.reasons.map((x) => x.code).join(', ') || 'fail'], ['type', 'verdict']])}/>`);
+    out.push(`      <system-out>${text([`regression p: ${familyPText(s)}`, systemOut(s.report)].join('\n'))}</system-out>`);
     out.push('    </testcase>');
   }
   out.push(`    <system-out>${text(systemOut(r))}</system-out>`);

@@ -1,4 +1,4 @@
-import { baselineRate, comparisonText, failingCases, rateText, verdictWord, type EvalReport } from './report';
+import { baselineRate, comparisonText, failingCases, formatP, rateText, verdictWord, type EvalReport, type FamilyLine } from './report';
 
 /**
  * A Markdown summary for CI job summaries (`--summary "$GITHUB_STEP_SUMMARY"`; docs/cli.md): the verdict,
@@ -9,6 +9,7 @@ import { baselineRate, comparisonText, failingCases, rateText, verdictWord, type
 const MAX_FAILING_LISTED = 50;
 
 export function renderMarkdown(r: EvalReport): string {
+  if (r.family) return renderFamilyMarkdown(r, r.family);
   const title = r.kind === 'gate' ? 'evals gate' : r.kind === 'run' ? 'evals run' : 'evals score';
   const out: string[] = [];
   out.push(`## ${title}: ${r.verdict === 'pass' ? 'PASS' : 'FAIL'}`);
@@ -64,6 +65,43 @@ export function renderMarkdown(r: EvalReport): string {
     out.push('');
     const shown = failing.slice(0, MAX_FAILING_LISTED);
     out.push(shown.map((c) => `${code(c.case_id)} ${escape(c.label)}`).join(', ') + (failing.length > shown.length ? `, and ${failing.length - shown.length} more` : ''));
+  }
+  out.push('');
+  return out.join('\n');
+}
+
+/** GT7: the family's verdict and one table row per suite, with its raw and Holm-adjusted p-values. */
+function renderFamilyMarkdown(r: EvalReport, f: FamilyLine): string {
+  const out: string[] = [];
+  out.push(`## evals gate: ${r.verdict === 'pass' ? 'PASS' : 'FAIL'} (${f.suites.length} suites, Holm)`);
+  out.push('');
+  out.push([r.subject ? `**Subject** ${code(r.subject)}` : null, r.variant ? `**Variant** ${code(r.variant)}` : null, r.gate_id ? `**Gate** ${code(r.gate_id)}` : null].filter(Boolean).join(' · '));
+  if (r.recorded_verdict && r.recorded_verdict !== r.verdict) {
+    out.push('');
+    out.push(`Effective verdict **${r.verdict}**; recorded verdict **${escape(r.recorded_verdict)}** (overridden, GT5).`);
+  }
+  out.push('');
+  out.push(`Family-wise error of ${f.tests} regression test(s) held at ${f.alpha} by Holm's step-down method (GT7).`);
+  out.push('');
+  out.push('| suite | verdict | pass rate (95% CI) | regression | raw p | Holm-adjusted p | suite gate |');
+  out.push('|---|---|---|---|---|---|---|');
+  for (const s of f.suites) {
+    const c = s.report.comparison;
+    const own = s.own_verdict && s.own_verdict !== s.verdict ? ` (own gate: ${escape(s.own_verdict)})` : '';
+    out.push(
+      `| ${code(s.suite_key)} | ${s.verdict === 'pass' ? 'PASS' : 'FAIL'}${own} | ${s.report.rate ? rateText(s.report.rate) : ''} | ${c ? escape(verdictWord(c.verdict)) : 'no baseline'} | ${s.regression_p ? formatP(s.regression_p.raw) : '-'} | ${s.regression_p ? formatP(s.regression_p.adjusted) : '-'} | ${cell(s.report.gate_id ?? '')} |`,
+    );
+  }
+  for (const [title, list] of [['Reasons', r.reasons], ['Warnings', r.warnings]] as const) {
+    if (list.length === 0) continue;
+    out.push('');
+    out.push(`**${title}**`);
+    out.push('');
+    for (const x of list) out.push(`- ${code(x.code)}${x.message ? `: ${escape(x.message)}` : ''}`);
+  }
+  if (r.details.length > 0) {
+    out.push('');
+    for (const [label, value] of r.details) out.push(`- **${escape(label)}**: ${escape(value)}`);
   }
   out.push('');
   return out.join('\n');

@@ -76,6 +76,23 @@ export interface EvalReport {
   readonly cases: readonly CaseLine[] | null;
   readonly timestamp: string | null;
   readonly elapsed_seconds: number | null;
+  /** GT7: a gate over several suites - each suite's own report, with its raw and Holm-adjusted p-value. */
+  readonly family?: FamilyLine;
+}
+
+export interface FamilySuiteLine {
+  readonly suite_key: string;
+  /** The suite's verdict in the family (after Holm); `own_verdict` is its own gate's. */
+  readonly verdict: 'pass' | 'fail';
+  readonly own_verdict: string | null;
+  readonly regression_p: { readonly raw: number; readonly adjusted: number } | null;
+  readonly report: EvalReport;
+}
+
+export interface FamilyLine {
+  readonly tests: number;
+  readonly alpha: number;
+  readonly suites: readonly FamilySuiteLine[];
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -84,6 +101,7 @@ export interface EvalReport {
 /** A gate answer (`POST /v1/gate`, `GET /v1/gate/:id`; docs/gate.md). Read defensively: unknown fields are ignored. */
 export function fromGate(body: unknown, elapsedSeconds: number | null = null): EvalReport {
   const g = isObject(body) ? body : {};
+  if (Array.isArray(g.suites)) return fromGateFamily(g, elapsedSeconds);
   const run = obj(g.run);
   const effective = str(g.effective_verdict);
   const recorded = str(g.recorded_verdict);
@@ -119,6 +137,52 @@ export function fromGate(body: unknown, elapsedSeconds: number | null = null): E
     timestamp: str(g.recorded_at),
     elapsed_seconds: elapsedSeconds,
   };
+}
+
+/** GT7: a gate over several suites. Each suite reads as a gate of its own, its verdict the family's for it. */
+function fromGateFamily(g: Record<string, unknown>, elapsedSeconds: number | null): EvalReport {
+  const family = obj(g.family);
+  const subject = obj(g.subject);
+  const effective = str(g.effective_verdict);
+  const suites = (g.suites as unknown[]).map(obj).map((s): FamilySuiteLine => {
+    const p = obj(s.regression_p);
+    const [raw, adjusted] = [num(p.raw), num(p.adjusted)];
+    const verdict = str(s.verdict) === 'pass' ? 'pass' : 'fail';
+    const report = fromGate({ ...s, effective_verdict: verdict, recorded_verdict: verdict });
+    return { suite_key: str(s.suite_key) ?? report.suite_key, verdict, own_verdict: str(s.suite_verdict), regression_p: raw !== null && adjusted !== null ? { raw, adjusted } : null, report };
+  });
+  const override = obj(g.override);
+  return {
+    kind: 'gate',
+    suite_key: suites.map((s) => s.suite_key).join(', '),
+    suite_version: null,
+    subject: str(subject.kind) && str(subject.id) ? `${str(subject.kind)}/${str(subject.id)}` : null,
+    variant: str(subject.variant),
+    run_id: null,
+    gate_id: str(g.gate_id),
+    verdict: effective === 'pass' ? 'pass' : 'fail',
+    recorded_verdict: str(g.recorded_verdict),
+    reasons: notes(g.reasons),
+    warnings: notes(g.warnings),
+    rate: null,
+    score: null,
+    pass_threshold: null,
+    comparison: null,
+    details: Object.keys(override).length > 0 ? [['override', describeOverride(override)]] : [],
+    cases: null,
+    timestamp: str(g.recorded_at),
+    elapsed_seconds: elapsedSeconds,
+    family: { tests: num(family.tests) ?? 0, alpha: num(family.alpha) ?? 0.05, suites },
+  };
+}
+
+/** "p 0.0494, Holm-adjusted 0.1482" - or why there is no test. */
+export function familyPText(s: FamilySuiteLine): string {
+  return s.regression_p ? `raw p ${formatP(s.regression_p.raw)}, Holm-adjusted p ${formatP(s.regression_p.adjusted)}` : 'no regression test (no baseline, or no drop above the threshold)';
+}
+
+export function formatP(p: number): string {
+  return p < 0.0001 ? p.toExponential(2) : p.toFixed(4);
 }
 
 /** A completed run (`POST /v1/runs`, `GET /v1/runs/:id`): fails below the pass threshold (R2) or regressed (G2). */
@@ -385,6 +449,32 @@ export function failingCases(report: EvalReport): CaseLine[] {
 // Terminal
 
 export function renderReport(r: EvalReport, s: Styles): string {
+  if (r.family) return renderFamily(r, r.family, s);
+  const verdict = r.verdict === 'pass' ? s.green('PASS') : s.red('FAIL');
+  return [...renderBody(r, s), `verdict: ${verdict}`].join('\n');
+}
+
+/** GT7: each suite's section (as a gate of its own, with its raw and adjusted p), then the family's verdict. */
+function renderFamily(r: EvalReport, f: FamilyLine, s: Styles): string {
+  const verdict = r.verdict === 'pass' ? s.green('PASS') : s.red('FAIL');
+  const lines: string[] = [];
+  lines.push(s.bold(`gate ${r.gate_id ?? ''}: `) + verdict + s.bold(` (family of ${f.suites.length} suites)`) + (r.recorded_verdict && r.recorded_verdict !== r.verdict ? s.yellow(` (recorded ${r.recorded_verdict}, overridden)`) : ''));
+  lines.push(s.dim([r.subject, r.variant ? `variant ${r.variant}` : null, `Holm over ${f.tests} regression test(s), family-wise alpha ${f.alpha}`].filter(Boolean).join(' | ')));
+  for (const suite of f.suites) {
+    lines.push('');
+    lines.push(s.bold(`== suite ${suite.suite_key}`) + (suite.own_verdict && suite.own_verdict !== suite.verdict ? s.yellow(` (its own gate: ${suite.own_verdict}; in the family: ${suite.verdict})`) : ''));
+    lines.push(...renderBody(suite.report, s));
+    lines.push(`regression p: ${familyPText(suite)}`);
+  }
+  lines.push('');
+  const rows = [['suite', 'verdict', 'regression', 'raw p', 'adjusted p'], ...f.suites.map((x) => [x.suite_key, x.verdict === 'pass' ? 'PASS' : 'FAIL', x.report.comparison ? verdictWord(x.report.comparison.verdict) : 'no baseline', x.regression_p ? formatP(x.regression_p.raw) : '-', x.regression_p ? formatP(x.regression_p.adjusted) : '-'])];
+  lines.push(table(rows));
+  for (const [label, value] of r.details) lines.push(`${label}: ${value}`);
+  lines.push(`verdict: ${verdict}`);
+  return lines.join('\n');
+}
+
+function renderBody(r: EvalReport, s: Styles): string[] {
   const lines: string[] = [];
   const title = r.kind === 'gate' ? `gate ${r.gate_id ?? ''}`.trim() : r.kind === 'run' ? `run ${r.run_id ?? ''}`.trim() : `suite ${r.suite_key}`;
   const verdict = r.verdict === 'pass' ? s.green('PASS') : s.red('FAIL');
@@ -428,6 +518,5 @@ export function renderReport(r: EvalReport, s: Styles): string {
     const shown = failing.slice(0, 20).map((c) => `${c.case_id} (${c.label})`);
     lines.push(s.dim(`failing cases (${failing.length} of ${r.cases!.length}): ${shown.join(', ')}${failing.length > shown.length ? ', ...' : ''}`));
   }
-  lines.push(`verdict: ${verdict}`);
-  return lines.join('\n');
+  return lines;
 }

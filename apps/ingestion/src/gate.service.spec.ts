@@ -7,6 +7,7 @@
  */
 import {
   baselineEligibility,
+  compareRuns,
   compileSuite,
   evolveRun,
   judgeSkippedEvidence,
@@ -61,7 +62,7 @@ function suiteOf(key: string, judged: number): SuiteVersionWithCases {
     cases,
   };
 }
-const SUITES = [suiteOf('plain', 0), suiteOf('judged', 2)];
+const SUITES = [suiteOf('plain', 0), suiteOf('judged', 2), suiteOf('other', 0)];
 
 /** Run streams in memory: each run's events with their times, appended only with what the real model decides. */
 class MemoryRuns {
@@ -93,6 +94,8 @@ class Pipeline {
   readonly evidence = new Map<string, CaseEvidence[]>();
   private readonly outputs = new Map<string, Map<string, string>>();
   comparison: Omit<RunComparedV1, 'run_id' | 'completeness'> = { verdict: 'no_baseline', baseline_run_id: null, chosen_by: null, comparison: null };
+  /** Per suite, when a test sets it (GT7: a family's suites compare differently); else `comparison`. */
+  readonly comparisons = new Map<string, Omit<RunComparedV1, 'run_id' | 'completeness'>>();
 
   constructor(private readonly runs: MemoryRuns) {}
 
@@ -132,7 +135,8 @@ class Pipeline {
       },
     });
     const scored = (await this.runs.load(runId)).state;
-    await this.runs.decideAndAppend(runId, { type: 'record_comparison', run_id: runId, verdict: this.comparison.verdict, decision: { ...this.comparison, completeness: RunModel.completeness(scored)! } });
+    const comparison = this.comparisons.get(state.opened.suite_key) ?? this.comparison;
+    await this.runs.decideAndAppend(runId, { type: 'record_comparison', run_id: runId, verdict: comparison.verdict, decision: { ...comparison, completeness: RunModel.completeness(scored)! } });
   }
 }
 
@@ -441,6 +445,85 @@ describe('unit: the gate (GT1-GT6)', () => {
       expect(stores.gates.get(gateId)!.overrides).toHaveLength(1);
       expect((await refusal(verdicts.override('00000000-0000-4000-8000-999999999999', 'another perfectly good reason here', admin))).code).toBe('GATE_NOT_FOUND');
       expect((await refusal(verdicts.status('nope'))).code).toBe('GATE_NOT_FOUND');
+    });
+  });
+
+  describe('a family of suites (GT7, Holm)', () => {
+    /** The comparison of a run x/20 against a baseline y/20 (independent; scores = pass rates), as the regression app records it. */
+    function compared(x: number, y: number): Omit<RunComparedV1, 'run_id' | 'completeness'> {
+      const c = compareRuns({ run_id: 'r', n: 20, passed: x, score: x / 20 }, { run_id: 'base', n: 20, passed: y, score: y / 20 }, 0.1);
+      return { verdict: c.verdict, baseline_run_id: 'base', chosen_by: 'explicit', comparison: c as unknown as Record<string, unknown> };
+    }
+    const family = (suites: unknown, over: Record<string, unknown> = {}) => ({ subject_kind: 'agent', subject_id: 'bot', suites, ...over });
+    const member = (key: string, over: Record<string, unknown> = {}) => {
+      const outputs = SUITES.some((s) => s.suite_key === key) ? request(key)['outputs'] : [{ case_id: 'c0', output: 'yes' }];
+      return { suite_key: key, outputs, ...over };
+    };
+
+    it("gates each suite as on its own, then Holm: a raw p just under 0.05 is not significant over three tests; the family gate is recorded, readable and overridable", async () => {
+      const { gate, verdicts, pipeline, stores } = setup();
+      // 14/20 against 19/20: the 95% interval excludes zero, raw p = 0.0434 (scipy, libs/stats pvalue.spec.ts method).
+      pipeline.comparisons.set('plain', compared(14, 19));
+      pipeline.comparisons.set('judged', compared(15, 18));
+      pipeline.comparisons.set('other', compared(16, 19));
+      const report: Report = await gate.gate(family([member('plain'), member('judged'), member('other')]));
+
+      expect(report.family).toEqual({ method: 'holm', tests: 3, alpha: 0.05 });
+      expect(report.recorded_verdict).toBe('pass');
+      expect(report.effective_verdict).toBe('pass');
+      const plain = report.suites[0];
+      expect(plain.suite_key).toBe('plain');
+      expect(plain.suite_verdict).toBe('fail');
+      expect(plain.verdict).toBe('pass');
+      expect(plain.regression_p.raw).toBeCloseTo(0.04342095547216589, 10);
+      expect(plain.regression_p.adjusted).toBeGreaterThanOrEqual(0.05);
+      expect(plain.warnings[0]).toMatchObject({ code: 'inconclusive_noise', message: expect.stringContaining('not significant after Holm over 3 suites') });
+      expect(plain.comparison).toMatchObject({ verdict: 'regressed', baseline_run_id: 'base' });
+      // Each suite has its own recorded gate, as on its own: plain's failed.
+      expect(stores.gates.get(plain.gate_id)!.recorded_verdict).toBe('fail');
+      expect(report.suites.map((s: Report) => s.gate_id)).toEqual([...new Set(report.suites.map((s: Report) => s.gate_id))]);
+      expect(stores.gates.size).toBe(4);
+      // GET /v1/gate/:id of the family.
+      expect(await verdicts.status(report.gate_id)).toMatchObject({ gate_id: report.gate_id, kind: 'family', recorded_verdict: 'pass', effective_verdict: 'pass', overrides: [] });
+    });
+
+    it('a strong regression survives the adjustment: the family fails, and an override changes the family\'s effective verdict only', async () => {
+      const { gate, verdicts, pipeline, stores } = setup();
+      pipeline.comparisons.set('plain', compared(8, 19));
+      pipeline.comparisons.set('other', compared(16, 18));
+      const report: Report = await gate.gate(family([member('plain'), member('other')]));
+      expect(report.recorded_verdict).toBe('fail');
+      expect(report.suites[0].regression_p.adjusted).toBeLessThan(0.05);
+      expect(report.reasons).toEqual([expect.objectContaining({ code: 'regressed', suite_key: 'plain' })]);
+      const after: Report = await verdicts.override(report.gate_id, 'accepted by the release manager for the hotfix', { key_id: 'k', name: 'lead' });
+      expect(after).toMatchObject({ recorded_verdict: 'fail', effective_verdict: 'pass' });
+      expect(stores.gates.get(report.suites[0].gate_id)!.overrides).toEqual([]);
+    });
+
+    it('refuses a malformed family before any suite runs, naming the field', async () => {
+      const { gate, stores, readModel } = setup();
+      const cases: Array<[unknown, string, number, string]> = [
+        [family([member('plain')]), 'INVALID_REQUEST', 400, 'suites'],
+        [family(Array.from({ length: 21 }, (_, i) => member(`s${i}`))), 'INVALID_REQUEST', 400, 'suites'],
+        [family('plain'), 'INVALID_REQUEST', 400, 'suites'],
+        [family([member('plain'), 'other']), 'INVALID_REQUEST', 400, 'suites[1]'],
+        [family([member('plain'), member('plain')]), 'DUPLICATE_SUITE', 422, 'suites[1].suite_key'],
+        [family([member('plain'), { ...member('other'), suite_key: 7 }]), 'INVALID_REQUEST', 400, 'suites[1].suite_key'],
+        [family([member('plain'), { suite_key: 'other' }]), 'INVALID_REQUEST', 400, 'suites[1].outputs'],
+        [family([member('plain'), member('other', { subject_id: 'x' })]), 'INVALID_REQUEST', 400, 'suites[1].subject_id'],
+        [family([member('plain'), member('other')], { suite_key: 'plain' }), 'INVALID_REQUEST', 400, 'suite_key'],
+        [family([member('plain'), member('nope')]), 'SUITE_NOT_FOUND', 404, 'suites[1].suite_key'],
+        [family([member('plain'), member('other', { sample: { size: 9, seed: 's' } })]), 'INVALID_REQUEST', 400, 'suites[1].sample.size'],
+        [family([member('plain'), member('other', { outputs: [{ case_id: 'c0', output: 'yes' }, { case_id: 'zz', output: 'yes' }] })]), 'UNKNOWN_CASE', 422, 'suites[1].outputs[1].case_id'],
+        [family([member('plain'), member('other', { outputs: [{ case_id: 'c0', output: 'yes' }, { case_id: 'c0', output: 'no' }] })]), 'DUPLICATE_OUTPUT', 422, 'suites[1].outputs[1].case_id'],
+        [family([member('plain'), member('other')], { subject_id: undefined }), 'INVALID_REQUEST', 400, 'subject_id'],
+      ];
+      for (const [body, code, status, field] of cases) {
+        const refused = await refusal(gate.gate(body));
+        expect([code, status, field, refused.code, refused.status, refused.field]).toEqual([code, status, field, code, status, field]);
+      }
+      expect(stores.gates.size).toBe(0);
+      expect(readModel.waits).toEqual([]);
     });
   });
 });

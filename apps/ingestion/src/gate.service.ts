@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { compileSuite, decideGate, sampleCaseIds } from '@evals/domain';
+import { compileSuite, decideGate, decideGateFamily, regressionPValue, sampleCaseIds, type GateDecision, type RegressionTestFacts } from '@evals/domain';
 import type { RunView } from '@evals/persistence';
 import { CLOCK, ID_GENERATOR, type Clock, type IdGenerator } from '@evals/platform';
-import { GateJudgePolicy } from './gate-judge-policy';
+import { GateJudgePolicy, type GateJudgeAssessment } from './gate-judge-policy';
 import { GateRuns } from './gate-runs';
 import { GateVerdicts } from './gate-verdicts';
 import { IntakeError } from './intake-error';
@@ -27,8 +27,69 @@ export class GateService {
     @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
   ) {}
 
+  /** `POST /v1/gate`: one suite (docs/gate.md), or a family of suites with `suites` (GT7). */
   async gate(body: unknown): Promise<Record<string, unknown>> {
+    if (isObject(body) && body['suites'] !== undefined) return this.family(body);
     const gateId = this.ids.uuid();
+    return (await this.execute(await this.prepare(body, gateId))).report;
+  }
+
+  /**
+   * GT7: several suites, one verdict. Every suite is checked before any runs (shape, suite, sample, case
+   * ids), then gated as on its own - its own run and recorded gate - and the family decision (Holm over the
+   * suites' regression tests, `decideGateFamily`) is recorded as a gate of its own, whose id answers
+   * `GET /v1/gate/:id` and takes an override like any gate.
+   */
+  private async family(body: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const members = parseFamily(body);
+    const familyId = this.ids.uuid();
+    const prepared: Prepared[] = [];
+    for (const [i, member] of members.entries()) {
+      const gateId = this.ids.uuid();
+      const common = { subject_kind: body['subject_kind'], subject_id: body['subject_id'], ...(body['variant'] !== undefined ? { variant: body['variant'] } : {}) };
+      prepared.push(await underField(`suites[${i}]`, () => this.prepare({ ...common, ...member }, gateId, true)));
+    }
+    const gated: Gated[] = [];
+    for (const [i, p] of prepared.entries()) gated.push(await underField(`suites[${i}]`, () => this.execute(p)));
+    const decision = decideGateFamily(gated.map((g) => ({ suite_key: g.report.run.suite_key, decision: g.decision, regression_p: regressionPValue(g.comparison) })));
+    const recordedAt = this.clock.now().toISOString();
+    const report = {
+      gate_id: familyId,
+      kind: 'family',
+      recorded_verdict: decision.verdict,
+      effective_verdict: decision.verdict,
+      family: decision.family,
+      reasons: decision.reasons,
+      warnings: decision.warnings,
+      subject: { kind: gated[0]!.report.run.subject_kind, id: gated[0]!.report.run.subject_id, variant: gated[0]!.report.run.variant },
+      suites: decision.suites.map((d, i) => {
+        const own = gated[i]!.report;
+        return {
+          suite_key: d.suite_key,
+          gate_id: own.gate_id,
+          verdict: d.verdict,
+          suite_verdict: own.recorded_verdict,
+          reasons: d.reasons,
+          warnings: d.warnings,
+          regression_p: d.regression_p,
+          comparison: own.comparison,
+          run: own.run,
+          judge: own.judge,
+          budget: own.budget,
+          sample: own.sample,
+          cases: own.cases,
+        };
+      }),
+      override: null,
+      recorded_at: recordedAt,
+    };
+    const runIds = gated.map((g) => g.report.run.run_id);
+    await this.verdicts.record({ gate_id: familyId, run_id: `family:${runIds.join(',')}`, recorded_verdict: decision.verdict, report, recorded_at: recordedAt }, 0);
+    return report;
+  }
+
+  /** Everything a suite's gate checks before its run: the request, the suite, the sample, the judge's preconditions. */
+  private async prepare(body: unknown, gateId: string, checkCases = false): Promise<Prepared> {
     if (!isObject(body)) throw new IntakeError('INVALID_REQUEST', 'the body must be a JSON object', 'body');
     const sample = parseSample(body['sample']);
     const existingRun = body['outputs'] === undefined && typeof body['run_id'] === 'string' ? (body['run_id'] as string) : null;
@@ -38,12 +99,17 @@ export class GateService {
     const compiled = compileSuite(suite);
     const caseIds = sampleCaseIds(suite.cases.map((c) => c.case_id), sample);
     if (sample && sample.size > suite.cases.length) throw new IntakeError('INVALID_REQUEST', `sample.size ${sample.size} exceeds the suite's ${suite.cases.length} cases`, 'sample.size');
+    if (checkCases) checkOutputCases(request.outputs ?? [], new Set(suite.cases.map((c) => c.case_id)));
     // Before any judge spend (GT4): only the gated cases (the sample's, GT3) say whether the judge is needed.
     const judge = await this.judges.assess(
       request.suite_key,
       caseIds.some((id) => compiled.cases.get(id)?.scorer.kind === 'judge'),
     );
+    return { gateId, request, sample, existingRun, judge };
+  }
 
+  /** Runs (or reads) the suite's run, decides (`decideGate`) and records the suite's gate. */
+  private async execute({ gateId, request, sample, existingRun, judge }: Prepared): Promise<Gated> {
     const view: RunView = existingRun
       ? await this.runs.existing(existingRun, request.suite_key)
       : await this.runs.run(
@@ -115,9 +181,80 @@ export class GateService {
       { gate_id: gateId, run_id: view.run.run_id, recorded_verdict: decision.verdict, report, recorded_at: recordedAt },
       this.judges.spend(judge, judgeUsage),
     );
-    return report;
+    return { report, decision, comparison: report.comparison as RegressionTestFacts | null };
   }
 }
+
+interface Prepared {
+  readonly gateId: string;
+  readonly request: ReturnType<typeof parseRunRequest>;
+  readonly sample: { size: number; seed: string } | undefined;
+  readonly existingRun: string | null;
+  readonly judge: GateJudgeAssessment;
+}
+
+interface Gated {
+  readonly report: Record<string, unknown> & { gate_id: string; recorded_verdict: 'pass' | 'fail'; run: { run_id: string; suite_key: string; subject_kind: string; subject_id: string; variant: string | null }; comparison: unknown };
+  readonly decision: GateDecision;
+  readonly comparison: RegressionTestFacts | null;
+}
+
+/** GT7: at least two suites (one is the single-suite body), at most 20. */
+export const FAMILY_MIN_SUITES = 2;
+export const FAMILY_MAX_SUITES = 20;
+const FAMILY_TOP_FIELDS = new Set(['subject_kind', 'subject_id', 'variant', 'suites']);
+const FAMILY_SUITE_FIELDS = new Set(['suite_key', 'suite_version', 'outputs', 'sample', 'baseline_run_id', 'run_id']);
+
+/** The family body's shape: `{subject_kind, subject_id, variant?, suites: [{suite_key, outputs, ...}]}`, distinct keys. */
+function parseFamily(body: Record<string, unknown>): Array<Record<string, unknown>> {
+  for (const key of Object.keys(body)) {
+    if (!FAMILY_TOP_FIELDS.has(key)) throw new IntakeError('INVALID_REQUEST', `${key} is not a field of a gate over several suites (give it per suite, in suites[])`, key);
+  }
+  const suites = body['suites'];
+  if (!Array.isArray(suites) || suites.length < FAMILY_MIN_SUITES || suites.length > FAMILY_MAX_SUITES) {
+    throw new IntakeError('INVALID_REQUEST', `suites must be an array of ${FAMILY_MIN_SUITES} to ${FAMILY_MAX_SUITES} suites (one suite: the single-suite body)`, 'suites');
+  }
+  const seen = new Map<string, number>();
+  return suites.map((member, i) => {
+    if (!isObject(member)) throw new IntakeError('INVALID_REQUEST', `suites[${i}] must be an object {suite_key, outputs, ...}`, `suites[${i}]`);
+    for (const key of Object.keys(member)) {
+      if (!FAMILY_SUITE_FIELDS.has(key)) throw new IntakeError('INVALID_REQUEST', `suites[${i}].${key} is not a field of a suite of the family`, `suites[${i}].${key}`);
+    }
+    const key = member['suite_key'];
+    if (typeof key !== 'string' || key.length === 0) throw new IntakeError('INVALID_REQUEST', `suites[${i}].suite_key must be a non-empty string`, `suites[${i}].suite_key`);
+    if (seen.has(key)) throw new IntakeError('DUPLICATE_SUITE', `suite ${key} is given twice (suites[${seen.get(key)}] and suites[${i}]); each suite is one test of the family`, `suites[${i}].suite_key`);
+    seen.set(key, i);
+    if (!Array.isArray(member['outputs'])) throw new IntakeError('INVALID_REQUEST', `suites[${i}].outputs must be an array of {case_id, output}`, `suites[${i}].outputs`);
+    return member;
+  });
+}
+
+/** The family's suites are all checked before any runs: an output for a case the suite does not have, or two for one case. */
+function checkOutputCases(outputs: ReadonlyArray<{ readonly case_id: string }>, caseIds: ReadonlySet<string>): void {
+  const seen = new Set<string>();
+  outputs.forEach((o, j) => {
+    if (!caseIds.has(o.case_id)) throw new IntakeError('UNKNOWN_CASE', `case ${o.case_id} is not in the suite version`, `outputs[${j}].case_id`);
+    if (seen.has(o.case_id)) throw new IntakeError('DUPLICATE_OUTPUT', `a second output for case ${o.case_id}`, `outputs[${j}].case_id`);
+    seen.add(o.case_id);
+  });
+}
+
+/**
+ * A suite's refusal inside a family names the suite: `suites[1].outputs[3].case_id`; the subject's fields are
+ * the family's own (`subject_id`).
+ */
+async function underField<T>(prefix: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (error) {
+    if (!(error instanceof IntakeError)) throw error;
+    const own = error.field && error.field !== 'body' ? error.field : null;
+    const field = own === null ? prefix : FAMILY_TOP_FIELDS.has(own.split('.')[0]!) ? own : `${prefix}.${own}`;
+    throw new IntakeError(error.code, `${prefix}: ${error.message}`, field, error.details);
+  }
+}
+
+
 
 function parseSample(raw: unknown): { size: number; seed: string } | undefined {
   if (raw === undefined || raw === null) return undefined;

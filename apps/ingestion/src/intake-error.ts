@@ -21,6 +21,8 @@ export type IntakeErrorCode =
   | 'LATE_SIGNAL'
   | 'GATE_NOT_FOUND'
   | 'NOTHING_TO_OVERRIDE'
+  /** GT7: a gate over several suites names one suite twice. */
+  | 'DUPLICATE_SUITE'
   /** The bus did not take a message (timeout, no responders, closed): retry the same request later. */
   | 'BUS_UNAVAILABLE'
   // The run model's rules (R7, libs/domain run.model.ts), as `intakeErrorOf` maps them.
@@ -44,6 +46,7 @@ const STATUS: Record<IntakeErrorCode, number> = {
   LATE_SIGNAL: 409,
   GATE_NOT_FOUND: 404,
   NOTHING_TO_OVERRIDE: 409,
+  DUPLICATE_SUITE: 422,
   BUS_UNAVAILABLE: 503,
   EMPTY_RUN: 422,
   RUN_ID_CONFLICT: 409,

@@ -1,5 +1,5 @@
 import { StatsInputError, assertCount, assertFinite, clamp } from './errors';
-import { type IntervalOptions, zForConfidence } from './normal';
+import { type CriticalValueOptions, criticalValue } from './normal';
 import { roganGladen } from './rogan-gladen';
 import { assertSuccesses } from './wilson';
 
@@ -23,13 +23,8 @@ export interface CorrectedPassRateInput {
   readonly sp: CalibrationCount;
 }
 
-export interface CorrectedPassRateOptions extends IntervalOptions {
-  /**
-   * The critical value itself, for callers that have one instead of a confidence level. Default Z_95
-   * (= zForConfidence(0.95), exactly 1.959963984540054). Give `z` or `confidence`, not both.
-   */
-  readonly z?: number;
-}
+/** `confidence` or the critical value `z` itself (default Z_95 = zForConfidence(0.95)); not both. */
+export type CorrectedPassRateOptions = CriticalValueOptions;
 
 export interface CorrectedPassRate {
   /** The Rogan-Gladen corrected pass rate in [0, 1], or null (see `reason`). */
@@ -112,13 +107,3 @@ export function correctedPassRate(input: CorrectedPassRateInput, opts: Corrected
   return { point, lower: Math.min(lower, point), upper: Math.max(upper, point) };
 }
 
-function criticalValue(opts: CorrectedPassRateOptions): number {
-  if (opts.z === undefined) return zForConfidence(opts.confidence);
-  if (opts.confidence !== undefined) {
-    throw new StatsInputError('INVALID_OPTION', 'give either z or confidence, not both');
-  }
-  if (typeof opts.z !== 'number' || !Number.isFinite(opts.z) || opts.z <= 0) {
-    throw new StatsInputError('INVALID_OPTION', `z must be a finite positive number, got ${String(opts.z)}`);
-  }
-  return opts.z;
-}

@@ -21,6 +21,10 @@ describe('@evals/stats public API', () => {
       'cyrb128',
       'normalQuantile',
       'zForConfidence',
+      'normalUpperTail',
+      'holm',
+      'newcombeDiffPValue',
+      'pairedDiffPValue',
     ];
     for (const name of functions) expect([name, typeof (stats as Record<string, unknown>)[name]]).toEqual([name, 'function']);
     expect(typeof stats.StatsInputError).toBe('function');

@@ -4,7 +4,7 @@
  * throws `StatsInputError` with a stable `code`.
  */
 export { StatsInputError, type StatsErrorCode, type UndefinedReason } from './errors';
-export { Z_95, DEFAULT_CONFIDENCE, normalQuantile, zForConfidence, type IntervalOptions } from './normal';
+export { Z_95, DEFAULT_CONFIDENCE, normalQuantile, normalUpperTail, zForConfidence, criticalValue, type IntervalOptions, type CriticalValueOptions } from './normal';
 export { wilson, type WilsonInterval } from './wilson';
 export { newcombeDiff, type ProportionDifference } from './newcombe';
 export { cohenKappa, kappaFromLabels, contingencyTable, type KappaResult, type LabelTable } from './kappa';
@@ -36,4 +36,5 @@ export {
   type PairedSampleSize,
 } from './sample-size';
 export { holm } from './holm';
+export { newcombeDiffPValue, pairedDiffPValue, type IntervalPValue } from './pvalue';
 export { correctedPassRate, type CalibrationCount, type CorrectedPassRate, type CorrectedPassRateInput, type CorrectedPassRateOptions } from './corrected-pass-rate';

@@ -1,5 +1,5 @@
 import { clamp } from './errors';
-import { type IntervalOptions, zForConfidence } from './normal';
+import { type CriticalValueOptions, criticalValue } from './normal';
 import { assertSuccesses, wilsonBounds } from './wilson';
 
 /** A difference of two proportions, p1 - p2, with its interval (G1, G3). */
@@ -27,6 +27,7 @@ export interface ProportionDifference {
  *   U = (p1 - p2) + sqrt((u1 - p1)^2 + (p2 - l2)^2)
  * It keeps Wilson's good behaviour at 0/n and n/n, where the Wald difference interval collapses to a point.
  * For G1 call it with the run first and the baseline second, so the difference reads `run - baseline`.
+ * `opts`: `confidence` (default 0.95) or the critical value `z` itself, not both.
  *
  * n1 = 0 or n2 = 0: one proportion is unknown, so nothing is known about the difference. The result is
  * `diff: null`, the whole range [-1, 1], `excludesZero: false` and `reason: 'empty'`: an empty run or
@@ -37,11 +38,11 @@ export function newcombeDiff(
   n1: number,
   x2: number,
   n2: number,
-  opts: IntervalOptions = {},
+  opts: CriticalValueOptions = {},
 ): ProportionDifference {
   assertSuccesses(x1, n1, 'x1');
   assertSuccesses(x2, n2, 'x2');
-  const z = zForConfidence(opts.confidence);
+  const z = criticalValue(opts);
   const p1 = n1 === 0 ? null : x1 / n1;
   const p2 = n2 === 0 ? null : x2 / n2;
   if (p1 === null || p2 === null) {

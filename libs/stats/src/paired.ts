@@ -1,5 +1,5 @@
 import { StatsInputError, assertCount, clamp } from './errors';
-import { type IntervalOptions, zForConfidence } from './normal';
+import { type CriticalValueOptions, criticalValue } from './normal';
 import { wilsonBounds } from './wilson';
 
 /**
@@ -18,14 +18,9 @@ export interface PairedCounts {
 
 export type PairedMethod = 'newcombe10' | 'tango';
 
-export interface PairedDiffOptions extends IntervalOptions {
+export interface PairedDiffOptions extends CriticalValueOptions {
   /** Default `newcombe10`. */
   readonly method?: PairedMethod;
-  /**
-   * An explicit two-sided critical value, for reproducing a table printed with another z (1.96, say).
-   * Give `z` or `confidence`, not both. Default: `Z_95` through `confidence` 0.95.
-   */
-  readonly z?: number;
 }
 
 /** p1 - p2 of paired proportions, p1 = (a + b) / n the first run's pass rate, p2 = (a + c) / n the second's. */
@@ -102,17 +97,6 @@ export function pairedDiff(counts: PairedCounts, opts: PairedDiffOptions = {}): 
   const estimate = (b - c) / n;
   const [lower, upper] = method === 'tango' ? tangoBounds(b, c, n, z) : newcombe10Bounds(a, b, c, d, n, z);
   return { estimate, lower, upper, p1, p2, n, method, excludesZero: lower > 0 || upper < 0 };
-}
-
-function criticalValue(opts: PairedDiffOptions): number {
-  if (opts.z === undefined) return zForConfidence(opts.confidence);
-  if (opts.confidence !== undefined) {
-    throw new StatsInputError('INVALID_OPTION', 'give either z or confidence, not both');
-  }
-  if (typeof opts.z !== 'number' || !Number.isFinite(opts.z) || opts.z <= 0) {
-    throw new StatsInputError('INVALID_OPTION', `z must be a finite number > 0, got ${String(opts.z)}`);
-  }
-  return opts.z;
 }
 
 /** Newcombe's corrected phi (method 10). */

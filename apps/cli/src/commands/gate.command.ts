@@ -10,18 +10,20 @@ import { fromGate } from '../report';
 import { watchRunProgress } from '../run-watch';
 
 /**
- * `evals gate` (GT1-GT6; docs/gate.md): the same inputs as `POST /v1/gate`. Exit 0 when the gate passes,
+ * `evals gate` (GT1-GT7; docs/gate.md): the same inputs as `POST /v1/gate`. Exit 0 when the gate passes,
  * 1 when it fails (regressed, below the pass threshold, judge uncalibrated, budget blocked), 2 when our
  * input is refused, 3 when the service cannot be reached. Warnings are printed, never change the exit code.
+ * Several `--suite KEY --outputs FILE` pairs gate a family of suites (GT7): each suite as on its own, the
+ * regression tests adjusted by Holm's method, the exit code by the family's verdict.
  */
 export const gateCommand: Command = {
   name: 'gate',
   service: true,
   summary: 'Run the regression gate (POST /v1/gate): a blocking CI verdict, exit 0 pass / 1 fail.',
   usage:
-    'evals gate --suite KEY --subject-id ID (--outputs FILE.jsonl | --run-id ID) [--suite-version N] [--subject-kind KIND] [--variant V] [--baseline RUN] [--sample-size N --seed S] [--json] [--junit FILE] [--summary FILE]',
+    'evals gate --suite KEY --subject-id ID (--outputs FILE.jsonl | --run-id ID) [--suite-version N] [--subject-kind KIND] [--variant V] [--baseline RUN] [--sample-size N --seed S] [--json] [--junit FILE] [--summary FILE]\n       evals gate --subject-id ID --suite A --outputs a.jsonl --suite B --outputs b.jsonl ... [--subject-kind KIND] [--variant V] [--sample-size N --seed S] [...]',
   options: [
-    '--suite KEY              suite key (required)',
+    '--suite KEY              suite key (required); repeat with --outputs, in pairs, to gate several suites as one family (GT7, Holm)',
     '--subject-id ID          subject of the run (required)',
     '--outputs FILE.jsonl     score these outputs as a new run (with --run-id as its idempotency key)',
     '--run-id ID              without --outputs: gate this existing completed run',
@@ -39,44 +41,64 @@ export const gateCommand: Command = {
     'evals gate --suite support-triage --subject-id support-bot --outputs outputs.jsonl --run-id "ci-$GITHUB_RUN_ID" --sample-size 50 --seed "ci-$GITHUB_RUN_ID" --junit reports/gate.xml --summary "$GITHUB_STEP_SUMMARY"',
   async run(args, io) {
     const { values } = parseOptions(args, {
-      suite: { type: 'string' },
+      suite: { type: 'string', multiple: true },
       'suite-version': { type: 'string' },
       'subject-kind': { type: 'string' },
       'subject-id': { type: 'string' },
       variant: { type: 'string' },
       baseline: { type: 'string' },
-      outputs: { type: 'string' },
+      outputs: { type: 'string', multiple: true },
       'run-id': { type: 'string' },
       'sample-size': { type: 'string' },
       seed: { type: 'string' },
       ...REPORT_OPTIONS,
       ...SERVER_OPTIONS,
     });
+    const suites = values.suite ?? [];
+    const outputFiles = values.outputs ?? [];
     const suiteVersion = integerOption(values['suite-version'], '--suite-version', 1);
     const sampleSize = integerOption(values['sample-size'], '--sample-size', 1);
     if ((sampleSize === undefined) !== (values.seed === undefined)) throw new CliError(EXIT.USAGE, '--sample-size and --seed go together (GT3: the seed chooses the sample)');
-    if (!values.outputs && !values['run-id']) throw new CliError(EXIT.USAGE, 'give --outputs FILE.jsonl (a new run) or --run-id ID (an existing run)');
-    required(values.suite, '--suite');
-    required(values['subject-id'], '--subject-id');
-    let outputs: Array<{ case_id: string; output: string }> | undefined;
-    const client = clientFor(values, io, 600);
-    if (values.outputs) outputs = loadOutputList(path.resolve(io.cwd, values.outputs));
-    const runId = values['run-id'] ?? `cli-${randomUUID()}`;
-    const body = {
-      suite_key: values.suite,
-      ...(suiteVersion !== undefined ? { suite_version: suiteVersion } : {}),
-      subject_kind: values['subject-kind'] ?? 'agent',
-      subject_id: values['subject-id'],
-      ...(values.variant ? { variant: values.variant } : {}),
-      ...(values.baseline ? { baseline_run_id: values.baseline } : {}),
-      ...(outputs ? { outputs } : {}),
-      run_id: runId,
-      ...(sampleSize !== undefined ? { sample: { size: sampleSize, seed: values.seed } } : {}),
-    };
+    const sample = sampleSize !== undefined ? { sample: { size: sampleSize, seed: values.seed } } : {};
+    const subject = () => ({ subject_kind: values['subject-kind'] ?? 'agent', subject_id: required(values['subject-id'], '--subject-id'), ...(values.variant ? { variant: values.variant } : {}) });
+    let client: ApiClient;
+    let body: Record<string, unknown>;
+    let runId: string | undefined;
+    let total: number | null;
+    if (suites.length > 1) {
+      if (outputFiles.length !== suites.length) throw new CliError(EXIT.USAGE, `several suites: give one --outputs FILE.jsonl after each --suite KEY (got ${suites.length} --suite and ${outputFiles.length} --outputs)`);
+      for (const [flag, value] of [['--run-id', values['run-id']], ['--baseline', values.baseline], ['--suite-version', values['suite-version']]] as const) {
+        if (value !== undefined) throw new CliError(EXIT.USAGE, `${flag} names one suite's run or version: with several suites, gate each new run against its automatic baseline (leave ${flag} out)`);
+      }
+      const who = subject();
+      client = clientFor(values, io, 600);
+      const members = suites.map((key, i) => ({ suite_key: required(key, '--suite'), outputs: loadOutputList(path.resolve(io.cwd, outputFiles[i]!)), ...sample }));
+      body = { ...who, suites: members };
+      total = members.reduce((n, m) => n + m.outputs.length, 0);
+    } else {
+      if (outputFiles.length > 1) throw new CliError(EXIT.USAGE, 'one --outputs per --suite');
+      if (!outputFiles[0] && !values['run-id']) throw new CliError(EXIT.USAGE, 'give --outputs FILE.jsonl (a new run) or --run-id ID (an existing run)');
+      required(suites[0], '--suite');
+      const who = subject();
+      client = clientFor(values, io, 600);
+      const outputs = outputFiles[0] ? loadOutputList(path.resolve(io.cwd, outputFiles[0])) : undefined;
+      runId = values['run-id'] ?? `cli-${randomUUID()}`;
+      body = {
+        suite_key: suites[0],
+        ...(suiteVersion !== undefined ? { suite_version: suiteVersion } : {}),
+        ...who,
+        ...(values.baseline ? { baseline_run_id: values.baseline } : {}),
+        ...(outputs ? { outputs } : {}),
+        run_id: runId,
+        ...sample,
+      };
+      total = outputs ? outputs.length : null;
+    }
     const now = io.now ?? Date.now;
     const started = now();
-    const progress = createProgress(io, values.json, outputs ? `gate: scoring ${outputs.length} outputs on the server` : `gate: checking run ${runId}`);
-    const stopWatch = outputs && progress !== NO_PROGRESS ? watchRunProgress(client, runId, progress) : () => undefined;
+    const what = suites.length > 1 ? `gate: scoring ${total} outputs of ${suites.length} suites on the server` : total !== null ? `gate: scoring ${total} outputs on the server` : `gate: checking run ${runId}`;
+    const progress = createProgress(io, values.json, what);
+    const stopWatch = runId && total !== null && progress !== NO_PROGRESS ? watchRunProgress(client, runId, progress) : () => undefined;
     let gate: unknown;
     try {
       const answer = await client.post(url(client.endpoints.ingestion, '/v1/gate'), { json: body });

@@ -1,4 +1,4 @@
-import { newcombeDiff, pairedDiff, sampleSizePaired, sampleSizeTwoProportions } from '@evals/stats';
+import { newcombeDiff, newcombeDiffPValue, pairedDiff, pairedDiffPValue, sampleSizePaired, sampleSizeTwoProportions } from '@evals/stats';
 
 /** What the comparison needs of a run: its aggregate (R2). */
 export interface RunAggregate {
@@ -129,4 +129,35 @@ function casesNeeded(run: RunAggregate, baseline: RunAggregate, paired?: PairedC
   if (p2 >= p1) return null;
   const s = sampleSizeTwoProportions({ p1, p2 });
   return s.n_per_group === null ? null : { per_run: s.n_per_group, have: Math.min(run.n, baseline.n), method: 'pooled_normal', ...common };
+}
+
+/** What `regressionPValue` reads of a comparison: the shape `compareRuns` returns, as the gate reports it. */
+export interface RegressionTestFacts {
+  readonly verdict: string;
+  readonly decided_by?: 'paired' | 'independent';
+  readonly run: { readonly passed: number; readonly n: number };
+  readonly baseline: { readonly passed: number; readonly n: number };
+  readonly paired_diff?: { readonly baseline_only: number; readonly run_only: number; readonly n: number };
+}
+
+/**
+ * GT7: the raw p-value of a comparison's regression test, by the interval that decided it (G2, G7): the
+ * smallest alpha at which that interval excludes zero on the side of a drop (libs/stats pvalue.ts), so that
+ * p < 0.05 is exactly the 95% interval's `upper < 0`. A pass rate that did not fall gives 1 (no evidence of
+ * a drop, however strong the evidence of a rise). null - no regression test - when there is no comparison
+ * or its score did not drop by more than the threshold (`no_baseline`, `no_regression`): only a drop above
+ * the threshold is ever tested, so only such a drop takes part in a family's Holm adjustment.
+ */
+export function regressionPValue(c: RegressionTestFacts | null): number | null {
+  if (!c || (c.verdict !== 'regressed' && c.verdict !== 'inconclusive_noise')) return null;
+  if (c.decided_by === 'paired' && c.paired_diff) {
+    // The paired table as compareRuns builds it: the run first, so its `b` (first only) is run_only.
+    const { run_only: b, baseline_only: c2, n } = c.paired_diff;
+    const a = c.run.passed - b;
+    const r = pairedDiffPValue({ a, b, c: c2, d: n - a - b - c2 });
+    return r.p === null ? null : b < c2 ? r.p : 1;
+  }
+  const r = newcombeDiffPValue(c.run.passed, c.run.n, c.baseline.passed, c.baseline.n);
+  if (r.p === null) return null;
+  return c.run.passed * c.baseline.n < c.baseline.passed * c.run.n ? r.p : 1;
 }

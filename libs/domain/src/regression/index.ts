@@ -1,4 +1,4 @@
 export { chooseBaseline, eligibilityOf, whatChanged } from './baseline';
 export type { BaselineChoice, BaselineDecision, BaselineQuery, ChangeReport, CompletedRunRef, RunFingerprint } from './baseline';
-export { compareRuns } from './compare';
-export type { Comparison, PairedCells, RegressionVerdict, RunAggregate } from './compare';
+export { compareRuns, regressionPValue } from './compare';
+export type { Comparison, PairedCells, RegressionTestFacts, RegressionVerdict, RunAggregate } from './compare';
