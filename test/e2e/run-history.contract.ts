@@ -60,7 +60,7 @@ export function runHistoryContract(client: () => HistoryClient): void {
       const cand = await run({ run_id: `he-cand-${sfx}`, suite_key: key, subject_id: 'bot', outputs: outputs(1) });
       expect(cand.regression).toMatchObject({ verdict: 'regressed', baseline_run_id: `he-base-${sfx}`, chosen_by: 'automatic' });
       expect(cand.regression.comparison).toMatchObject({ run: { passed: 1, n: 11 }, baseline: { passed: 10, n: 11 } });
-    });
+    }, 60_000);
 
     it('a regressed run is not the next automatic baseline (the ratchet)', async () => {
       const key = `hist-ratchet-${sfx}`;
@@ -71,7 +71,7 @@ export function runHistoryContract(client: () => HistoryClient): void {
       // Just as bad: against the regressed run it would compare equal and pass.
       const next = await run({ run_id: `hr-next-${sfx}`, suite_key: key, subject_id: 'bot', outputs: outputs(1) });
       expect(next.regression).toMatchObject({ verdict: 'regressed', baseline_run_id: `hr-base-${sfx}` });
-    });
+    }, 60_000);
 
     it('a gate whose judge is skipped fails for its judge reason, raises no finding, is incomplete and no baseline', async () => {
       const key = `hist-judge-${sfx}`;
@@ -111,7 +111,7 @@ export function runHistoryContract(client: () => HistoryClient): void {
       const cards = await client().get('read', `/v1/scorecards?suite_key=${key}&subject_id=bot`);
       expectStatus(cards, 200);
       expect(cards.json.scorecards).toEqual([expect.objectContaining({ runs: 3, runs_incomplete: 1, overall_pass_rate: expect.objectContaining({ passed: 20, n: 22 }) })]);
-    });
+    }, 60_000);
 
     it('a second output for a case in one request: 422 DUPLICATE_OUTPUT naming it, and nothing recorded', async () => {
       const key = `hist-dup-${sfx}`;
@@ -127,7 +127,46 @@ export function runHistoryContract(client: () => HistoryClient): void {
       expect(r.json).toMatchObject({ code: 'DUPLICATE_OUTPUT', field: 'outputs[11].case_id' });
       expect(r.text).not.toContain('another answer');
       expectStatus(await client().get('read', `/v1/runs/hd-${sfx}`), 404);
-    });
+    }, 60_000);
+
+    it('the same 200 cases scored twice: the paired interval decides a 12-case drop the independent one cannot (G7)', async () => {
+      const key = `hist-paired-${sfx}`;
+      const cases = Array.from({ length: 200 }, (_, i) => exact(i));
+      await push({ key, default_scorer: { type: 'exact' }, pass_threshold: 0.1, regression_threshold: 0.05, cases });
+      const answers = (passing: number) => Array.from({ length: 200 }, (_, i) => ({ case_id: `c${i}`, output: i < passing ? 'yes' : 'no' }));
+      await run({ run_id: `hp-base-${sfx}`, suite_key: key, subject_id: 'bot', outputs: answers(100) });
+      // The 12 cases c88..c99 flip from pass to fail; nothing flips the other way.
+      const cand = await run({ run_id: `hp-cand-${sfx}`, suite_key: key, subject_id: 'bot', outputs: answers(88) });
+      const c = cand.regression.comparison;
+      expect(c.pass_rate_diff.lower).toBeLessThan(0);
+      expect(c.pass_rate_diff.upper).toBeGreaterThan(0);
+      expect(c.paired_diff).toMatchObject({ baseline_only: 12, run_only: 0, n: 200, method: 'newcombe_paired_10' });
+      expect(c.paired_diff.upper).toBeLessThan(0);
+      expect(c).toMatchObject({ decided_by: 'paired', verdict: 'regressed' });
+      expect(cand.regression.verdict).toBe('regressed');
+      // The finding carries the interval that decided, and the counts of the same 200 cases.
+      const finding = await client().get('regression', `/v1/findings/hp-cand-${sfx}`);
+      expectStatus(finding, 200);
+      const f = finding.json.finding ?? finding.json;
+      expect(f.pass_rate_diff).toMatchObject({ method: 'newcombe_paired_10', lower: c.paired_diff.lower, upper: c.paired_diff.upper });
+      expect(f).toMatchObject({ run: { passed: 88, n: 200 }, baseline: { passed: 100, n: 200 } });
+    }, 60_000);
+
+    it('an inconclusive drop states the cases per run that would resolve it (G8)', async () => {
+      const key = `hist-needed-${sfx}`;
+      const cases = Array.from({ length: 40 }, (_, i) => exact(i));
+      await push({ key, default_scorer: { type: 'exact' }, pass_threshold: 0.1, regression_threshold: 0.01, cases });
+      // Baseline passes c0..c19; the candidate loses c17..c19 and gains c20: 3 flips down, 1 up.
+      const answers = (pass: (i: number) => boolean) => Array.from({ length: 40 }, (_, i) => ({ case_id: `c${i}`, output: pass(i) ? 'yes' : 'no' }));
+      await run({ run_id: `hn-base-${sfx}`, suite_key: key, subject_id: 'bot', outputs: answers((i) => i < 20) });
+      const cand = await run({ run_id: `hn-cand-${sfx}`, suite_key: key, subject_id: 'bot', outputs: answers((i) => i < 17 || i === 20) });
+      const c = cand.regression.comparison;
+      expect(c).toMatchObject({ verdict: 'inconclusive_noise', decided_by: 'paired' });
+      // Connor (1987) for McNemar: psi = 4/40, delta = 2/40, 95% two-sided, 80% power.
+      const [za, zb, psi, delta] = [1.959963984540054, 0.8416212335729143, 0.1, 0.05];
+      const expected = Math.ceil((za * Math.sqrt(psi) + zb * Math.sqrt(psi - delta * delta)) ** 2 / delta ** 2);
+      expect(c.cases_needed).toMatchObject({ per_run: expected, have: 40, method: 'mcnemar_connor' });
+    }, 60_000);
 
     it('the same run_id with the same content is the same run; with other content 409 RUN_ID_CONFLICT', async () => {
       const key = `hist-conflict-${sfx}`;
@@ -140,6 +179,6 @@ export function runHistoryContract(client: () => HistoryClient): void {
       const other = await client().post('ingestion', '/v1/runs', { subject_kind: 'agent', ...body, outputs: outputs(3) });
       expectStatus(other, 409);
       expect(other.json).toMatchObject({ code: 'RUN_ID_CONFLICT', field: 'run_id' });
-    });
+    }, 60_000);
   });
 }

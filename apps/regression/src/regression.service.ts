@@ -155,7 +155,11 @@ export class RegressionService {
       subject_id: opened.subject_id,
       variant: opened.variant,
       score_drop: c.score_drop,
-      pass_rate_diff: { diff: c.pass_rate_diff.diff ?? 0, lower: c.pass_rate_diff.lower, upper: c.pass_rate_diff.upper, level: c.pass_rate_diff.level, method: c.pass_rate_diff.method },
+      // The interval that decided (G7): the paired one when both runs scored the same cases.
+      pass_rate_diff:
+        c.decided_by === 'paired' && c.paired_diff
+          ? { diff: c.paired_diff.diff ?? 0, lower: c.paired_diff.lower, upper: c.paired_diff.upper, level: c.paired_diff.level, method: c.paired_diff.method }
+          : { diff: c.pass_rate_diff.diff ?? 0, lower: c.pass_rate_diff.lower, upper: c.pass_rate_diff.upper, level: c.pass_rate_diff.level, method: c.pass_rate_diff.method },
       run: { passed: c.run.passed, n: c.run.n },
       baseline: { passed: c.baseline.passed, n: c.baseline.n },
       occurred_at: completedAt,

@@ -20,7 +20,12 @@ import { MAX_SUITE_VERSION } from './run-requested.v1.message';
 export const FINDING_KINDS = ['eval_regression'] as const;
 export type FindingKind = (typeof FINDING_KINDS)[number];
 
-export const DIFF_METHODS = ['newcombe_hybrid_score'] as const;
+/**
+ * Which interval decided the regression (G7): Newcombe's hybrid score for two samples of cases (method 10 of
+ * Newcombe 1998a), or Newcombe's paired method 10 (1998b) when both runs scored the same cases - then `run`
+ * and `baseline` count those same cases.
+ */
+export const DIFF_METHODS = ['newcombe_hybrid_score', 'newcombe_paired_10'] as const;
 export type DiffMethod = (typeof DIFF_METHODS)[number];
 
 /** Pass-rate difference `run - baseline` with its interval (G1): Newcombe 1998, method 10. */
