@@ -41,6 +41,8 @@ describe('unit: JUnit XML (X5)', () => {
       regression_verdict: 'regressed',
       baseline_run_id: 'ci-4700',
     });
+    expect(props(suite).comparison).toContain('pass-rate difference -12.0 pp (95% CI -25.0 to -1.0 pp), Newcombe hybrid score');
+    expect(props(suite).paired_diff).toBeUndefined();
     expect(props(suite)['reason.1']).toMatch(/^regressed: /);
     expect(props(suite)['warning.1']).toMatch(/^judge_credential_missing: /);
     const cases = suite.testcase;
@@ -55,6 +57,24 @@ describe('unit: JUnit XML (X5)', () => {
     expect(cases[1].failure[0].message).toBe('mismatch');
     expect(cases[2].error[0].message).toBe('judge_credential_missing');
     expect(suite['system-out']).toContain('verdict: fail');
+  });
+
+  it('carries the paired interval that decided and an inconclusive drop\'s cases needed (G7, G8)', () => {
+    const comparison = {
+      verdict: 'inconclusive_noise',
+      baseline_run_id: 'ci-4700',
+      score_drop: 0.05,
+      regression_threshold: 0.01,
+      pass_rate_diff: { diff: -0.05, lower: -0.26, upper: 0.17, level: 0.95, method: 'newcombe_hybrid_score' },
+      run: { passed: 18, n: 40 },
+      baseline: { passed: 20, n: 40 },
+      decided_by: 'paired',
+      paired_diff: { diff: -0.05, lower: -0.16, upper: 0.04, level: 0.95, method: 'newcombe_paired_10', baseline_only: 3, run_only: 1, n: 40 },
+      cases_needed: { per_run: 620, have: 40, method: 'mcnemar_connor', alpha: 0.05, power: 0.8 },
+    };
+    const suite = parse(renderJunit(fromGate(gateAnswer({ comparison }), 1))).testsuites.testsuite[0];
+    expect(props(suite)).toMatchObject({ paired_diff: '-0.05 [-0.16, 0.04] baseline_only=3 run_only=1 n=40', cases_needed_per_run: '620' });
+    expect(props(suite).comparison).toContain('Newcombe paired method 10 - this decided');
   });
 
   it('classifies outcomes: scorer failures, machinery errors, unscored cases', () => {

@@ -1,4 +1,4 @@
-import { failingCases, familyPText, formatP, rateText, type CaseLine, type EvalReport, type FamilyLine } from './report';
+import { comparisonText, failingCases, familyPText, formatP, rateText, type CaseLine, type EvalReport, type FamilyLine } from './report';
 
 /**
  * JUnit XML for CI test reporters (X5; docs/cli.md, "JUnit XML"). One `<testsuite>` per suite, one
@@ -51,6 +51,13 @@ export function renderJunit(r: EvalReport): string {
   if (r.comparison) {
     add('regression_verdict', r.comparison.verdict);
     add('baseline_run_id', r.comparison.baseline_run_id);
+    // Both intervals, the discordant pairs, which decided, and an inconclusive drop's cases needed (G7, G8).
+    add('comparison', comparisonText(r.comparison));
+    if (r.comparison.paired) {
+      const p = r.comparison.paired;
+      add('paired_diff', `${p.diff ?? ''} [${p.lower}, ${p.upper}] baseline_only=${p.baseline_only} run_only=${p.run_only} n=${p.n}`);
+    }
+    if (r.comparison.cases_needed) add('cases_needed_per_run', r.comparison.cases_needed.per_run);
   }
   r.reasons.forEach((x, i) => add(`reason.${i + 1}`, x.message ? `${x.code}: ${x.message}` : x.code));
   r.warnings.forEach((x, i) => add(`warning.${i + 1}`, x.message ? `${x.code}: ${x.message}` : x.code));
