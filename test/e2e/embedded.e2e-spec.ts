@@ -81,7 +81,7 @@ describe('e2e: the embedded default with no servers reachable (issue 7)', () => 
     expect(r.stdout).toContain('gate exit code: 1');
     // The finding, read back from the service.
     expect(r.stdout).toMatch(/finding [0-9a-f-]{36} \(eval_regression\) for run demo-[0-9a-f]{8}-candidate/);
-    expect(r.stdout).toContain('pass rate 2/11 vs baseline 11/11: difference -81.8 pp (95% CI -94.9 pp to -42.6 pp, Newcombe hybrid score)');
+    expect(r.stdout).toContain('pass rate 2/11 vs baseline 11/11: difference -81.8 pp (95% CI -94.9 pp to -42.6 pp, Newcombe paired method 10)');
     // The scorecard of the two runs.
     expect(r.stdout).toMatch(/support-triage\s+agent\/demo-support-bot\s+2\s+16\.7% \(2\/12/);
     expect(r.stdout).toContain('npx evals serve');

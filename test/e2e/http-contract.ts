@@ -521,14 +521,16 @@ export function httpApiContract(label: string, start: () => Promise<ContractTarg
           variant: null,
           run: { passed: 3, n: 10 },
           baseline: { passed: 9, n: 10 },
-          pass_rate_diff: { level: 0.95, method: 'newcombe_hybrid_score' },
+          // One suite version: the same 10 cases scored twice, so the paired interval decided (G7).
+          pass_rate_diff: { level: 0.95, method: 'newcombe_paired_10' },
         });
         expect(f.finding_id).toMatch(/^[A-Za-z0-9][A-Za-z0-9._:@-]*$/);
         expect(f.occurred_at).toMatch(ISO);
         expect(f.score_drop).toBeCloseTo(0.6, 12);
         expect(f.pass_rate_diff.diff).toBeCloseTo(-0.6, 12);
-        expect(f.pass_rate_diff.lower).toBe(cand.regression.comparison.pass_rate_diff.lower);
-        expect(f.pass_rate_diff.upper).toBe(cand.regression.comparison.pass_rate_diff.upper);
+        expect(cand.regression.comparison.decided_by).toBe('paired');
+        expect(f.pass_rate_diff.lower).toBe(cand.regression.comparison.paired_diff.lower);
+        expect(f.pass_rate_diff.upper).toBe(cand.regression.comparison.paired_diff.upper);
         expect(f.pass_rate_diff.lower).toBeLessThanOrEqual(f.pass_rate_diff.diff);
         expect(f.pass_rate_diff.upper).toBeLessThan(0);
       });
@@ -747,6 +749,7 @@ export function httpApiContract(label: string, start: () => Promise<ContractTarg
           latest_verdict: json.latest_verdict,
           latest_completeness: 'complete',
           runs_incomplete: '0',
+          latest_cases_needed: '',
         });
       });
 

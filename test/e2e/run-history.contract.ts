@@ -166,6 +166,10 @@ export function runHistoryContract(client: () => HistoryClient): void {
       const [za, zb, psi, delta] = [1.959963984540054, 0.8416212335729143, 0.1, 0.05];
       const expected = Math.ceil((za * Math.sqrt(psi) + zb * Math.sqrt(psi - delta * delta)) ** 2 / delta ** 2);
       expect(c.cases_needed).toMatchObject({ per_run: expected, have: 40, method: 'mcnemar_connor' });
+      // And the scorecard of the subject says it of its latest run.
+      const cards = await client().get('read', `/v1/scorecards?suite_key=${key}&subject_id=bot`);
+      expectStatus(cards, 200);
+      expect(cards.json.scorecards[0]).toMatchObject({ latest_verdict: 'inconclusive_noise', latest_cases_needed: expected });
     }, 60_000);
 
     it('the same run_id with the same content is the same run; with other content 409 RUN_ID_CONFLICT', async () => {

@@ -94,13 +94,15 @@ async function expectExit(pending: Promise<number>, allowed: readonly number[], 
 function describeFinding(body: unknown): string {
   if (!isObject(body) || !isObject(body.pass_rate_diff) || !isObject(body.run) || !isObject(body.baseline)) return 'no finding was recorded';
   const d = body.pass_rate_diff as Record<string, number>;
+  // The interval that decided (G7): paired when both runs scored the same cases.
+  const method = (body.pass_rate_diff as { method?: unknown }).method === 'newcombe_paired_10' ? 'Newcombe paired method 10' : 'Newcombe hybrid score';
   const run = body.run as { passed: number; n: number };
   const base = body.baseline as { passed: number; n: number };
   const pp = (x: number) => `${(x * 100).toFixed(1)} pp`;
   return [
     `finding ${String(body.finding_id)} (${String(body.kind)}) for run ${String(body.run_id)} against ${String(body.baseline_run_id)}`,
     `  ${String(body.suite)} v${String(body.suite_version)}, ${String(body.subject_kind)}/${String(body.subject_id)}: score drop ${Number(body.score_drop).toFixed(3)}`,
-    `  pass rate ${run.passed}/${run.n} vs baseline ${base.passed}/${base.n}: difference ${pp(d.diff)} (95% CI ${pp(d.lower)} to ${pp(d.upper)}, Newcombe hybrid score)`,
+    `  pass rate ${run.passed}/${run.n} vs baseline ${base.passed}/${base.n}: difference ${pp(d.diff)} (95% CI ${pp(d.lower)} to ${pp(d.upper)}, ${method})`,
   ].join('\n');
 }
 

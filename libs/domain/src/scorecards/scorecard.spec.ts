@@ -33,6 +33,14 @@ describe('unit: scorecards (SC1, GT6)', () => {
     expect(card.latest_completeness).toBe('complete');
   });
 
+  it('an inconclusive latest drop carries the cases per run that would resolve it; any other verdict none (G8)', () => {
+    const noisy = buildScorecard([...runs, { ...run(4, 17, 20, 'inconclusive_noise'), comparison: { cases_needed: { per_run: 620, have: 20 } } }])!;
+    expect(noisy.latest_cases_needed).toBe(620);
+    expect(scorecardsToCsv([noisy]).split('\r\n')[1].endsWith(',620')).toBe(true);
+    expect(card.latest_cases_needed).toBeNull();
+    expect(buildScorecard([{ ...run(0, 18), comparison: { cases_needed: { per_run: 5 } } }])!.latest_cases_needed).toBeNull();
+  });
+
   it('counts runs, takes the latest by completion time, pools the overall pass rate', () => {
     expect(card.runs).toBe(4);
     expect(card.latest_run_id).toBe('r3');
@@ -84,6 +92,7 @@ describe('unit: scorecards (SC1, GT6)', () => {
       latest_verdict: 'regressed',
       latest_completeness: 'complete',
       runs_incomplete: '0',
+      latest_cases_needed: '',
     });
   });
 

@@ -15,6 +15,8 @@ export interface ScorecardRun {
   readonly verdict: string;
   /** R7: runs with unscored cases (`incomplete`) or nobody's seal (`expired`) are shown, never pooled. */
   readonly completeness?: RunCompleteness;
+  /** The run's comparison as recorded (`run.compared`): read for an inconclusive drop's cases needed (G8). */
+  readonly comparison?: unknown;
 }
 
 export interface RateWithInterval {
@@ -58,6 +60,8 @@ export interface Scorecard {
   readonly latest_verdict: string;
   /** `complete`, `incomplete` or `expired`: an incomplete latest run's pass rate counts unscored cases as failed. */
   readonly latest_completeness: RunCompleteness;
+  /** G8: when the latest run's drop was `inconclusive_noise`, the cases per run that would resolve it; else null. */
+  readonly latest_cases_needed: number | null;
 }
 
 export const DEFAULT_TREND_WINDOW = 10;
@@ -102,7 +106,13 @@ export function buildScorecard(runs: readonly ScorecardRun[], window = DEFAULT_T
     },
     latest_verdict: latest.verdict,
     latest_completeness: latest.completeness ?? 'complete',
+    latest_cases_needed: latest.verdict === 'inconclusive_noise' ? casesNeeded(latest.comparison) : null,
   };
+}
+
+function casesNeeded(comparison: unknown): number | null {
+  const needed = typeof comparison === 'object' && comparison !== null ? (comparison as { cases_needed?: { per_run?: unknown } }).cases_needed : undefined;
+  return typeof needed?.per_run === 'number' ? needed.per_run : null;
 }
 
 /** Stable CSV columns (docs/scorecards.md): renaming or reordering one is a breaking change. */
@@ -131,6 +141,7 @@ export const SCORECARD_CSV_COLUMNS = [
   'latest_verdict',
   'latest_completeness',
   'runs_incomplete',
+  'latest_cases_needed',
 ] as const;
 
 function cell(value: string | number | null): string {
@@ -166,6 +177,7 @@ export function scorecardsToCsv(cards: readonly Scorecard[]): string {
     c.latest_verdict,
     c.latest_completeness,
     c.runs_incomplete,
+    c.latest_cases_needed,
   ]);
   return [SCORECARD_CSV_COLUMNS.join(','), ...rows.map((r) => r.map(cell).join(','))].join('\r\n') + '\r\n';
 }
