@@ -149,6 +149,23 @@ export class RunProjector {
     }
 
     let maxPosition = 0;
+    // An event whose run is not far enough along in the log waits for a redelivery; on its last one it is
+    // dead-lettered, naming the event it lacked.
+    const waitOrDeadLetter = (item: (typeof valid)[number], code: string, lacking: string): void => {
+      const delivery = options.deliveries?.[item.index];
+      if (!delivery?.final) {
+        statuses[item.index] = 'deferred';
+        return;
+      }
+      statuses[item.index] = 'dead_lettered';
+      letters.push({
+        subject: delivery.subject,
+        code,
+        reason: `${item.event.type}: no ${lacking} for data.run_id in the event log`,
+        message_id: item.metadata.message_id,
+        stream_seq: delivery.stream_seq ?? null,
+      });
+    };
     for (const item of valid) {
       const runId = item.event.data.run_id;
       const entry = docs.get(runId) as DocEntry;
@@ -156,19 +173,7 @@ export class RunProjector {
         const opened = await this.openFromLog(sql, runId, entry, outboxRows, resultsRecorded, options);
         if (opened !== null) maxPosition = Math.max(maxPosition, opened);
         if (entry.doc === null) {
-          const delivery = options.deliveries?.[item.index];
-          if (delivery?.final) {
-            statuses[item.index] = 'dead_lettered';
-            letters.push({
-              subject: delivery.subject,
-              code: READ_MODEL_DEAD_LETTER.runNotOpened,
-              reason: `${item.event.type}: no run.opened for data.run_id in the event log`,
-              message_id: item.metadata.message_id,
-              stream_seq: delivery.stream_seq ?? null,
-            });
-          } else {
-            statuses[item.index] = 'deferred';
-          }
+          waitOrDeadLetter(item, READ_MODEL_DEAD_LETTER.runNotOpened, 'run.opened');
           continue;
         }
       }
@@ -179,19 +184,7 @@ export class RunProjector {
         const caught = await this.scoreFromLog(sql, runId, item.position, entry, outboxRows, resultsRecorded, options);
         maxPosition = Math.max(maxPosition, caught);
         if (evolveVerdict(null, entry.doc, item.event).kind === 'awaiting_run') {
-          const delivery = options.deliveries?.[item.index];
-          if (delivery?.final) {
-            statuses[item.index] = 'dead_lettered';
-            letters.push({
-              subject: delivery.subject,
-              code: READ_MODEL_DEAD_LETTER.runNotScored,
-              reason: `${item.event.type}: no run.scored for data.run_id in the event log`,
-              message_id: item.metadata.message_id,
-              stream_seq: delivery.stream_seq ?? null,
-            });
-          } else {
-            statuses[item.index] = 'deferred';
-          }
+          waitOrDeadLetter(item, READ_MODEL_DEAD_LETTER.runNotScored, 'run.scored');
           continue;
         }
       }
