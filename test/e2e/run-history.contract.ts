@@ -150,6 +150,12 @@ export function runHistoryContract(client: () => HistoryClient): void {
       const f = finding.json.finding ?? finding.json;
       expect(f.pass_rate_diff).toMatchObject({ method: 'newcombe_paired_10', lower: c.paired_diff.lower, upper: c.paired_diff.upper });
       expect(f).toMatchObject({ run: { passed: 88, n: 200 }, baseline: { passed: 100, n: 200 } });
+      // ...and both intervals, with b, c and n of the paired one (G7).
+      expect(f.decided_by).toBe('paired');
+      expect(f.paired_diff).toMatchObject({ baseline_only: 12, run_only: 0, n: 200, lower: c.paired_diff.lower, upper: c.paired_diff.upper });
+      expect(f.independent_diff).toMatchObject({ method: 'newcombe_hybrid_score', lower: c.pass_rate_diff.lower, upper: c.pass_rate_diff.upper });
+      expect(f.independent_diff.lower).toBeLessThan(0);
+      expect(f.independent_diff.upper).toBeGreaterThan(0);
     }, 60_000);
 
     it('an inconclusive drop states the cases per run that would resolve it (G8)', async () => {

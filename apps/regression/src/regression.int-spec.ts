@@ -228,8 +228,10 @@ describe('integration: regression decisions and findings (G1-G6)', () => {
       expect(message.schema).toBe('finding.reported.v1');
       // Every field of spec section 10.
       expect(Object.keys(message.data).sort()).toEqual(
-        ['baseline', 'baseline_run_id', 'finding_id', 'kind', 'occurred_at', 'pass_rate_diff', 'run', 'run_id', 'score_drop', 'subject_id', 'subject_kind', 'suite', 'suite_version', 'variant'].sort(),
+        // ...plus the G7 fields added to v1: two samples of different sizes, so no paired_diff.
+        ['baseline', 'baseline_run_id', 'decided_by', 'finding_id', 'independent_diff', 'kind', 'occurred_at', 'pass_rate_diff', 'run', 'run_id', 'score_drop', 'subject_id', 'subject_kind', 'suite', 'suite_version', 'variant'].sort(),
       );
+      expect(message.data).toMatchObject({ decided_by: 'independent', independent_diff: message.data.pass_rate_diff });
       expect(message.data).toMatchObject({ kind: 'eval_regression', run_id: 'b-cand', baseline_run_id: 'b-base', run: { passed: 48, n: 80 }, baseline: { passed: 56, n: 70 } });
       // The published interval is Newcombe's for run - baseline: the negation of example (a)'s [0.0524, 0.3339].
       expect(message.data.pass_rate_diff.lower).toBeCloseTo(-0.3339, 4);

@@ -162,6 +162,10 @@ export class RegressionService {
           : { diff: c.pass_rate_diff.diff ?? 0, lower: c.pass_rate_diff.lower, upper: c.pass_rate_diff.upper, level: c.pass_rate_diff.level, method: c.pass_rate_diff.method },
       run: { passed: c.run.passed, n: c.run.n },
       baseline: { passed: c.baseline.passed, n: c.baseline.n },
+      // G7: both intervals travel, with b, c and n of the paired one (optional v1 fields, an additive change).
+      decided_by: c.decided_by,
+      independent_diff: { diff: c.pass_rate_diff.diff ?? 0, lower: c.pass_rate_diff.lower, upper: c.pass_rate_diff.upper, level: c.pass_rate_diff.level, method: c.pass_rate_diff.method },
+      ...(c.paired_diff ? { paired_diff: { ...c.paired_diff, diff: c.paired_diff.diff ?? 0 } } : {}),
       occurred_at: completedAt,
     };
     const messageId = this.ids.uuid();

@@ -82,3 +82,50 @@ describe('finding.reported.v1', () => {
     ]);
   });
 });
+
+describe('finding.reported.v1: the paired comparison, added as optional fields (G7)', () => {
+  // 200 cases scored in both runs, 12 passed in the baseline only, none in the run only (Newcombe 1998b,
+  // method 10: -0.06 [-0.0967, -0.0256]); the independent interval of the same counts contains zero.
+  const paired = { diff: -0.06, lower: -0.09674, upper: -0.02558, level: 0.95, method: 'newcombe_paired_10' as const };
+  const PAIRED = {
+    ...EXAMPLE,
+    score_drop: 0.06,
+    pass_rate_diff: paired,
+    run: { passed: 150, n: 200 },
+    baseline: { passed: 162, n: 200 },
+    decided_by: 'paired',
+    independent_diff: { diff: -0.06, lower: -0.14047, upper: 0.02135, level: 0.95, method: 'newcombe_hybrid_score' },
+    paired_diff: { ...paired, baseline_only: 12, run_only: 0, n: 200 },
+  };
+
+  it('accepts a paired finding with both intervals, b, c and n', () => {
+    expect(decodeData(FINDING_REPORTED_V1, PAIRED).ok).toBe(true);
+  });
+
+  it('still accepts a finding without the optional fields (additive change: v1 producers stay valid)', () => {
+    expect(decodeData(FINDING_REPORTED_V1, EXAMPLE).ok).toBe(true);
+  });
+
+  it('refuses decided_by paired without the paired interval', () => {
+    const { paired_diff: _omitted, ...rest } = PAIRED;
+    expect(issuesOf(decodeData(FINDING_REPORTED_V1, rest))).toEqual(['data.paired_diff: presentWhenPaired']);
+  });
+
+  it('refuses a deciding interval that is not the paired one when the paired one decided', () => {
+    const r = decodeData(FINDING_REPORTED_V1, { ...PAIRED, paired_diff: { ...PAIRED.paired_diff, lower: -0.2 } });
+    expect(issuesOf(r)).toEqual(['data.pass_rate_diff: equalsDecidingInterval']);
+  });
+
+  it('checks the paired difference against its discordant pairs', () => {
+    const r = decodeData(FINDING_REPORTED_V1, { ...PAIRED, paired_diff: { ...PAIRED.paired_diff, run_only: 3 } });
+    expect(issuesOf(r)).toContain('data.paired_diff.diff: equalsRunOnlyMinusBaselineOnly');
+    const over = decodeData(FINDING_REPORTED_V1, { ...PAIRED, paired_diff: { ...PAIRED.paired_diff, baseline_only: 201 } });
+    expect(issuesOf(over)).toContain('data.paired_diff.n: notBelowDiscordant');
+  });
+
+  it('refuses an independent interval by another method, and an unknown decided_by', () => {
+    const r = decodeData(FINDING_REPORTED_V1, { ...PAIRED, independent_diff: { ...PAIRED.independent_diff, method: 'newcombe_paired_10' } });
+    expect(issuesOf(r)).toEqual(['data.independent_diff.method: independentMethod']);
+    expect(issuesOf(decodeData(FINDING_REPORTED_V1, { ...PAIRED, decided_by: 'both' }))).toEqual(['data.decided_by: isIn']);
+  });
+});

@@ -1,7 +1,7 @@
 // class-transformer's @Type reads design-time metadata, so the polyfill must load before the classes.
 import 'reflect-metadata';
 import { Type } from 'class-transformer';
-import { IsIn, IsObject, ValidateIf, ValidateNested } from 'class-validator';
+import { IsIn, IsObject, IsOptional, ValidateIf, ValidateNested } from 'class-validator';
 import { defineMessage } from '../message-definition';
 import { SUBJECTS } from '../subjects';
 import {
@@ -37,6 +37,25 @@ export interface PassRateDiffV1 {
   readonly method: DiffMethod;
 }
 
+/**
+ * G7, added to v1 as optional fields (an additive change, docs/contracts.md): the paired difference from the
+ * discordant pairs of the cases both runs scored - `baseline_only` (b) passed in the baseline only,
+ * `run_only` (c) in the run only, of `n` cases - with Newcombe's paired interval (1998b, method 10).
+ */
+export interface PairedDiffV1 {
+  readonly diff: number;
+  readonly lower: number;
+  readonly upper: number;
+  readonly level: number;
+  readonly method: 'newcombe_paired_10';
+  readonly baseline_only: number;
+  readonly run_only: number;
+  readonly n: number;
+}
+
+export const DECIDED_BY = ['paired', 'independent'] as const;
+export type DecidedBy = (typeof DECIDED_BY)[number];
+
 export interface PassCountsV1 {
   readonly passed: number;
   readonly n: number;
@@ -62,6 +81,12 @@ export interface FindingReportedV1 {
   readonly pass_rate_diff: PassRateDiffV1;
   readonly run: PassCountsV1;
   readonly baseline: PassCountsV1;
+  /** G7 (optional, additive): which interval decided; `pass_rate_diff` is that interval. */
+  readonly decided_by?: DecidedBy;
+  /** G7 (optional, additive): the independent-samples interval (Newcombe 1998a, method 10), always computed. */
+  readonly independent_diff?: PassRateDiffV1;
+  /** G7 (optional, additive): the paired interval with b, c and n; present when the comparison was paired. */
+  readonly paired_diff?: PairedDiffV1;
   readonly occurred_at: string;
 }
 
@@ -80,6 +105,32 @@ export class PassRateDiffV1Dto implements PassRateDiffV1 {
 
   @IsIn(DIFF_METHODS)
   method!: DiffMethod;
+}
+
+export class PairedDiffV1Dto implements PairedDiffV1 {
+  @IsNumberInRange(-1, 1)
+  diff!: number;
+
+  @IsNumberInRange(-1, 1)
+  lower!: number;
+
+  @IsNumberInRange(-1, 1)
+  upper!: number;
+
+  @IsConfidenceLevel()
+  level!: number;
+
+  @IsIn(['newcombe_paired_10'])
+  method!: 'newcombe_paired_10';
+
+  @IsCount()
+  baseline_only!: number;
+
+  @IsCount()
+  run_only!: number;
+
+  @IsCount(1)
+  n!: number;
 }
 
 export class PassCountsV1Dto implements PassCountsV1 {
@@ -137,8 +188,46 @@ export class FindingReportedV1Dto implements FindingReportedV1 {
   @Type(() => PassCountsV1Dto)
   baseline!: PassCountsV1Dto;
 
+  @IsOptional()
+  @IsIn(DECIDED_BY)
+  decided_by?: DecidedBy;
+
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => PassRateDiffV1Dto)
+  independent_diff?: PassRateDiffV1Dto;
+
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => PairedDiffV1Dto)
+  paired_diff?: PairedDiffV1Dto;
+
   @IsTimestamp()
   occurred_at!: string;
+}
+
+/** The optional G7 fields agree with each other and with the deciding interval. */
+function comparisonIssues(data: FindingReportedV1): FieldIssue[] {
+  const issues: FieldIssue[] = [];
+  const d = data.pass_rate_diff;
+  const same = (x: { diff: number; lower: number; upper: number }): boolean => close(x.diff, d.diff) && close(x.lower, d.lower) && close(x.upper, d.upper);
+  const p = data.paired_diff;
+  if (p) {
+    if (p.baseline_only + p.run_only > p.n) issues.push({ field: 'paired_diff.n', constraint: 'notBelowDiscordant' });
+    else if (!close(p.diff, (p.run_only - p.baseline_only) / p.n)) issues.push({ field: 'paired_diff.diff', constraint: 'equalsRunOnlyMinusBaselineOnly' });
+    if (p.lower > p.upper || p.diff < p.lower - 1e-9 || p.diff > p.upper + 1e-9) issues.push({ field: 'paired_diff', constraint: 'containsEstimate' });
+  }
+  const i = data.independent_diff;
+  if (i && i.method !== 'newcombe_hybrid_score') issues.push({ field: 'independent_diff.method', constraint: 'independentMethod' });
+  if (data.decided_by === 'paired') {
+    if (!p) issues.push({ field: 'paired_diff', constraint: 'presentWhenPaired' });
+    else if (d.method !== 'newcombe_paired_10' || !same(p)) issues.push({ field: 'pass_rate_diff', constraint: 'equalsDecidingInterval' });
+  } else if (data.decided_by === 'independent') {
+    if (d.method !== 'newcombe_hybrid_score' || (i && !same(i))) issues.push({ field: 'pass_rate_diff', constraint: 'equalsDecidingInterval' });
+  }
+  return issues;
 }
 
 /** A valid payload: the docs show it and tests (here and in other teams' code) start from it. */
@@ -193,6 +282,7 @@ export const FINDING_REPORTED_V1 = defineMessage({
       // G2: an interval containing zero is inconclusive_noise, never a finding.
       issues.push({ field: 'pass_rate_diff', constraint: 'excludesZero' });
     }
+    issues.push(...comparisonIssues(data));
     return issues;
   },
   example: FINDING_REPORTED_V1_EXAMPLE,
