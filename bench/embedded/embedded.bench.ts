@@ -12,8 +12,12 @@
  *      inline outputs each, one after the other, over a mix of deterministic scorers (a quarter failing):
  *      cases scored per second from the first request to the last answer (each answer is the completed,
  *      compared run), and as a ratio of the raw insert rate measured in phase 0;
+ *      plus the serve process's CPU (utime + stime) per case over the phase;
  *   3. latency: BENCH_LAT_RUNS (default 30) runs of 100 cases, one at a time: p50 and p95 of the request;
- *   peak RSS (VmHWM) of the serve process.
+ *   4. memory: BENCH_MEM_RUNS (default 10) consecutive runs of BENCH_MEM_CASES (default 10 000) inline outputs,
+ *      then the serve process's resident memory (VmRSS) and its peak (VmHWM);
+ *   peak RSS (VmHWM) of the serve process. BENCH_CPU_PROFILE_DIR: a V8 CPU profile of the serve process
+ *   during phase 2 (bench/pipeline/cpu-profile-hook.js), summarised at the end.
  * The last line is one JSON object.
  */
 import * as fs from 'node:fs';
@@ -23,6 +27,7 @@ import { performance } from 'node:perf_hooks';
 import { Client } from 'pg';
 import { startEmbeddedPostgres } from '@evals/persistence';
 import { startEmbeddedServe, type EmbeddedServe } from '../../test/support/embedded-process';
+import { summarize as summarizeProfile } from '../pipeline/profile-summary';
 
 function intEnv(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -35,6 +40,9 @@ const RUNS = intEnv('BENCH_RUNS', 10);
 const RUN_CASES = intEnv('BENCH_RUN_CASES', 2_000);
 const LAT_RUNS = intEnv('BENCH_LAT_RUNS', 30);
 const RAW_ROWS = intEnv('BENCH_RAW_ROWS', 20_000);
+const MEM_RUNS = intEnv('BENCH_MEM_RUNS', 10);
+const MEM_CASES = intEnv('BENCH_MEM_CASES', 10_000);
+const PROFILE_DIR = process.env.BENCH_CPU_PROFILE_DIR ? path.resolve(process.env.BENCH_CPU_PROFILE_DIR) : '';
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
@@ -79,9 +87,22 @@ async function post(url: string, body: unknown): Promise<any> {
   return JSON.parse(text);
 }
 
-function peakRss(pid: number): number {
+function peakRss(pid: number, field: 'VmHWM' | 'VmRSS' = 'VmHWM'): number {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+  return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024;
+}
+
+/** utime + stime of a process, in seconds (fields 14 and 15 of proc(5); USER_HZ is 100 on Linux). */
+function cpuSeconds(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+async function profileControl(phase: string): Promise<void> {
+  if (!PROFILE_DIR) return;
+  fs.writeFileSync(path.join(PROFILE_DIR, 'control'), phase);
+  await new Promise((r) => setTimeout(r, 500)); // the hook polls every 100 ms
 }
 
 async function rawInsertBaseline(rows: number): Promise<number> {
@@ -116,7 +137,12 @@ async function rawInsertBaseline(rows: number): Promise<number> {
 
 async function timedStart(dataDir: string): Promise<{ serve: EmbeddedServe; seconds: number }> {
   const t = performance.now();
-  const serve = await startEmbeddedServe({ dataDir, env: { LOG_LEVEL: 'warn' } });
+  const profiling: Record<string, string> = PROFILE_DIR
+    ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --require ${path.join(__dirname, '..', 'pipeline', 'cpu-profile-hook.js')}`.trim(), EVALS_BENCH_PROFILE_DIR: PROFILE_DIR }
+    : {};
+  // BENCH_SERVE_NODE_OPTIONS: Node/V8 options for the serve process (e.g. a heap cap, docs/benchmarks.md).
+  const nodeOptions = [profiling.NODE_OPTIONS ?? process.env.NODE_OPTIONS ?? '', process.env.BENCH_SERVE_NODE_OPTIONS ?? ''].join(' ').trim();
+  const serve = await startEmbeddedServe({ dataDir, env: { LOG_LEVEL: 'warn', ...profiling, ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}) } });
   return { serve, seconds: (performance.now() - t) / 1000 };
 }
 
@@ -130,6 +156,10 @@ async function main(): Promise<void> {
   const raw = await rawInsertBaseline(RAW_ROWS);
   log(`   ${fmt(RAW_ROWS)} evidence-shaped rows: ${fmt(raw)} rows/s`);
 
+  if (PROFILE_DIR) {
+    fs.mkdirSync(PROFILE_DIR, { recursive: true });
+    fs.writeFileSync(path.join(PROFILE_DIR, 'control'), '');
+  }
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'evals-bench-embedded-'));
   let serve: EmbeddedServe | undefined;
   try {
@@ -148,14 +178,20 @@ async function main(): Promise<void> {
     log(`2. throughput: ${RUNS} synchronous runs of ${fmt(RUN_CASES)} inline outputs`);
     // One warm-up run, not counted: the first request compiles the suite and warms the JIT.
     await post(`${serve.url}/v1/runs`, { run_id: 'warm-up', suite_key: 'bench-big', subject_kind: 'agent', subject_id: 'bench', source: 'ci', outputs });
+    const pid = serve.child.pid!;
+    await profileControl('throughput');
+    const cpu0 = cpuSeconds(pid);
     const t = performance.now();
     for (let r = 0; r < RUNS; r++) {
       const view = await post(`${serve.url}/v1/runs`, { run_id: `run-${r}`, suite_key: 'bench-big', subject_kind: 'agent', subject_id: 'bench', source: 'ci', outputs });
       if (view.run?.status !== 'completed') throw new Error(`run-${r} not completed`);
     }
     const seconds = (performance.now() - t) / 1000;
+    const cpuUsPerCase = ((cpuSeconds(pid) - cpu0) * 1e6) / (RUNS * RUN_CASES);
+    await profileControl('');
     const rate = (RUNS * RUN_CASES) / seconds;
     log(`   ${fmt(RUNS * RUN_CASES)} cases in ${fmt(seconds, 2)} s = ${fmt(rate)} cases/s = ${fmt((100 * rate) / raw, 1)}% of the raw insert rate`);
+    log(`   serve CPU per case (utime + stime over the phase): ${fmt(cpuUsPerCase)} us`);
 
     log(`3. latency: ${LAT_RUNS} runs of 100 cases, one at a time`);
     const small = outputs.slice(0, 100);
@@ -169,7 +205,19 @@ async function main(): Promise<void> {
     const p50 = percentile(latencies, 0.5);
     const p95 = percentile(latencies, 0.95);
     log(`   request to completed, compared run: p50 ${fmt(p50)} ms, p95 ${fmt(p95)} ms`);
-    const rss = peakRss(serve.child.pid!);
+    log(`4. memory: ${MEM_RUNS} consecutive runs of ${fmt(MEM_CASES)} inline outputs`);
+    const memCases = Array.from({ length: MEM_CASES }, (_, i) => caseOf(i));
+    await post(`${serve.url}/v1/suites`, { key: 'bench-mem', default_scorer: { type: 'exact' }, pass_threshold: 0.5, regression_threshold: 0.1, cases: memCases });
+    const memOutputs = Array.from({ length: MEM_CASES }, (_, i) => ({ case_id: `c${i}`, output: outputOf(i) }));
+    const tMem = performance.now();
+    for (let r = 0; r < MEM_RUNS; r++) {
+      const view = await post(`${serve.url}/v1/runs`, { run_id: `mem-${r}`, suite_key: 'bench-mem', subject_kind: 'agent', subject_id: 'mem', source: 'ci', outputs: memOutputs });
+      if (view.run?.status !== 'completed') throw new Error(`mem-${r} not completed`);
+    }
+    const memSeconds = (performance.now() - tMem) / 1000;
+    const rssAfter = peakRss(pid, 'VmRSS');
+    const rss = peakRss(pid);
+    log(`   ${fmt(MEM_RUNS * MEM_CASES)} cases in ${fmt(memSeconds, 2)} s; resident after them ${fmt(rssAfter)} MiB`);
     log(`   peak RSS of the serve process: ${fmt(rss)} MiB`);
     log(
       JSON.stringify({
@@ -181,6 +229,10 @@ async function main(): Promise<void> {
         cases_per_s: Math.round(rate),
         ratio_to_raw_insert: Number((rate / raw).toFixed(3)),
         latency_100_cases_ms: { p50: Math.round(p50), p95: Math.round(p95) },
+        serve_cpu_us_per_case: Math.round(cpuUsPerCase),
+        memory_runs: MEM_RUNS,
+        memory_cases_per_run: MEM_CASES,
+        rss_after_memory_runs_mib: Math.round(rssAfter),
         peak_rss_mib: Math.round(rss),
       }),
     );
@@ -188,6 +240,8 @@ async function main(): Promise<void> {
     await serve?.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
+  const profile = PROFILE_DIR ? path.join(PROFILE_DIR, 'throughput-serve.cpuprofile') : '';
+  if (profile && fs.existsSync(profile)) log(summarizeProfile(profile, 25));
 }
 
 main().catch((error: unknown) => {

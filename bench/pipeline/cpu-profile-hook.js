@@ -12,8 +12,9 @@ const inspector = require('node:inspector');
 
 const dir = process.env.EVALS_BENCH_PROFILE_DIR;
 const main = process.argv.find((a) => /apps[\\/][^\\/]+[\\/]src[\\/]main\.ts$/.test(a));
-if (dir && main) {
-  const app = path.basename(path.dirname(path.dirname(main)));
+// The apps of bench:pipeline (apps/<app>/src/main.ts), or `evals serve` of bench:embedded.
+const app = main ? path.basename(path.dirname(path.dirname(main))) : process.argv.includes('serve') ? 'serve' : null;
+if (dir && app) {
   const control = path.join(dir, 'control');
   const session = new inspector.Session();
   session.connect();

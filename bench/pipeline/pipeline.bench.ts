@@ -53,6 +53,12 @@ function intEnv(name: string, fallback: number, min = 1): number {
 const CASES = intEnv('BENCH_CASES', 100_000);
 const BATCH_RUN = intEnv('BENCH_BATCH_RUN', 2_000);
 const INFLIGHT = intEnv('BENCH_INFLIGHT', 1_000);
+/**
+ * Publishing connections of the streamed phase, each with its share of BENCH_INFLIGHT acks outstanding. One
+ * connection was the bound of that phase (the bench, not the pipeline); several spread the acks over more
+ * of nats-server's per-connection read loops.
+ */
+const PUBLISHERS = intEnv('BENCH_PUBLISHERS', 4);
 const LAT_RATE = intEnv('BENCH_LAT_RATE', 500);
 const LAT_SECONDS = intEnv('BENCH_LAT_SECONDS', 20);
 const LAT_RUN = intEnv('BENCH_LAT_RUN', 100);
@@ -485,6 +491,20 @@ function envelope(type: string, data: unknown): { id: string; text: string } {
   return { id, text };
 }
 
+/**
+ * Publishes prepared messages over `clients` connections, message i on connection i mod clients, each with
+ * at most `window / clients` acknowledgements outstanding (async acks).
+ */
+async function publishSpread(clients: readonly JetStreamClient[], messages: ReadonlyArray<{ subject: string; id: string; text: string }>, window: number): Promise<void> {
+  const share = Math.max(1, Math.ceil(window / clients.length));
+  await Promise.all(
+    clients.map((client, k) => {
+      const mine = messages.filter((_, i) => i % clients.length === k);
+      return publishWindowed(client, mine.length, share, (i) => mine[i]);
+    }),
+  );
+}
+
 /** Publishes `count` messages with at most `window` acknowledgements outstanding, in order on one connection. */
 async function publishWindowed(js: JetStreamClient, count: number, window: number, make: (i: number) => { subject: string; id: string; text: string }): Promise<void> {
   const pending: Array<Promise<unknown>> = [];
@@ -669,7 +689,7 @@ async function main(): Promise<void> {
           const evidence = await countEvidence(runIds);
           if (evidence !== lastEvidence) stalledSince = now();
           lastEvidence = evidence;
-          log(`    .. ${label} +${fmt((now() - start) / 1000)} s: evidence ${fmt(evidence)}/${fmt(runIds.length === 1 ? CASES : runIds.length * BATCH_RUN)}, results ${got.length}/${runIds.length}; pending+unacked: ${await consumerState()}`);
+          log(`    .. ${label} +${fmt((now() - start) / 1000)} s: evidence ${fmt(evidence)}/${fmt(label === 'streamed' ? CASES : runIds.length * (label === 'latency' ? LAT_RUN : BATCH_RUN))}, results ${got.length}/${runIds.length}; pending+unacked: ${await consumerState()}`);
           if (now() - stalledSince > 120_000 && got.length < runIds.length) {
             log(`    .. ${label}: no new evidence for 120 s, giving up on this phase`);
             return null;
@@ -698,8 +718,19 @@ async function main(): Promise<void> {
     if (!PHASES.has('streamed')) {
       log('\n[2] streamed: not in BENCH_PHASES');
     } else {
-      log(`\n[2] streamed: run.requested + ${fmt(CASES)} x evals.output.submitted (${fmt(INFLIGHT)} in flight) + run.sealed`);
+      log(`\n[2] streamed: run.requested + ${fmt(CASES)} x evals.output.submitted (${fmt(INFLIGHT)} in flight over ${PUBLISHERS} connections) + run.sealed`);
       const streamRun = `stream-${suffix}`;
+      // Prepared before the clock starts: the phase measures the pipeline, not the bench's JSON encoding.
+      const outputs = Array.from({ length: CASES }, (_, i) => ({
+        subject: subject('evals.output.submitted'),
+        ...envelope('evals.output.submitted', { run_id: streamRun, case_id: `c${i}`, output: outputFor(i) }),
+      }));
+      const publishers: NatsConnection[] = [];
+      for (let k = 0; k < PUBLISHERS; k++) {
+        const pc = await connect({ servers: testServers.nats.url, name: `evals-bench-publisher-${k}`, maxReconnectAttempts: -1, reconnectTimeWait: 500 });
+        publishers.push(pc);
+        cleanups.push(() => pc.close());
+      }
       await profilePhase('streamed');
       sampler.beginPhase();
       const s0 = await sampler.snapshot();
@@ -708,10 +739,7 @@ async function main(): Promise<void> {
         const m = envelope('evals.run.requested', { run_id: streamRun, suite_key: suiteBig, subject_kind: 'agent', subject_id: 'bench', source: 'sandbox' });
         await js.publish(subject('evals.run.requested'), m.text, { msgID: m.id });
       }
-      await publishWindowed(js, CASES, INFLIGHT, (i) => {
-        const m = envelope('evals.output.submitted', { run_id: streamRun, case_id: `c${i}`, output: outputFor(i) });
-        return { subject: subject('evals.output.submitted'), ...m };
-      });
+      await publishSpread(publishers.map((pc) => jetstream(pc)), outputs, INFLIGHT);
       {
         const m = envelope('evals.run.sealed', { run_id: streamRun });
         await js.publish(subject('evals.run.sealed'), m.text, { msgID: m.id });
@@ -922,7 +950,13 @@ async function main(): Promise<void> {
       rows.push([`  ${name}: publish side alone, cases/s`, fmt(p.cases / p.publishSeconds)]);
       rows.push([`  ${name} / raw COPY`, pct(p.casesPerSecond, copy.rate)]);
       rows.push([`  ${name} / raw JetStream publish`, pct(p.casesPerSecond, raw.rate)]);
+      rows.push([`  ${name}: app CPU per case (4 apps + their PostgreSQL backends), us`, fmt(appCpuPerCaseUs(p))]);
     }
+    if (batched) {
+      const ok = batched.completed && batched.casesPerSecond >= 0.15 * copy.rate && appCpuPerCaseUs(batched) <= 60;
+      rows.push(['issue 15: batched >= 15% of raw COPY and <= 60 us app CPU per case', ok ? 'MET' : 'NOT MET']);
+    }
+    if (streamed) rows.push(['issue 15: streamed >= 10,000 cases/s', streamed.completed && streamed.casesPerSecond >= 10_000 ? 'MET' : 'NOT MET']);
     rows.push([`target: end to end >= 25% of raw COPY = ${fmt(target)} cases/s`, `streamed ${met(streamed)}, batched ${met(batched)}`]);
     if (latency) {
       const r = latency.seal_to_received as { p50_ms: number; p99_ms: number };
@@ -949,7 +983,7 @@ async function main(): Promise<void> {
       cores: os.cpus().length,
       app_env: APP_ENV,
       raw: { copy_rows: RAW_ROWS, copy_method: copy.method, copy_rows_per_s: round(copy.rate), jetstream_msgs: RAW_MSGS, jetstream_msg_bytes: raw.bytes, jetstream_msgs_per_s: round(raw.rate) },
-      streamed: streamed ? { ...summarize(streamed, copy.rate, raw.rate), db: streamed.db } : null,
+      streamed: streamed ? { ...summarize(streamed, copy.rate, raw.rate), publishers: PUBLISHERS, db: streamed.db } : null,
       batched: batched ? { ...summarize(batched, copy.rate, raw.rate), runs: batchRuns, cases_per_run: BATCH_RUN, db: batched.db } : null,
       target_25pct_of_copy: { cases_per_s: round(target), streamed: met(streamed), batched: met(batched) },
       latency: latency ? { ...latency, cpu: cpuJson(latency.cpu as CpuUsage) } : null,
@@ -1023,8 +1057,20 @@ function cpuJson(u: CpuUsage): Record<string, unknown> {
   };
 }
 
+/**
+ * CPU of the four apps and of their PostgreSQL backends per case, in microseconds (issue 15's "total app CPU
+ * per case"). CPU seconds move less with other users of the machine than wall time does.
+ */
+function appCpuPerCaseUs(p: PhaseResult): number {
+  const percent = Object.entries(p.cpu.percent)
+    .filter(([label]) => APPS.some((app) => label === app || label === `pg:${app}`))
+    .reduce((sum, [, v]) => sum + v, 0);
+  return ((percent / 100) * p.cpu.wallS * 1e6) / p.cases;
+}
+
 function summarize(p: PhaseResult, copyRate: number, rawRate: number): Record<string, unknown> {
   return {
+    app_cpu_us_per_case: round(appCpuPerCaseUs(p)),
     completed: p.completed,
     cases: p.cases,
     seconds: round(p.seconds, 2),

@@ -46,6 +46,24 @@ const OPS: Array<[AppName, RouteRow['method'], string, Access]> = [
   ['regression', 'POST', '/v1/calibrations', 'operator'],
   ['regression', 'GET', '/v1/calibrations/:id', 'viewer'],
   ['regression', 'GET', '/v1/judges/status', 'viewer'],
+  // Judge budgets in money (GT4, issue 13).
+  ['ingestion', 'GET', '/v1/budgets', 'viewer'],
+  // The dashboard (issue 17, docs/dashboard.md): list views, and the forwarder of the four-app layout.
+  ['ingestion', 'GET', '/v1/gates', 'viewer'],
+  ['regression', 'GET', '/v1/judges', 'viewer'],
+  ['read-model', 'GET', '/v1/run-list', 'viewer'],
+  ['read-model', 'GET', '/v1/runs/:id/cases', 'viewer'],
+  ['read-model', 'GET', '/v1/whoami', 'viewer'],
+  ['read-model', 'GET', '/dashboard/upstream/ingestion/v1/gates', 'viewer'],
+  ['read-model', 'GET', '/dashboard/upstream/ingestion/v1/gate/:id', 'viewer'],
+  ['read-model', 'POST', '/dashboard/upstream/ingestion/v1/gate/:id/override', 'admin'],
+  ['read-model', 'GET', '/dashboard/upstream/regression/v1/findings', 'viewer'],
+  ['read-model', 'GET', '/dashboard/upstream/regression/v1/findings/:id', 'viewer'],
+  ['read-model', 'GET', '/dashboard/upstream/regression/v1/judges', 'viewer'],
+  // The dashboard's shell and files: public like /health - they hold no evaluation data.
+  ...['/', '/runs', '/runs/:id', '/scorecards', '/findings', '/gates', '/gates/:id', '/judges', '/dashboard/config.json', '/dashboard/vendor/chart.umd.min.js']
+    .concat(['app.js', 'api.js', 'views.js', 'charts.js', 'dom.js', 'style.css'].map((f) => `/dashboard/${f}`))
+    .map((path): [AppName, 'GET', string, Access] => ['read-model', 'GET', path, 'public']),
 ];
 const APPS: AppName[] = ['ingestion', 'scoring-worker', 'read-model', 'regression'];
 const ROUTES: RouteRow[] = [

@@ -113,12 +113,13 @@ describe('e2e: evals gate, gate status and override', () => {
     expect(JSON.parse(r.stdout)).toMatchObject({ effective_verdict: 'pass', run: { run_id: `existing-${suffix}`, passed: 39, n: N } });
   }, 60_000);
 
-  it('an llm_judge suite without a judge: fails judge_uncalibrated, warns judge_credential_missing; the case is a JUnit error (GT1, GT2)', async () => {
+  it('an llm_judge suite without a judge: fails judge_uncalibrated with the path to a passing gate, warns judge_not_configured; the case is a JUnit error (GT1, GT2)', async () => {
     const junit = path.join(dir, 'judge.xml');
     const r = await runEvals(['gate', '--suite', judgeKey, '--subject-id', 'judge', '--outputs', outputs('judge', 10, 10, [{ case_id: 'tone', output: 'Thank you!' }]), '--junit', junit], env);
     expect(r.code).toBe(1);
     expect(r.stdout).toContain('- judge_uncalibrated');
-    expect(r.stdout).toContain('- judge_credential_missing');
+    expect(r.stdout).toContain('evals calibrate');
+    expect(r.stdout).toContain('- judge_not_configured');
     const suite = parseJunit(junit).testsuites.testsuite[0];
     const tone = suite.testcase.find((c: any) => c.name === 'tone');
     expect(tone.error).toHaveLength(1);

@@ -74,7 +74,7 @@ describe('e2e: evals serve keeps its data across a restart (issue 7)', () => {
 
   it('runs, a pinned baseline and the suite are there after SIGTERM and a new start; the next run compares against the pin', async () => {
     server = await startEmbeddedServe({ dataDir });
-    expect(server.stderr()).toContain('database: pglite, bus: in-process');
+    expect(server.stdout()).toContain('database: pglite, bus: in-process');
     const key = 'restart-suite';
     expect((await api(server.url, 'POST', '/v1/suites', suite(key))).status).toBe(201);
     const base = await api(server.url, 'POST', '/v1/runs', { run_id: 'r-base', suite_key: key, subject_kind: 'agent', subject_id: 'bot', source: 'ci', outputs: outputs(19, CANARY) });

@@ -19,14 +19,14 @@ httpApiContract('embedded', async () => {
   }
   const server = serve;
   // On the embedded adapters, not on servers that happened to be configured.
-  expect(server.stderr()).toContain('(database: pglite, bus: in-process,');
+  expect(server.stdout()).toContain('(database: pglite, bus: in-process,');
   return {
     url: (_app, route) => `${server.url}${route}`,
     async stop() {
       try {
         const code = await server.stop('SIGTERM');
         if (code !== 0) throw new Error(`evals serve exited with ${code} on SIGTERM:\n${server.stderr().slice(-3000)}`);
-        expect(server.stderr()).toContain('evals serve: stopped');
+        expect(server.stdout()).toContain('evals serve: stopped');
       } finally {
         fs.rmSync(dir, { recursive: true, force: true });
       }

@@ -1,4 +1,6 @@
+import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { uniqueSuffix } from '../support/isolation';
 import { runHistoryContract } from './run-history.contract';
@@ -28,6 +30,33 @@ interface Reply {
   text: string;
   json: any;
   headers: Headers;
+}
+
+/**
+ * Text that only an internal failure puts in an answer: an engine or driver error's message, a class name of
+ * an error, a stack frame, a file path. No answer of the contract may contain any (issue 16).
+ */
+const INTERNAL_ERROR_TEXT =
+  /Maximum call stack|RangeError|TypeError|ReferenceError|SyntaxError|QueryFailedError|invalid byte sequence|unsupported Unicode escape|violates .* constraint|duplicate key value|ECONNREFUSED|node_modules|\bat [\w.<>]+ \(|\.ts:\d+|\.js:\d+|Cannot read properties/;
+
+/** Validates OpenAPI documents with the project's validator (an ES module, so in its own process). */
+function validateOpenApi(docs: unknown[]): Promise<{ ok: boolean; problems: string[] }> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'evals-openapi-'));
+  const files = docs.map((doc, i) => {
+    const file = path.join(dir, `openapi-${i}.json`);
+    fs.writeFileSync(file, JSON.stringify(doc));
+    return file;
+  });
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, ['-r', '@swc-node/register', 'apps/cli/src/api/openapi.script.ts', '--validate', ...files], { cwd: path.resolve(__dirname, '../..'), timeout: 60_000 }, (error, stdout, stderr) => {
+      fs.rmSync(dir, { recursive: true, force: true });
+      try {
+        resolve(JSON.parse(stdout.trim().split('\n').pop() ?? ''));
+      } catch {
+        reject(new Error(`openapi --validate failed: ${String(error)} ${stderr.slice(-1000)}`));
+      }
+    });
+  });
 }
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
@@ -61,6 +90,8 @@ export function httpApiContract(label: string, start: () => Promise<ContractTarg
   describe(`HTTP API contract: ${label}`, () => {
     let target: ContractTarget | undefined;
     const sfx = uniqueSuffix();
+    // Every answer of the suite, for the final scan for internal error text.
+    const answers: Array<{ at: string; status: number; text: string }> = [];
     const CANARY = `CANARY-OUTPUT-${sfx}-do-not-echo`;
 
     beforeAll(async () => {
@@ -85,6 +116,7 @@ export function httpApiContract(label: string, start: () => Promise<ContractTarg
       } catch {
         json = undefined;
       }
+      answers.push({ at: `${method} ${path.split('?')[0]}`, status: res.status, text });
       return { status: res.status, text, json, headers: res.headers };
     }
     const get = (app: ContractApp, path: string) => call(app, 'GET', path);
@@ -128,15 +160,33 @@ export function httpApiContract(label: string, start: () => Promise<ContractTarg
         expect(r.json).toMatchObject({ status: 'ok', checks: { database: 'up', bus: 'up' } });
       });
 
-      it.each([
-        ['ingestion', ['/v1/suites', '/v1/suites/{key}', '/v1/suites/{key}/versions/{version}', '/v1/runs', '/v1/gate', '/v1/gate/{id}']],
-        ['read', ['/v1/runs/{id}', '/v1/runs/{id}/events', '/v1/scorecards']],
-        ['regression', ['/v1/baselines', '/v1/findings', '/v1/findings/{id}', '/v1/comparisons']],
-      ] as const)('GET /openapi.json on the %s URL lists its routes', async (app, routes) => {
-        const r = await get(app, '/openapi.json');
-        expectStatus(r, 200);
-        expect(r.json.openapi).toMatch(/^3\./);
-        expect(Object.keys(r.json.paths)).toEqual(expect.arrayContaining(['/health', ...routes]));
+      it('GET /openapi.json on the ingestion, read and regression URLs: valid OpenAPI 3 documents of their routes, each described (X1)', async () => {
+        const routes = {
+          ingestion: ['/v1/suites', '/v1/suites/{key}', '/v1/suites/{key}/versions/{version}', '/v1/runs', '/v1/gate', '/v1/gate/{id}', '/v1/gate/{id}/override'],
+          read: ['/v1/runs/{id}', '/v1/runs/{id}/events', '/v1/scorecards'],
+          regression: ['/v1/baselines', '/v1/findings', '/v1/findings/{id}', '/v1/comparisons', '/v1/comparisons/{id}', '/v1/calibration-sets', '/v1/calibrations', '/v1/judges/status'],
+        } as const;
+        // The document the repository carries (docs/openapi.json, `evals serve`'s) describes the same operations.
+        const committed = JSON.parse(fs.readFileSync(path.resolve(__dirname, '../../docs/openapi.json'), 'utf8'));
+        const docs: unknown[] = [];
+        for (const app of ['ingestion', 'read', 'regression'] as const) {
+          const r = await get(app, '/openapi.json');
+          expectStatus(r, 200);
+          expect(r.json.openapi).toMatch(/^3\./);
+          expect(Object.keys(r.json.paths)).toEqual(expect.arrayContaining(['/health', ...routes[app]]));
+          expect(r.json.info.title).not.toMatch(/evals evals/);
+          for (const route of routes[app]) expect([route, r.json.paths[route]]).toEqual([route, committed.paths[route]]);
+          docs.push(r.json);
+        }
+        expect(await validateOpenApi(docs)).toEqual({ ok: true, problems: [] });
+      }, 60_000);
+
+      it('GET /openapi.json and /docs answer without a key (public by decision, docs/security.md)', async () => {
+        for (const app of ['ingestion', 'read', 'regression'] as const) {
+          const res = await fetch(target!.url(app, '/docs'));
+          expect(res.status).toBe(200);
+          expect(await res.text()).toMatch(/swagger/i);
+        }
       });
 
       it('an unknown route: 404 with a JSON code', async () => {
@@ -750,6 +800,17 @@ export function httpApiContract(label: string, start: () => Promise<ContractTarg
           latest_completeness: 'complete',
           runs_incomplete: '0',
           latest_cases_needed: '',
+          // J9: no judge case in this suite, so no judge-corrected rate (docs/scorecards.md).
+          latest_judge_corrected_scope: '',
+          latest_judge_corrected_rate: '',
+          latest_judge_corrected_ci_lower: '',
+          latest_judge_corrected_ci_upper: '',
+          latest_judge_passed: '',
+          latest_judge_n: '',
+          latest_judge_sensitivity_x: '',
+          latest_judge_sensitivity_n: '',
+          latest_judge_specificity_x: '',
+          latest_judge_specificity_n: '',
         });
       });
 
@@ -763,6 +824,69 @@ export function httpApiContract(label: string, start: () => Promise<ContractTarg
       });
     });
 
+    describe('hostile input (issue 16): clean 400/422 answers with codes, never a 500', () => {
+      const key = `contract-hostile-${sfx}`;
+      const deepObject = (depth: number) => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
+
+      beforeAll(async () => {
+        await pushSuite(exactSuite(key, 2));
+      }, 60_000);
+
+      it.each([
+        ['POST /v1/runs', '/v1/runs'],
+        ['POST /v1/gate', '/v1/gate'],
+      ])('%s with a JSON object nested 100 000 deep: 400 BODY_TOO_DEEP, before anything walks it', async (_name, route) => {
+        const body = `{"suite_key":"${key}","subject_kind":"agent","subject_id":"deep","outputs":[{"case_id":"c0","output":"yes"}],"x":${deepObject(100_000)}}`;
+        const r = await post('ingestion', route, body);
+        expect(r.status).toBe(400);
+        expect(r.json).toMatchObject({ code: 'BODY_TOO_DEEP', field: 'body' });
+        expect(r.json.message).toMatch(/deeper than \d+ levels/);
+        const arrays = await post('ingestion', route, `{"x":${'['.repeat(100_000)}${']'.repeat(100_000)}}`);
+        expect([arrays.status, arrays.json.code]).toEqual([400, 'BODY_TOO_DEEP']);
+      });
+
+      it.each([
+        ['a NUL in an input', { input: 'q\u0000' }, {}, 'cases[0].input'],
+        ['a lone surrogate in an input', { input: { text: 'q\ud800' } }, {}, 'cases[0].input.text'],
+        ['a NUL in an expected value', { expected: 'y\u0000es' }, {}, 'cases[0].expected'],
+        ['a lone surrogate in an expected value', { expected: 'yes\udfff' }, {}, 'cases[0].expected'],
+        ['a NUL in the description', {}, { description: 'a\u0000b' }, 'description'],
+        ['a lone surrogate in the description', {}, { description: 'a\udc00b' }, 'description'],
+      ])("a suite with %s: 422 SUITE_INVALID naming the field; nothing stored", async (_name, caseOver, suiteOver, field) => {
+        const badKey = `contract-unstorable-${field.replace(/[^a-z]/g, '')}-${sfx}`;
+        const suite = { ...exactSuite(badKey, 1), ...suiteOver, cases: [{ id: 'c0', input: 'q', expected: 'yes', ...caseOver }] };
+        const r = await post('ingestion', '/v1/suites', suite);
+        expect(r.status).toBe(422);
+        expect(r.json).toMatchObject({ code: 'SUITE_INVALID', field });
+        expect(r.json.details.errors[0]).toMatchObject({ code: 'VALUE_NOT_JSON', field });
+        expect((await get('ingestion', `/v1/suites/${badKey}`)).status).toBe(404);
+      });
+
+      it('an output may contain a NUL or a lone surrogate: scored, never stored (D1)', async () => {
+        const out = await run({ run_id: `contract-nul-output-${sfx}`, suite_key: key, subject_id: 'nul', outputs: [{ case_id: 'c0', output: 'yes\u0000' }, { case_id: 'c1', output: 'y\ud800' }] });
+        expect(out.run).toMatchObject({ status: 'completed', scored: 2, passed: 0 });
+      }, 60_000);
+
+      it('YAML nested too deeply: 422 SUITE_INVALID with a plain message, never the engine\'s', async () => {
+        for (const yaml of [`key: ${key}-yaml\ncases: ${'['.repeat(100_000)}`, `key: ${key}-yaml\ncases:\n${Array.from({ length: 600 }, (_, i) => `${' '.repeat(i + 2)}- a:`).join('\n')}`]) {
+          const r = await post('ingestion', '/v1/suites', yaml, 'application/yaml');
+          expect(r.status).toBe(422);
+          expect(r.json.code).toBe('SUITE_INVALID');
+          expect(r.json.details.errors[0]).toMatchObject({ code: 'YAML_UNSUPPORTED', message: 'the document is nested more than 128 levels deep' });
+        }
+      });
+    });
+
     runHistoryContract(() => ({ post: (app, path, body) => post(app, path, body), get }));
+
+    // Last: every answer of the whole suite, errors included, is free of internal error text.
+    describe('no answer carries an internal error message', () => {
+      it('scans every answer body of the contract', () => {
+        expect(answers.length).toBeGreaterThan(50);
+        expect(answers.filter((a) => a.status >= 400).length).toBeGreaterThan(30);
+        const leaks = answers.filter((a) => INTERNAL_ERROR_TEXT.test(a.text) || a.status >= 500).map((a) => `${a.at} ${a.status}: ${a.text.slice(0, 300)}`);
+        expect(leaks).toEqual([]);
+      });
+    });
   });
 }

@@ -194,7 +194,7 @@ describe('e2e: the judge across the service and the CLI (S3, J1-J6, D1, D4)', ()
   // --- J4: calibration ------------------------------------------------------------------------------------
 
   /** Ten labelled items: tp 5, fn 1, fp 1, tn 3 (one of the tn through an unparseable reply). */
-  const labelled = [
+  const ten = [
     { id: 'a1', human: 'pass', output: 'JUDGE-PASS short' },
     { id: 'a2', human: 'pass', output: 'JUDGE-PASS a somewhat longer answer' },
     { id: 'a3', human: 'pass', output: 'JUDGE-PASS an answer of medium length here' },
@@ -205,42 +205,47 @@ describe('e2e: the judge across the service and the CLI (S3, J1-J6, D1, D4)', ()
     { id: 'a8', human: 'fail', output: 'no' },
     { id: 'a9', human: 'fail', output: 'JUDGE-BROKEN makes the judge stumble' },
     { id: 'a10', human: 'fail', output: 'rude reply' },
-  ].map((i) => ({ ...i, output: `${i.output} ${OUTPUT_CANARY}` }));
+  ];
+  /**
+   * Sixty labelled items - the ten six times over, each copy its own output - so the set is large enough to
+   * certify (J4: >= 50 items, >= 10 per human class): tp 30, fn 6, fp 6, tn 18 (6 of them unparseable).
+   */
+  const labelled = [0, 1, 2, 3, 4, 5].flatMap((copy) => ten.map((i) => ({ id: `${i.id}-${copy}`, human: i.human, output: `${i.output} copy ${copy} ${OUTPUT_CANARY}` })));
 
   const setItem = (i: { id: string; human: string; output: string }) => ({ item_id: i.id, output_hash: sha256(i.output), human_verdict: i.human, output_chars: i.output.length });
+  const scopeOf = (rubric: string) => `rubric:${sha256(rubric)}`;
 
-  it('J4: calibration reproduces hand-computed agreement, kappa, sensitivity, specificity, their intervals and the verbosity correlations; the report is stored', async () => {
+  it('J4: calibration reproduces hand-computed agreement, kappa, sensitivity, specificity, their intervals and the verbosity correlations; the report is stored with its scope', async () => {
     const created = await call('regression', 'POST', '/v1/calibration-sets', { name: 'hand', rubric: 'Resolves the request politely.', items: labelled.map(setItem) });
     expect(created.status).toBe(201);
-    expect(created.body.items).toMatchObject({ count: 10, golden_outputs: 0, human_pass: 6 });
+    expect(created.body.items).toMatchObject({ count: 60, golden_outputs: 0, human_pass: 36 });
     const setId = created.body.set.id;
     fake.reset();
     const res = await call('regression', 'POST', '/v1/calibrations', { set_id: setId, outputs: labelled.map((i) => ({ item_id: i.id, output: i.output })) });
     expect(res.status).toBe(201);
-    expect(fake.requestCount).toBe(10);
+    expect(fake.requestCount).toBe(60);
     const r = res.body.report;
-    expect(res.body).toMatchObject({ set_id: setId, status: 'not_certified', judge_model: MODEL, prompt_version: 'judge-v1' });
-    expect(r.counts).toEqual({ tp: 5, fn: 1, fp: 1, tn: 3 });
-    // Agreement 8/10 with Wilson's interval.
-    expect(r.agreement).toMatchObject({ numerator: 8, denominator: 10 });
+    expect(res.body).toMatchObject({ set_id: setId, status: 'not_certified', judge_model: MODEL, prompt_version: 'judge-v1', scope: scopeOf('Resolves the request politely.') });
+    expect(r.counts).toEqual({ tp: 30, fn: 6, fp: 6, tn: 18 });
+    expect(r.set).toEqual({ n: 60, human_pass: 36, human_fail: 24, min_items: 50, min_per_class: 10, sufficient: true, reasons: [] });
+    // Agreement 48/60 with Wilson's interval.
+    expect(r.agreement).toMatchObject({ numerator: 48, denominator: 60 });
     expect(r.agreement.value).toBeCloseTo(0.8, 12);
-    const [al, au] = wilsonByHand(8, 10);
+    const [al, au] = wilsonByHand(48, 60);
     expect(r.agreement.lower).toBeCloseTo(al, 9);
     expect(r.agreement.upper).toBeCloseTo(au, 9);
-    expect(r.agreement.lower).toBeCloseTo(0.4902, 4); // the published Wilson interval of 8/10
-    expect(r.agreement.upper).toBeCloseTo(0.9433, 4);
     // Kappa: p_o = 0.8, p_e = 0.6 * 0.6 + 0.4 * 0.4 = 0.52, kappa = (0.8 - 0.52) / (1 - 0.52).
     expect(r.kappa.observed).toBeCloseTo(0.8, 12);
     expect(r.kappa.expected).toBeCloseTo(0.52, 12);
     expect(r.kappa.value).toBeCloseTo(0.28 / 0.48, 12);
-    // Sensitivity 5/6 and specificity 3/4, with their denominators and intervals.
-    expect(r.sensitivity).toMatchObject({ numerator: 5, denominator: 6 });
-    expect(r.sensitivity.value).toBeCloseTo(5 / 6, 12);
-    expect([r.sensitivity.lower, r.sensitivity.upper].map((x: number) => x.toFixed(9))).toEqual(wilsonByHand(5, 6).map((x) => x.toFixed(9)));
-    expect(r.specificity).toMatchObject({ numerator: 3, denominator: 4 });
-    expect([r.specificity.lower, r.specificity.upper].map((x: number) => x.toFixed(9))).toEqual(wilsonByHand(3, 4).map((x) => x.toFixed(9)));
-    expect(r.human_pass_rate).toMatchObject({ numerator: 6, denominator: 10 });
-    expect(r.judge_pass_rate).toMatchObject({ numerator: 6, denominator: 10 });
+    // Sensitivity 30/36 and specificity 18/24, with their denominators and intervals.
+    expect(r.sensitivity).toMatchObject({ numerator: 30, denominator: 36 });
+    expect(r.sensitivity.value).toBeCloseTo(30 / 36, 12);
+    expect([r.sensitivity.lower, r.sensitivity.upper].map((x: number) => x.toFixed(9))).toEqual(wilsonByHand(30, 36).map((x) => x.toFixed(9)));
+    expect(r.specificity).toMatchObject({ numerator: 18, denominator: 24 });
+    expect([r.specificity.lower, r.specificity.upper].map((x: number) => x.toFixed(9))).toEqual(wilsonByHand(18, 24).map((x) => x.toFixed(9)));
+    expect(r.human_pass_rate).toMatchObject({ numerator: 36, denominator: 60 });
+    expect(r.judge_pass_rate).toMatchObject({ numerator: 36, denominator: 60 });
     // Verbosity: point-biserial r of output length against each verdict, and the judge's excess.
     const lengths = labelled.map((i) => i.output.length);
     const judgePass = labelled.map((i) => (i.output.startsWith('JUDGE-PASS') ? 1 : 0));
@@ -248,29 +253,30 @@ describe('e2e: the judge across the service and the CLI (S3, J1-J6, D1, D4)', ()
     expect(r.verbosity_bias.judge.r).toBeCloseTo(pearsonByHand(judgePass, lengths), 9);
     expect(r.verbosity_bias.human.r).toBeCloseTo(pearsonByHand(humanPass, lengths), 9);
     expect(r.verbosity_bias.excess).toBeCloseTo(pearsonByHand(judgePass, lengths) - pearsonByHand(humanPass, lengths), 9);
-    expect(r.targets).toEqual({ agreement: 0.85, kappa: 0.6 });
+    expect(r.targets).toEqual({ agreement: 0.85, kappa: 0.6, min_items: 50, min_per_class: 10, agreement_basis: 'estimate' });
     expect(r.reasons).toEqual(['agreement_below_target', 'kappa_below_target']);
-    expect(r.judge).toMatchObject({ calls: 10, unparseable: 1 });
+    expect(r.judge).toMatchObject({ calls: 60, unparseable: 6 });
     expect(r.judge.cost_usd).toBeGreaterThan(0);
-    expect(r.items.find((i: any) => i.item_id === 'a9')).toEqual({ item_id: 'a9', human: 'fail', judge: 'fail', label: 'judge_unparseable' });
+    expect(r.items.find((i: any) => i.item_id === 'a9-0')).toEqual({ item_id: 'a9-0', human: 'fail', judge: 'fail', label: 'judge_unparseable' });
 
     const stored = await call('regression', 'GET', `/v1/calibrations/${res.body.report_id}`);
-    expect(stored.body).toMatchObject({ report_id: res.body.report_id, status: 'not_certified' });
-    const { rows } = await db.query(`SELECT status, judge_model, prompt_version, targets FROM calibration_reports WHERE id = $1`, [res.body.report_id]);
-    expect(rows).toEqual([{ status: 'not_certified', judge_model: MODEL, prompt_version: 'judge-v1', targets: { agreement: 0.85, kappa: 0.6 } }]);
+    expect(stored.body).toMatchObject({ report_id: res.body.report_id, status: 'not_certified', scope: scopeOf('Resolves the request politely.') });
+    const { rows } = await db.query(`SELECT status, judge_model, prompt_version, scope, targets FROM calibration_reports WHERE id = $1`, [res.body.report_id]);
+    expect(rows).toEqual([{ status: 'not_certified', judge_model: MODEL, prompt_version: 'judge-v1', scope: scopeOf('Resolves the request politely.'), targets: r.targets }]);
     await expect(db.query(`UPDATE calibration_reports SET status = 'certified'`)).rejects.toThrow(/append-only/);
   });
 
-  it('J4/D4: a golden set keeps its outputs (clamped to 4 000 characters) and certifies a judge that agrees; status is served for the gate', async () => {
+  it('J4/D4: a golden set keeps its outputs (clamped to 4 000 characters) and certifies a judge that agrees; the scopes are served for the gate', async () => {
     const agreeing = [
-      ...Array.from({ length: 6 }, (_, i) => ({ id: `g${i}`, human: 'pass', output: `JUDGE-PASS golden ${i} ${OUTPUT_CANARY}` })),
-      ...Array.from({ length: 4 }, (_, i) => ({ id: `h${i}`, human: 'fail', output: `golden fail ${i} ${OUTPUT_CANARY}` })),
+      ...Array.from({ length: 30 }, (_, i) => ({ id: `g${i}`, human: 'pass', output: `JUDGE-PASS golden ${i} ${OUTPUT_CANARY}` })),
+      ...Array.from({ length: 29 }, (_, i) => ({ id: `h${i}`, human: 'fail', output: `golden fail ${i} ${OUTPUT_CANARY}` })),
     ];
     const long = { id: 'long', human: 'fail', output: `${'x'.repeat(5000)} ${OUTPUT_CANARY}` };
     const items = [...agreeing, long].map((i) => ({ ...setItem(i), golden_output: i.output }));
-    const created = await call('regression', 'POST', '/v1/calibration-sets', { name: 'golden', golden: true, rubric: 'Resolves the request politely.', items });
+    const rubric = 'Resolves the request politely, golden.';
+    const created = await call('regression', 'POST', '/v1/calibration-sets', { name: 'golden', golden: true, rubric, items });
     expect(created.status).toBe(201);
-    expect(created.body.items).toMatchObject({ count: 11, golden_outputs: 11, golden_truncated: 1 });
+    expect(created.body.items).toMatchObject({ count: 60, golden_outputs: 60, golden_truncated: 1 });
     const setId = created.body.set.id;
     const { rows } = await db.query(`SELECT item_id, char_length(golden_output) AS n FROM calibration_items WHERE set_id = $1 AND item_id = 'long'`, [setId]);
     expect(rows).toEqual([{ item_id: 'long', n: 4000 }]);
@@ -284,48 +290,144 @@ describe('e2e: the judge across the service and the CLI (S3, J1-J6, D1, D4)', ()
     fake.reset();
     const res = await call('regression', 'POST', '/v1/calibrations', { set_id: setId, targets: { agreement: 0.95, kappa: 0.9 }, outputs: [{ item_id: 'long', output: long.output }] });
     expect(res.status).toBe(201);
-    expect(fake.requestCount).toBe(11);
+    expect(fake.requestCount).toBe(60);
     expect(res.body.status).toBe('certified');
-    expect(res.body.report).toMatchObject({ counts: { tp: 6, fn: 0, fp: 0, tn: 5 }, targets: { agreement: 0.95, kappa: 0.9 }, reasons: [] });
+    expect(res.body.report).toMatchObject({ counts: { tp: 30, fn: 0, fp: 0, tn: 30 }, targets: { agreement: 0.95, kappa: 0.9 }, reasons: [] });
     expect(res.body.report.kappa.value).toBeCloseTo(1, 12);
 
-    const status = await call('regression', 'GET', `/v1/judges/status?model=${MODEL}&prompt_version=judge-v1&apparent_pass_rate=0.5`);
-    expect(status.body).toMatchObject({ status: 'certified', report_id: res.body.report_id, set_id: setId, judge_model: MODEL, prompt_version: 'judge-v1', n: 11, kappa: 1 });
-    expect(status.body.corrected_pass_rate).toEqual({ apparent: 0.5, corrected: 0.5 });
+    const scope = scopeOf(rubric);
+    const status = await call('regression', 'GET', `/v1/judges/status?model=${MODEL}&prompt_version=judge-v1&scope=${scope}&passed=5&n=10`);
+    expect(status.body).toMatchObject({ status: 'certified', scope, report_id: res.body.report_id, set_id: setId, judge_model: MODEL, prompt_version: 'judge-v1', n: 60, kappa: 1 });
+    // 5 of 10 under Se 30/30, Sp 30/30: Rogan-Gladen (0.5 + 1 - 1) / (1 + 1 - 1) = 0.5, with its interval.
+    expect(status.body.corrected_pass_rate).toMatchObject({ apparent: { passed: 5, n: 10 }, sensitivity: { x: 30, n: 30 }, specificity: { x: 30, n: 30 }, level: 0.95 });
+    expect(status.body.corrected_pass_rate.rate).toBeCloseTo(0.5, 12);
+    expect(status.body.corrected_pass_rate.lower).toBeLessThan(0.5);
+    expect(status.body.corrected_pass_rate.upper).toBeGreaterThan(0.5);
     const defaulted = await call('regression', 'GET', '/v1/judges/status');
     expect(defaulted.body).toMatchObject({ status: 'certified', judge_model: MODEL, prompt_version: 'judge-v1' });
+    expect(defaulted.body.certified_scopes).toContain(scope);
+    expect(defaulted.body.scopes.map((x: any) => x.scope)).toEqual(expect.arrayContaining([scope, scopeOf('Resolves the request politely.')]));
     const other = await call('regression', 'GET', `/v1/judges/status?model=${MODEL}&prompt_version=judge-v9`);
-    expect(other.body).toMatchObject({ status: 'uncalibrated', report_id: null });
+    expect(other.body).toMatchObject({ status: 'uncalibrated', scopes: [] });
   });
 
-  it('J4: lowering a target is refused (422) before any judge call; an all-pass human set is not_certifiable; D4 refuses text in a non-golden set', async () => {
+  it('J4: lowering a target is refused (422) before any judge call; a one-class or small set is insufficient_set with no judge call; D4 refuses text in a non-golden set', async () => {
     const created = await call('regression', 'POST', '/v1/calibration-sets', { name: 'refusals', rubric: 'r', items: labelled.slice(0, 4).map(setItem) });
     const setId = created.body.set.id;
     fake.reset();
     const { rows: before } = await db.query(`SELECT count(*)::int AS n FROM calibration_reports`);
-    for (const targets of [{ agreement: 0.8 }, { kappa: 0.59 }]) {
+    for (const targets of [{ agreement: 0.8 }, { kappa: 0.59 }, { min_items: 49 }, { min_per_class: 9 }]) {
       const low = await call('regression', 'POST', '/v1/calibrations', { set_id: setId, targets, outputs: labelled.slice(0, 4).map((i) => ({ item_id: i.id, output: i.output })) });
       expect(low).toMatchObject({ status: 422, body: { code: 'TARGET_BELOW_MINIMUM' } });
     }
     expect(fake.requestCount).toBe(0);
     expect((await db.query(`SELECT count(*)::int AS n FROM calibration_reports`)).rows).toEqual(before);
 
-    // Human labels all one class: nothing chance-corrected can be measured, nothing is certified.
+    // Four items, all human passes: refused from the labels alone, before any judge call (nothing spent).
     const onePass = await call('regression', 'POST', '/v1/calibrations', { set_id: setId, outputs: labelled.slice(0, 4).map((i) => ({ item_id: i.id, output: i.output })) });
     expect(onePass.status).toBe(201);
-    expect(onePass.body).toMatchObject({ status: 'not_certifiable', report: { reasons: ['human_labels_one_class'] } });
+    expect(onePass.body).toMatchObject({
+      status: 'insufficient_set',
+      report: { set: { n: 4, human_pass: 4, human_fail: 0 }, reasons: ['human_labels_one_class', 'too_few_items', 'too_few_human_passes', 'too_few_human_fails'], judge: { calls: 0, cost_usd: 0 } },
+    });
+    expect(fake.requestCount).toBe(0);
 
     const text = await call('regression', 'POST', '/v1/calibration-sets', { name: 'x', rubric: 'r', items: [{ ...setItem(labelled[0]), golden_output: labelled[0].output }] });
     expect(text).toMatchObject({ status: 422, body: { code: 'GOLDEN_NOT_AUTHORISED' } });
-    const none = await call('regression', 'POST', '/v1/calibrations', { set_id: setId });
+    const big = await call('regression', 'POST', '/v1/calibration-sets', { name: 'big', rubric: 'r2', items: labelled.map(setItem) });
+    const none = await call('regression', 'POST', '/v1/calibrations', { set_id: big.body.set.id });
     expect(none).toMatchObject({ status: 422, body: { code: 'OUTPUTS_MISSING' } });
-    const wrong = await call('regression', 'POST', '/v1/calibrations', { set_id: setId, outputs: [{ item_id: 'a1', output: 'another output' }] });
+    const wrong = await call('regression', 'POST', '/v1/calibrations', { set_id: big.body.set.id, outputs: [{ item_id: 'a1-0', output: 'another output' }] });
     expect(wrong).toMatchObject({ status: 422, body: { code: 'OUTPUT_HASH_MISMATCH' } });
     const broken = await fetch(cluster.url('regression', '/v1/calibrations'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: `{"set_id": "${OUTPUT_CANARY}` });
     const brokenText = await broken.text();
     answers.push(brokenText);
     expect(broken.status).toBe(400);
     expect(brokenText).not.toContain(OUTPUT_CANARY);
+  });
+
+  // --- J4 + GT1: the gate checks the scope its cases use; the corrected pass rate ---------------------------
+
+  /** Certifies the judge for `rubric` with 60 agreeing items (30 pass, 30 fail). */
+  async function certify(rubric: string, tag: string): Promise<string> {
+    const agreeing = [
+      ...Array.from({ length: 30 }, (_, i) => ({ id: `${tag}p${i}`, human: 'pass', output: `JUDGE-PASS ${tag} ${i} ${OUTPUT_CANARY}` })),
+      ...Array.from({ length: 30 }, (_, i) => ({ id: `${tag}f${i}`, human: 'fail', output: `${tag} fails ${i} ${OUTPUT_CANARY}` })),
+    ];
+    const set = await call('regression', 'POST', '/v1/calibration-sets', { name: tag, rubric, items: agreeing.map(setItem) });
+    const res = await call('regression', 'POST', '/v1/calibrations', { set_id: set.body.set.id, outputs: agreeing.map((i) => ({ item_id: i.id, output: i.output })) });
+    expect(res.body).toMatchObject({ status: 'certified', scope: scopeOf(rubric) });
+    return res.body.report_id;
+  }
+
+  it('GT1/J4: a gate on a suite whose rubric is not certified fails judge_uncalibrated - with no judge call and the path in its message - though another rubric of the same pin is certified; once its own rubric is, it passes and the gate, the run and the scorecard (JSON and CSV) show the corrected pass rate', async () => {
+    const key = `scoped-${suffix}`;
+    const rubric = 'The answer resolves the request politely.'; // pushJudgeSuite's
+    await pushJudgeSuite(key, ['c1', 'c2', 'c3', 'c4']);
+    await certify('Another rubric: answers in the language of the request.', 'other');
+    const outputs = [
+      { case_id: 'c1', output: `JUDGE-PASS one ${OUTPUT_CANARY}` },
+      { case_id: 'c2', output: `JUDGE-PASS two ${OUTPUT_CANARY}` },
+      { case_id: 'c3', output: `JUDGE-PASS three ${OUTPUT_CANARY}` },
+      { case_id: 'c4', output: `unhelpful ${OUTPUT_CANARY}` },
+    ];
+    fake.reset();
+    const refused = await call('ingestion', 'POST', '/v1/gate', { suite_key: key, subject_kind: 'agent', subject_id: 'scoped', outputs });
+    expect(refused.status).toBe(200);
+    expect(fake.requestCount).toBe(0);
+    expect(refused.body.recorded_verdict).toBe('fail');
+    expect(refused.body.judge).toMatchObject({ used: true, status: 'uncalibrated', skipped: 'judge_uncalibrated', scopes: { needed: [scopeOf(rubric)], uncovered: [scopeOf(rubric)] } });
+    const reason = refused.body.reasons.find((x: any) => x.code === 'judge_uncalibrated');
+    expect(reason.message).toContain(scopeOf(rubric));
+    for (const step of ['JUDGE_PROVIDER', 'evals label', 'evals calibrate', 'evals gate']) expect(reason.message).toContain(step);
+
+    const reportId = await certify(rubric, 'own');
+    fake.reset();
+    const runId = `scoped-run-${suffix}`;
+    const passed = await call('ingestion', 'POST', '/v1/gate', { suite_key: key, subject_kind: 'agent', subject_id: 'scoped', run_id: runId, outputs });
+    expect(fake.requestCount).toBe(4);
+    expect(passed.body).toMatchObject({ recorded_verdict: 'pass', judge: { status: 'certified', skipped: null, scopes: { uncovered: [], certified: [{ scope: scopeOf(rubric), report_id: reportId }] } } });
+    // The judge passed 3 of 4; Se 30/30, Sp 30/30 on the calibration set: Rogan-Gladen 0.75, with its interval.
+    const corrected = passed.body.judge.corrected_pass_rates;
+    expect(corrected).toHaveLength(1);
+    expect(corrected[0]).toMatchObject({ scope: scopeOf(rubric), apparent: { passed: 3, n: 4, rate: 0.75 }, sensitivity: { x: 30, n: 30 }, specificity: { x: 30, n: 30 }, level: 0.95 });
+    expect(corrected[0].rate).toBeCloseTo((0.75 + 1 - 1) / (1 + 1 - 1), 12);
+    expect(corrected[0].lower).toBeLessThan(0.75);
+    expect(corrected[0].upper).toBeGreaterThan(0.75);
+    const sameFigures = corrected[0];
+
+    // The run, as the read model answers it.
+    const run = await fetch(cluster.url('read-model', `/v1/runs/${runId}`)).then((r) => r.json() as Promise<any>);
+    expect(run.judge_corrected_pass_rates).toEqual([{ judge_model: MODEL, prompt_version: 'judge-v1', ...sameFigures }]);
+
+    // The scorecard, JSON and CSV, once the read model has projected the run's comparison.
+    const deadline = Date.now() + 30_000;
+    let card: any;
+    for (;;) {
+      const cards = await fetch(cluster.url('read-model', `/v1/scorecards?suite_key=${key}`)).then((r) => r.json() as Promise<any>);
+      card = cards.scorecards.find((c: any) => c.latest_run_id === runId);
+      if (card || Date.now() > deadline) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(card.latest_judge_corrected_pass_rates).toEqual([{ judge_model: MODEL, prompt_version: 'judge-v1', ...sameFigures }]);
+    const csv = await fetch(cluster.url('read-model', `/v1/scorecards?suite_key=${key}&format=csv`)).then((r) => r.text());
+    const [header, row] = csv.split('\r\n');
+    const fields = Object.fromEntries(header!.split(',').map((h, i) => [h, row!.split(',')[i]]));
+    // docs/scorecards.md: an integral number as it is, any other with six decimals.
+    const csvNumber = (v: number) => (Number.isInteger(v) ? String(v) : v.toFixed(6));
+    expect(fields).toMatchObject({
+      latest_judge_corrected_scope: scopeOf(rubric),
+      latest_judge_corrected_rate: csvNumber(corrected[0].rate),
+      latest_judge_corrected_ci_lower: csvNumber(corrected[0].lower),
+      latest_judge_corrected_ci_upper: csvNumber(corrected[0].upper),
+      latest_judge_passed: '3',
+      latest_judge_n: '4',
+      latest_judge_sensitivity_x: '30',
+      latest_judge_sensitivity_n: '30',
+      latest_judge_specificity_x: '30',
+      latest_judge_specificity_n: '30',
+    });
+    answers.push(JSON.stringify(run), JSON.stringify(card), csv);
   });
 
   // --- J5: pairwise -------------------------------------------------------------------------------------------
@@ -439,11 +541,25 @@ describe('e2e: the judge across the service and the CLI (S3, J1-J6, D1, D4)', ()
     expect(lines[0]).toEqual({ item_id: 'k1', output_hash: sha256(items[0].output), output_chars: items[0].output.length, human_verdict: 'pass' });
     expect(fs.readFileSync(labelsFile, 'utf8')).not.toContain(OUTPUT_CANARY);
 
-    // evals calibrate: the humans agree with the scripted judge on every item -> certified, exit 0.
+    // evals calibrate on five labels: a set too small to certify anything - refused before any judge call, exit 1.
+    fake.reset();
+    const small = await cli(['calibrate', '--labels', 'items.labels.jsonl', '--items', 'items.jsonl', '--rubric', 'Resolves the request politely.', '--name', 'cli-small']);
+    expect(small.code).toBe(1);
+    expect(fake.requestCount).toBe(0);
+    expect(small.out).toContain('set: 5 labelled item(s) - 3 pass, 2 fail; a set certifies only with at least 50 items and 10 of each class');
+    expect(small.out).toContain('status: INSUFFICIENT SET (too_few_items, too_few_human_passes, too_few_human_fails)');
+
+    // 55 more items, labelled as the humans would (the scripted judge agrees on every one): 60 items,
+    // 30 pass and 30 fail -> certified, exit 0.
+    const more = Array.from({ length: 55 }, (_, i) => ({ item_id: `m${i}`, output: `${i < 27 ? 'JUDGE-PASS ' : ''}more ${i} ${OUTPUT_CANARY}`, human: i < 27 ? 'pass' : 'fail' }));
+    fs.appendFileSync(path.join(work, 'items.jsonl'), more.map((m) => JSON.stringify({ item_id: m.item_id, output: m.output })).join('\n') + '\n');
+    fs.appendFileSync(labelsFile, more.map((m) => JSON.stringify({ item_id: m.item_id, output_hash: sha256(m.output), output_chars: m.output.length, human_verdict: m.human })).join('\n') + '\n');
     const calibrated = await cli(['calibrate', '--labels', 'items.labels.jsonl', '--items', 'items.jsonl', '--rubric', 'Resolves the request politely.', '--name', 'cli-set']);
     expect(calibrated.err).toBe('');
     expect(calibrated.code).toBe(0);
-    expect(calibrated.out).toContain('100.0% (5/5, 95% CI 56.6-100.0%)');
+    const [lo, hi] = wilsonByHand(60, 60);
+    expect(calibrated.out).toContain(`100.0% (60/60, 95% CI ${(lo * 100).toFixed(1)}-${(hi * 100).toFixed(1)}%)`);
+    expect(calibrated.out).toContain(`scope rubric:${sha256('Resolves the request politely.')}`);
     expect(calibrated.out).toContain('status: CERTIFIED');
     const low = await cli(['calibrate', '--labels', 'items.labels.jsonl', '--items', 'items.jsonl', '--rubric', 'r', '--target-kappa', '0.5']);
     expect(low.code).toBe(2);
@@ -458,7 +574,7 @@ describe('e2e: the judge across the service and the CLI (S3, J1-J6, D1, D4)', ()
     expect(compared.code).toBe(0);
     expect(compared.out).toContain('A wins 1, B wins 0, ties 0');
     expect(compared.out).toContain('position consistency 100.0% (1/1, 95% CI 20.7-100.0%)');
-    answers.push(calibrated.out, compared.out, low.err);
+    answers.push(small.out, calibrated.out, compared.out, low.err);
   });
 
   // --- D1, J2: nothing leaks -------------------------------------------------------------------------------

@@ -10,9 +10,9 @@ export interface EmbeddedServe {
   /** The base URL the server printed, e.g. `http://127.0.0.1:41234`. */
   readonly url: string;
   readonly child: ChildProcess;
-  /** Everything the child wrote to stderr so far (the startup banner, `evals serve: stopped`, errors). */
+  /** Everything the child wrote to stderr so far (errors). */
   stderr(): string;
-  /** Everything the child wrote to stdout so far (its JSON log lines). */
+  /** Everything the child wrote to stdout so far: the banner first, `evals serve: stopped` last (its log lines go to `<data-dir>/serve.log`). */
   stdout(): string;
   /** Sends `signal` (SIGTERM by default), waits for the exit and returns its code (null when killed by a signal). */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
@@ -61,7 +61,7 @@ export async function startEmbeddedServe(options: {
       reject(new Error(`evals serve ${why}:\n--- stderr ---\n${err.slice(-3000)}\n--- stdout ---\n${out.slice(-3000)}`));
     };
     const onData = () => {
-      const m = BANNER.exec(err);
+      const m = BANNER.exec(out);
       if (m) {
         cleanup();
         resolve(m[1]);
@@ -71,10 +71,10 @@ export async function startEmbeddedServe(options: {
     const timer = setTimeout(() => fail(`printed no URL in ${timeoutMs} ms`), timeoutMs);
     function cleanup() {
       clearTimeout(timer);
-      child.stderr!.off('data', onData);
+      child.stdout!.off('data', onData);
       child.off('exit', onExit);
     }
-    child.stderr!.on('data', onData);
+    child.stdout!.on('data', onData);
     child.once('exit', onExit);
     onData();
   }).catch(async (error: unknown) => {

@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import type { Command, Io } from './command';
 import { COMMANDS, findCommand } from './commands';
-import { ApiError, CliError, EXIT } from './exit-codes';
+import { ApiError, CliError, EXIT, UsageError } from './exit-codes';
 
 export type { Io } from './command';
 
@@ -22,7 +22,8 @@ export function help(name?: string): string {
   if (command) {
     const lines = [command.summary, '', `Usage: ${command.usage}`];
     if (command.options && command.options.length > 0) lines.push('', 'Options:', ...command.options.map((o) => `  ${o}`));
-    lines.push('', 'Example:', ...command.example.split('\n').map((e) => `  ${e}`), '', EXIT_LINE);
+    if (command.environment && command.environment.length > 0) lines.push('', 'Environment:', ...command.environment.map((e) => `  ${e}`));
+    lines.push('', 'Example:', ...command.example.split('\n').map((e) => `  ${e}`), '', command.exitCodes ?? EXIT_LINE);
     return lines.join('\n');
   }
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
@@ -65,7 +66,8 @@ export async function runCli(argv: readonly string[], io: Io): Promise<number> {
     if (error instanceof CliError) {
       io.err(`evals ${command.name}: ${error.message}`);
       if (error instanceof ApiError && flags.includes('--json') && error.body !== null) io.out(JSON.stringify(error.body, null, 2));
-      if (error.exitCode === EXIT.USAGE && !(error instanceof ApiError) && /required|unknown option|unexpected argument|expected \d|give --|go together|must be/i.test(error.message)) {
+      // Only for a command used wrongly (UsageError): a refused suite or outputs file was given correctly.
+      if (error instanceof UsageError) {
         io.err(`usage: ${command.usage}\n(evals ${command.name} --help for options and an example)`);
       }
       return error.exitCode;
@@ -82,8 +84,9 @@ export async function runCli(argv: readonly string[], io: Io): Promise<number> {
  */
 async function withService(command: Command, flags: readonly string[], io: Io, run: (io: Io) => Promise<number>): Promise<number> {
   const named = flags.some((f) => f === '--server' || f.startsWith('--server=')) || (io.env.EVALS_SERVER ?? '').trim() !== '';
-  const needsService = typeof command.service === 'function' ? command.service(flags) : command.service === true;
+  const needsService = typeof command.service === 'function' ? command.service(flags, io) : command.service === true;
   if (!needsService || named || !io.embedded) return run(io);
+  await checkLocally(io, run);
   const dataDir = dataDirOf(io);
   let service;
   try {
@@ -109,6 +112,35 @@ async function withService(command: Command, flags: readonly string[], io: Io, r
     process.off('SIGINT', interrupted);
     process.off('SIGTERM', interrupted);
     await service.close();
+  }
+}
+
+/**
+ * Runs the command once with no service, up to its first request, so that whatever it can refuse by itself -
+ * a usage error, a bad suite or outputs file, a size limit - is refused before the embedded service starts
+ * (seconds of PGlite and migrations on a fresh data directory). Silent: no output, no progress; the first
+ * request ends the dry run and the real one follows. Nothing a command does before its first request is
+ * more than reading its files.
+ */
+async function checkLocally(io: Io, run: (io: Io) => Promise<number>): Promise<void> {
+  let reached = false;
+  const dry: Io = {
+    ...io,
+    out: () => undefined,
+    err: () => undefined,
+    writeErr: () => undefined,
+    isTty: false,
+    errIsTty: false,
+    env: { ...io.env, EVALS_SERVER: 'http://127.0.0.1:9', EVALS_READ_SERVER: 'http://127.0.0.1:9', EVALS_REGRESSION_SERVER: 'http://127.0.0.1:9' },
+    fetch: (async () => {
+      reached = true;
+      throw new Error('dry run: no request');
+    }) as typeof fetch,
+  };
+  try {
+    await run(dry);
+  } catch (error) {
+    if (!reached) throw error;
   }
 }
 

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { CliError, EXIT } from './exit-codes';
+import { UsageError } from './exit-codes';
 
 /**
  * What a command sees of the world. `main.ts` wires the real process; tests pass their own (and may swap
@@ -45,11 +45,15 @@ export interface Command {
   /** Option lines shown by `--help`, e.g. `--suite KEY   suite key (required)`. */
   readonly options?: readonly string[];
   readonly example: string;
+  /** The exit-code line of `--help` when the command's codes are not the evaluation ones (`evals serve`). */
+  readonly exitCodes?: string;
+  /** Environment variables `--help` lists for this command. */
+  readonly environment?: readonly string[];
   /**
    * Talks to the service. Without --server / EVALS_SERVER such a command uses the embedded all-in-one on
    * the data directory (docs/embedded.md): the `evals serve` that has it open, or one started in-process.
    */
-  readonly service?: boolean | ((args: readonly string[]) => boolean);
+  readonly service?: boolean | ((args: readonly string[], io: Pick<Io, 'cwd'>) => boolean);
   run(args: string[], io: Io): Promise<number>;
 }
 
@@ -68,20 +72,20 @@ export function parseOptions<T extends OptionSpecs>(args: readonly string[], opt
   } catch (error) {
     // Not `instanceof Error`: node:util's errors may come from another realm (Jest's VM context).
     const message = typeof (error as { message?: unknown })?.message === 'string' ? (error as { message: string }).message : 'invalid arguments';
-    throw new CliError(EXIT.USAGE, message.replace(/\. To specify a positional argument[^]*$/, '').replace(/\. Did you forget to specify the option argument[^]*$/, ''));
+    throw new UsageError(message.replace(/\. To specify a positional argument[^]*$/, '').replace(/\. Did you forget to specify the option argument[^]*$/, ''));
   }
   const min = positionals.min ?? 0;
   const max = positionals.max ?? 0;
   const given = parsed.positionals;
   if (given.length < min || given.length > max) {
     const what = positionals.names ?? 'arguments';
-    throw new CliError(EXIT.USAGE, max === 0 ? `unexpected argument ${given[0]}` : `expected ${min === max ? min : `${min} to ${max}`} ${what}, got ${given.length}`);
+    throw new UsageError(max === 0 ? `unexpected argument ${given[0]}` : `expected ${min === max ? min : `${min} to ${max}`} ${what}, got ${given.length}`);
   }
   return { values: parsed.values as Values<T>, positionals: given };
 }
 
 export function required(value: string | undefined, flag: string): string {
-  if (value === undefined || value.trim() === '') throw new CliError(EXIT.USAGE, `${flag} is required`);
+  if (value === undefined || value.trim() === '') throw new UsageError(`${flag} is required`);
   return value;
 }
 
@@ -90,7 +94,7 @@ export function integerOption(value: string | undefined, flag: string, min: numb
   if (value === undefined) return undefined;
   const n = Number(value);
   if (!/^\s*\d+\s*$/.test(value) || !Number.isSafeInteger(n) || n < min || n > max) {
-    throw new CliError(EXIT.USAGE, `${flag} must be a whole number from ${min}${max === Number.MAX_SAFE_INTEGER ? '' : ` to ${max}`}`);
+    throw new UsageError(`${flag} must be a whole number from ${min}${max === Number.MAX_SAFE_INTEGER ? '' : ` to ${max}`}`);
   }
   return n;
 }
@@ -98,13 +102,13 @@ export function integerOption(value: string | undefined, flag: string, min: numb
 export function positiveSeconds(value: string | undefined, flag: string, fallback: number): number {
   if (value === undefined) return fallback;
   const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0 || n > 86_400) throw new CliError(EXIT.USAGE, `${flag} must be a number of seconds in (0, 86400]`);
+  if (!Number.isFinite(n) || n <= 0 || n > 86_400) throw new UsageError(`${flag} must be a number of seconds in (0, 86400]`);
   return n;
 }
 
 export function oneOf<T extends string>(value: string | undefined, flag: string, allowed: readonly T[], fallback: T): T {
   if (value === undefined) return fallback;
-  if (!(allowed as readonly string[]).includes(value)) throw new CliError(EXIT.USAGE, `${flag} must be one of ${allowed.join(', ')}`);
+  if (!(allowed as readonly string[]).includes(value)) throw new UsageError(`${flag} must be one of ${allowed.join(', ')}`);
   return value as T;
 }
 

@@ -68,9 +68,18 @@ describe('unit: the CLI uses the embedded service when no server is named (issue
   it('closes it even when the command fails, and a shared `evals serve` is not announced as started', async () => {
     let closed = 0;
     const h = harness({}, async () => ({ url: 'http://127.0.0.1:45678', mode: 'shared', close: async () => void closed++ }));
-    expect(await runCli(['run', '--suite', 's', '--outputs', 'missing.jsonl', '--subject-id', 'x'], h.io)).toBe(2);
+    // The service refuses the run (the scripted API has no /v1/runs: 404).
+    expect(await runCli(['run', '--suite', 's', '--outputs', 'examples/support-triage.good.outputs.jsonl', '--subject-id', 'x'], h.io)).toBe(2);
     expect(closed).toBe(1);
     expect(h.err()).not.toContain('started for this command');
+  });
+
+  it('does not open it at all when the command fails by itself (a missing outputs file: issue 16)', async () => {
+    const h = harness({});
+    expect(await runCli(['run', '--suite', 's', '--outputs', 'missing.jsonl', '--subject-id', 'x'], h.io)).toBe(2);
+    expect(h.err()).toContain('cannot read outputs file');
+    expect(h.opened).toEqual([]);
+    expect(h.calls).toEqual([]);
   });
 
   it('a service that cannot start is exit 3, naming the directory and the cause', async () => {

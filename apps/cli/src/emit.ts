@@ -14,7 +14,7 @@ import { renderReport, type EvalReport } from './report';
  */
 export function emitReport(io: Io, report: EvalReport, raw: unknown, values: { json?: boolean; junit?: string; summary?: string }): number {
   if (values.junit) writeFile(io, values.junit, renderJunit(report), '--junit', false);
-  if (values.summary) writeFile(io, values.summary, renderMarkdown(report), '--summary', true);
+  if (values.summary) writeFile(io, values.summary, renderMarkdown(report, { dashboardUrl: io.env.EVALS_PUBLIC_URL }), '--summary', true);
   if (values.json) io.out(JSON.stringify(raw, null, 2));
   else io.out(renderReport(report, styles(io.env, io.isTty)));
   return report.verdict === 'pass' ? EXIT.PASS : EXIT.FAILED;

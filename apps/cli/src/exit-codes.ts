@@ -24,6 +24,17 @@ export class CliError extends Error {
 }
 
 /**
+ * The command was used wrongly: an unknown option, a missing or malformed flag, flags that do not go
+ * together. Only these get the `usage:` footer; a refused suite or outputs file (also exit 2) was given
+ * correctly, so repeating the usage line would only hide what is wrong with its content.
+ */
+export class UsageError extends CliError {
+  constructor(message: string) {
+    super(EXIT.USAGE, message);
+  }
+}
+
+/**
  * The exit code for an HTTP answer that is not a success. 4xx is something about our request (exit 2),
  * except 408 and 429, which say the service is too slow or too busy right now (exit 3, like 5xx: retry
  * later, nothing to fix in the command).

@@ -1,5 +1,6 @@
 import { ApiError, CliError, EXIT, UnreachableError } from './exit-codes';
 import { positiveSeconds, type Io } from './command';
+import type { AnswerOf, ApiUrl, BodyOf, PlainUrl } from './api/api-types';
 
 /**
  * The CLI's HTTP side: where the three APIs live, and one client that turns every way a request can end
@@ -106,12 +107,21 @@ export class ApiClient {
     return this.options.timeoutMs;
   }
 
-  async get<T = unknown>(url: string, options: RequestOptions = {}): Promise<ApiAnswer<T>> {
-    return this.request<T>('GET', url, options);
+  /**
+   * A URL built by `url()` carries its route: the answer is typed by the OpenAPI document (api/api-types.ts).
+   * Any other URL (a CSV, a test double) is as untyped as before.
+   */
+  async get<U extends ApiUrl, O extends RequestOptions = RequestOptions>(url: U, options?: O): Promise<ApiAnswer<O extends { readonly expect: 'text' } ? string : AnswerOf<U, 'get'>>>;
+  async get<T = unknown>(url: PlainUrl, options?: RequestOptions): Promise<ApiAnswer<T>>;
+  async get(url: string, options: RequestOptions = {}): Promise<ApiAnswer<unknown>> {
+    return this.request('GET', url, options);
   }
 
-  async post<T = unknown>(url: string, options: RequestOptions = {}): Promise<ApiAnswer<T>> {
-    return this.request<T>('POST', url, options);
+  /** As `get`; the JSON body must be the route's request body (a typed call never falls back to the untyped one). */
+  async post<U extends ApiUrl>(url: U, options?: RequestOptions & { readonly json?: BodyOf<U, 'post'> }): Promise<ApiAnswer<AnswerOf<U, 'post'>>>;
+  async post<T = unknown>(url: PlainUrl, options?: RequestOptions): Promise<ApiAnswer<T>>;
+  async post(url: string, options: RequestOptions = {}): Promise<ApiAnswer<unknown>> {
+    return this.request('POST', url, options);
   }
 
   /**
@@ -227,11 +237,11 @@ export function clientFor(flags: ServerFlags, io: Io, defaultTimeoutSeconds: num
   return new ApiClient(endpoints, { apiKey, timeoutMs: Math.round(timeout * 1000), fetch: io.fetch });
 }
 
-/** `base + /v1/...?query`, with undefined query values left out. */
-export function url(base: string, route: string, query: Record<string, string | number | undefined> = {}): string {
+/** `base + /v1/...?query`, with undefined query values left out; typed with its route (ApiUrl). */
+export function url<R extends string>(base: string, route: R, query: Record<string, string | number | undefined> = {}): ApiUrl<R> {
   const q = Object.entries(query)
     .filter((e): e is [string, string | number] => e[1] !== undefined)
     .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`)
     .join('&');
-  return `${base}${route}${q ? `?${q}` : ''}`;
+  return `${base}${route}${q ? `?${q}` : ''}` as ApiUrl<R>;
 }

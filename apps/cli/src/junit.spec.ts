@@ -94,7 +94,8 @@ describe('unit: JUnit XML (X5)', () => {
   it('escapes markup, quotes and strips characters XML cannot carry; the parser gets the text back', () => {
     const nasty = `a<b>&"c'\u0001\u001f\uFFFE\uD800`;
     const answer = gateAnswer({
-      reasons: [{ code: 'regressed', message: 'drop <0.12> & "more" \'here\'\nsecond line' }],
+      // A code whose message the CLI shows as the service wrote it (budget_blocked), so the escaping is what is tested.
+      reasons: [{ code: 'budget_blocked', message: 'drop <0.12> & "more" \'here\'\nsecond line' }],
       cases: [{ case_id: 'id-1', passed: false, score: 0, label: nasty }],
     });
     const xml = renderJunit(fromGate(answer));

@@ -3,6 +3,7 @@ import { compareRuns, parseSuiteYaml, type Comparison, type SuiteDefinition, typ
 import type { CompiledScorer, ScoreResult } from '@evals/scorers';
 import { wilson } from '@evals/stats';
 import { CliError, EXIT } from './exit-codes';
+import { checkRunSize, readOutputsFile } from './outputs-file';
 
 /**
  * Scores a suite file against an outputs file in this process, with the pure core only: no server, no
@@ -48,31 +49,12 @@ export function describeSuiteError(e: SuiteError): string {
   return `${where}: ${what ? `${what}: ` : ''}${e.message} [${e.code}]`;
 }
 
-/** Reads `{case_id, output}` lines; a bad line is refused with its line number, never its content. */
+/**
+ * The outputs file as a map case id -> output: JSON Lines, a JSON array or pretty-printed objects, with or
+ * without a BOM (outputs-file.ts). A bad object is refused with its line number, never its content.
+ */
 export function loadOutputs(file: string): Map<string, string> {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch {
-    throw new CliError(EXIT.USAGE, `cannot read outputs file ${file}`);
-  }
-  const outputs = new Map<string, string>();
-  text.split('\n').forEach((line, i) => {
-    if (line.trim() === '') return;
-    let row: unknown;
-    try {
-      row = JSON.parse(line);
-    } catch {
-      throw new CliError(EXIT.USAGE, `${file}:${i + 1}: not a JSON object`);
-    }
-    const r = row as { case_id?: unknown; output?: unknown };
-    if (typeof r.case_id !== 'string' || typeof r.output !== 'string') {
-      throw new CliError(EXIT.USAGE, `${file}:${i + 1}: needs a string case_id and a string output`);
-    }
-    if (outputs.has(r.case_id)) throw new CliError(EXIT.USAGE, `${file}:${i + 1}: second output for case ${r.case_id}`);
-    outputs.set(r.case_id, r.output);
-  });
-  return outputs;
+  return new Map(readOutputsFile(file).map((r) => [r.case_id, r.output]));
 }
 
 export function scoreLocally(
@@ -107,12 +89,14 @@ export function compareLocal(run: LocalRun, baseline: LocalRun, threshold: numbe
 }
 
 /**
- * The outputs file as the HTTP API takes it, `[{case_id, output}]`, in file order (same checks as loadOutputs).
- * A file with no output is refused here, before anything is sent: the service would refuse the run anyway
+ * The outputs file as the HTTP API takes it, `[{case_id, output}]`, in file order (same checks as loadOutputs),
+ * within the limits of one run (checkRunSize): refused here, before anything is sent.
+ * A file with no output is refused here too: the service would refuse the run anyway
  * (422 EMPTY_RUN, R7) - an empty file is almost always a step of the pipeline that failed upstream.
  */
 export function loadOutputList(file: string): Array<{ case_id: string; output: string }> {
-  const outputs = [...loadOutputs(file)].map(([case_id, output]) => ({ case_id, output }));
-  if (outputs.length === 0) throw new CliError(EXIT.USAGE, `the outputs file is empty: ${file}`);
-  return outputs;
+  const rows = readOutputsFile(file);
+  if (rows.length === 0) throw new CliError(EXIT.USAGE, `the outputs file is empty: ${file}`);
+  checkRunSize(rows, file);
+  return rows.map((r) => ({ case_id: r.case_id, output: r.output }));
 }

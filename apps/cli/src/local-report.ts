@@ -1,6 +1,7 @@
 import type { Comparison } from '@evals/domain';
 import { formatDiff, formatRate, table, type Styles } from './format';
 import type { LocalRun } from './local-evaluation';
+import { thresholdText } from './report';
 
 /** The terminal report of `evals score` and `evals demo`: runs scored in this process (local-evaluation.ts). */
 export function localSummary(run: LocalRun) {
@@ -9,7 +10,7 @@ export function localSummary(run: LocalRun) {
 
 export function localReport(key: string, threshold: number, run: LocalRun, baseline: LocalRun | undefined, c: Comparison | undefined, s: Styles): string {
   const lines = [s.bold(`suite ${key}`)];
-  const rows: string[][] = [['run', 'pass rate', 'mean score', `pass threshold ${(threshold * 100).toFixed(0)}%`]];
+  const rows: string[][] = [['run', 'pass rate', 'mean score', `pass threshold ${thresholdText(threshold)}`]];
   for (const r of [baseline, run].filter((x): x is LocalRun => x !== undefined)) {
     rows.push([r.label, formatRate(r.passed, r.n, r.interval.lower, r.interval.upper), r.score.toFixed(3), r.run_passed ? s.green('pass') : s.red('below threshold')]);
   }

@@ -13,7 +13,7 @@ describe('unit: the Markdown summary for CI job summaries (X5, GT6)', () => {
     expect(md).toContain('| | pass rate (95% CI) | mean score | pass threshold |');
     expect(md).toMatch(/\| baseline `ci-4700` \| 96\.0% \(48\/50, 95% CI \d+\.\d-\d+\.\d%\) \| \| \|/);
     expect(md).toContain('| run | 84.0% (42/50, 95% CI 71.5-91.7%) | 0.840 | 80% |');
-    expect(md).toMatch(/\*\*Reasons\*\*\n\n- `regressed`: score dropped 0\.12/);
+    expect(md).toMatch(/\*\*Reasons\*\*\n\n- `regressed`: the score dropped 0\.120 against baseline ci-4700, more than the regression threshold, and the 95% interval of the pass-rate difference excludes zero \(G2\)/);
     expect(md).toMatch(/\*\*Warnings\*\*\n\n- `judge_credential_missing`: no judge credential/);
     expect(md).toContain('**Comparison**: REGRESSED against `ci-4700` (explicit).');
     expect(md).toContain('pass-rate difference -12.0 pp (95% CI -25.0 to -1.0 pp)');
@@ -70,7 +70,7 @@ describe('unit: the Markdown summary for CI job summaries (X5, GT6)', () => {
     const md = renderMarkdown(
       fromGate(
         gateAnswer({
-          reasons: [{ code: 'regressed', message: 'see [here](http://evil.example/x) <img src=x> | *bold* www.example.com ops@example.com' }],
+          reasons: [{ code: 'judge_uncalibrated', message: 'see [here](http://evil.example/x) <img src=x> | *bold* www.example.com ops@example.com' }],
         }),
       ),
     );

@@ -1,14 +1,37 @@
-import { baselineRate, comparisonText, failingCases, formatP, rateText, verdictWord, type EvalReport, type FamilyLine } from './report';
+import { baselineRate, comparisonText, failingCases, formatP, rateText, thresholdText, verdictWord, type EvalReport, type FamilyLine } from './report';
 
 /**
  * A Markdown summary for CI job summaries (`--summary "$GITHUB_STEP_SUMMARY"`; docs/cli.md): the verdict,
  * its reasons and warnings, the rates with their denominators and 95% intervals (GT6), the comparison. It
- * is link-free: no Markdown links, no HTML, and text from the server is escaped so that nothing in it
- * becomes markup or an autolink. No candidate output appears (the report has none).
+ * is link-free - no Markdown links but the run's dashboard page when EVALS_PUBLIC_URL is set, no HTML - and
+ * text from the server is escaped so that nothing in it becomes markup or an autolink. No candidate output appears (the report has none).
  */
 const MAX_FAILING_LISTED = 50;
 
-export function renderMarkdown(r: EvalReport): string {
+export interface MarkdownOptions {
+  /**
+   * The dashboard's public address (EVALS_PUBLIC_URL, docs/dashboard.md): when set, the one link of the
+   * summary - to the run's page - is built from it; never from anything the server answered.
+   */
+  readonly dashboardUrl?: string;
+}
+
+/** `<address>/runs/<run id>` for an http(s) address; null for none or anything else. */
+export function dashboardRunUrl(address: string | undefined, runId: string): string | null {
+  if (!address) return null;
+  let base: URL;
+  try {
+    base = new URL(address);
+  } catch {
+    return null;
+  }
+  if ((base.protocol !== 'http:' && base.protocol !== 'https:') || base.username || base.password) return null;
+  const href = `${base.origin}${base.pathname.replace(/\/+$/, '')}/runs/${encodeURIComponent(runId)}`;
+  // Brackets and parentheses would end the Markdown link early.
+  return href.replace(/[()[\]<> ]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
+}
+
+export function renderMarkdown(r: EvalReport, options: MarkdownOptions = {}): string {
   if (r.family) return renderFamilyMarkdown(r, r.family);
   const title = r.kind === 'gate' ? 'evals gate' : r.kind === 'run' ? 'evals run' : 'evals score';
   const out: string[] = [];
@@ -22,6 +45,11 @@ export function renderMarkdown(r: EvalReport): string {
     r.gate_id ? `**Gate** ${code(r.gate_id)}` : null,
   ].filter(Boolean);
   out.push(facts.join(' · '));
+  const page = r.run_id ? dashboardRunUrl(options.dashboardUrl, r.run_id) : null;
+  if (page) {
+    out.push('');
+    out.push(`[Open run ${escape(r.run_id!)} in the dashboard](${page})`);
+  }
   if (r.recorded_verdict && r.recorded_verdict !== r.verdict) {
     out.push('');
     out.push(`Effective verdict **${r.verdict}**; recorded verdict **${escape(r.recorded_verdict)}** (overridden, GT5).`);
@@ -32,7 +60,7 @@ export function renderMarkdown(r: EvalReport): string {
   const base = r.comparison ? baselineRate(r.comparison) : null;
   if (base) out.push(`| baseline ${cell(r.comparison?.baseline_run_id ?? '')} | ${rateText(base)} | | |`);
   if (r.rate) {
-    out.push(`| run | ${rateText(r.rate)} | ${r.score !== null ? r.score.toFixed(3) : 'n/a'} | ${r.pass_threshold !== null ? `${(r.pass_threshold * 100).toFixed(0)}%` : ''} |`);
+    out.push(`| run | ${rateText(r.rate)} | ${r.score !== null ? r.score.toFixed(3) : 'n/a'} | ${r.pass_threshold !== null ? thresholdText(r.pass_threshold) : ''} |`);
   }
   if (r.reasons.length > 0) {
     out.push('');

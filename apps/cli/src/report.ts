@@ -1,6 +1,6 @@
 import { wilson } from '@evals/stats';
 import type { Comparison } from '@evals/domain';
-import { formatDiff, formatRate, type Styles, table } from './format';
+import { formatDiff, formatRate, percent, type Styles, table } from './format';
 import { isObject } from './http';
 import type { LocalRun } from './local-evaluation';
 
@@ -108,8 +108,10 @@ export function fromGate(body: unknown, elapsedSeconds: number | null = null): E
   const details: Array<[string, string]> = [];
   const judge = obj(g.judge);
   if (Object.keys(judge).length > 0) details.push(['judge', describeJudge(judge)]);
+  details.push(...correctedDetails(judge.corrected_pass_rates));
+  details.push(...stabilityDetails(judge.stability));
   const budget = obj(g.budget);
-  if (str(budget.decision)) details.push(['budget', str(budget.decision)!]);
+  if (str(budget.decision)) details.push(['budget', describeBudget(budget)]);
   const sample = obj(g.sample);
   if (num(sample.size) !== null) details.push(['sample', `${num(sample.size)} cases, seed ${str(sample.seed) ?? String(sample.seed ?? '')}`]);
   const override = obj(g.override);
@@ -126,8 +128,8 @@ export function fromGate(body: unknown, elapsedSeconds: number | null = null): E
     gate_id: str(g.gate_id),
     verdict: effective === 'pass' ? 'pass' : 'fail',
     recorded_verdict: recorded,
-    reasons: notes(g.reasons),
-    warnings: notes(g.warnings),
+    reasons: notes(g.reasons).map((x) => worded(x, passed, n, num(run.pass_threshold), comparisonLine(g.comparison, null))),
+    warnings: notes(g.warnings).map((x) => worded(x, passed, n, num(run.pass_threshold), comparisonLine(g.comparison, null))),
     rate: n !== null && passed !== null ? rateOf(passed, n, obj(run.pass_rate_ci)) : null,
     score: num(run.score),
     pass_threshold: num(run.pass_threshold),
@@ -196,15 +198,11 @@ export function fromRunView(body: unknown, cases: unknown = null, elapsedSeconds
   const threshold = num(run.pass_threshold);
   const n = num(summary.n) ?? 0;
   const passed = num(summary.passed) ?? 0;
-  if (summary.run_passed === false) {
-    reasons.push({ code: 'below_pass_threshold', message: `pass rate ${n ? ((passed / n) * 100).toFixed(1) : 'n/a'}% is below the pass threshold ${threshold !== null ? `${(threshold * 100).toFixed(0)}%` : ''}`.trim() });
-  }
   const verdict = str(regression.verdict);
   const comparison = comparisonLine(regression.comparison, regression);
-  if (verdict === 'regressed') reasons.push({ code: 'regressed', message: `regressed against baseline ${comparison?.baseline_run_id ?? ''}`.trim() });
-  if (verdict === 'inconclusive_noise') {
-    warnings.push({ code: 'inconclusive_noise', message: 'the score dropped by more than the threshold, but the 95% interval of the pass-rate difference contains zero: not a regression (G2)' });
-  }
+  if (verdict === 'regressed') reasons.push({ code: 'regressed', message: regressedText(comparison) });
+  if (summary.run_passed === false) reasons.push({ code: 'below_pass_threshold', message: belowThresholdText(passed, n, threshold) });
+  if (verdict === 'inconclusive_noise') warnings.push({ code: 'inconclusive_noise', message: noiseText(comparison) });
   if (comparison?.error) warnings.push(comparison.error);
   const missing = num(run.missing_outputs);
   if (missing) warnings.push({ code: 'missing_outputs', message: `${missing} case(s) had no output and failed with missing_output (R1)` });
@@ -227,7 +225,7 @@ export function fromRunView(body: unknown, cases: unknown = null, elapsedSeconds
     score: num(summary.score),
     pass_threshold: threshold,
     comparison,
-    details: verdict === 'no_baseline' ? [['baseline', 'none yet: the first completed run of this suite and subject (G4)']] : [],
+    details: [...(verdict === 'no_baseline' ? [['baseline', 'none yet: the first completed run of this suite and subject (G4)'] as [string, string]] : []), ...correctedDetails(v.judge_corrected_pass_rates)],
     cases: caseList ? caseList.map(caseLine) : null,
     timestamp: str(run.completed_at),
     elapsed_seconds: elapsedSeconds,
@@ -237,10 +235,11 @@ export function fromRunView(body: unknown, cases: unknown = null, elapsedSeconds
 /** `evals score`: a run scored in this process, optionally compared with a local baseline. */
 export function fromLocal(suiteKey: string, passThreshold: number, run: LocalRun, comparison: Comparison | undefined, elapsedSeconds: number | null = null): EvalReport {
   const reasons: Note[] = [];
-  if (!run.run_passed) reasons.push({ code: 'below_pass_threshold', message: `pass rate below the pass threshold ${(passThreshold * 100).toFixed(0)}%` });
-  if (comparison?.verdict === 'regressed') reasons.push({ code: 'regressed', message: 'regressed against the baseline outputs' });
+  const line = comparison ? comparisonLine(comparison, null) : null;
+  if (comparison?.verdict === 'regressed') reasons.push({ code: 'regressed', message: regressedText(line) });
+  if (!run.run_passed) reasons.push({ code: 'below_pass_threshold', message: belowThresholdText(run.passed, run.n, passThreshold) });
   const warnings: Note[] = [];
-  if (comparison?.verdict === 'inconclusive_noise') warnings.push({ code: 'inconclusive_noise', message: 'score drop above the threshold, but the interval contains zero: not a regression (G2)' });
+  if (comparison?.verdict === 'inconclusive_noise') warnings.push({ code: 'inconclusive_noise', message: noiseText(line) });
   return {
     kind: 'score',
     suite_key: suiteKey,
@@ -343,6 +342,27 @@ function describeChanges(raw: unknown): string[] {
   return lines;
 }
 
+/**
+ * J4/J9 (GT6): the judge-corrected pass rate per certified scope, with its interval and every denominator:
+ * `judge-corrected pass rate: 78.6% (95% CI 41.2-100.0%) - judge passed 3/4, Se 45/50, Sp 40/50 (suite:support)`.
+ */
+export function correctedDetails(raw: unknown): Array<[string, string]> {
+  if (!Array.isArray(raw)) return [];
+  return raw.filter(isObject).map((r) => {
+    const apparent = obj(r.apparent);
+    const se = obj(r.sensitivity);
+    const sp = obj(r.specificity);
+    const rate = num(r.rate);
+    const lower = num(r.lower) ?? 0;
+    const upper = num(r.upper) ?? 1;
+    const shown = rate === null ? `undefined (${str(r.reason) ?? 'n/a'})` : percent(rate);
+    return [
+      'judge-corrected pass rate',
+      `${shown} (95% CI ${(lower * 100).toFixed(1)}-${(upper * 100).toFixed(1)}%) - judge passed ${num(apparent.passed) ?? '?'}/${num(apparent.n) ?? '?'}, Se ${num(se.x) ?? '?'}/${num(se.n) ?? '?'}, Sp ${num(sp.x) ?? '?'}/${num(sp.n) ?? '?'} (${str(r.scope) ?? 'scope unknown'}; Rogan-Gladen, Lang-Reiczigel interval)`,
+    ];
+  });
+}
+
 function describeJudge(j: Record<string, unknown>): string {
   if (j.used === false) return 'not used';
   const cache = obj(j.cache);
@@ -396,6 +416,36 @@ function notes(raw: unknown): Note[] {
   return raw.map((r) => (typeof r === 'string' ? { code: r, message: '' } : { code: str(obj(r).code) ?? 'unknown', message: str(obj(r).message) ?? '' }));
 }
 
+/**
+ * Issue 13: the judge's verdict stability over the cases it judged with `repeats`, with its interval and the
+ * unstable cases: `verdict stability: 66.7% (95% CI 30.0-90.3%) - 4/6 cases agree over 3 repeats; unstable: f2, f5`.
+ */
+export function stabilityDetails(raw: unknown): Array<[string, string]> {
+  const s = obj(raw);
+  const rate = num(s.rate);
+  const cases = num(s.cases);
+  if (rate === null || cases === null) return [];
+  const pct = (v: number | null) => (v === null ? '?' : (v * 100).toFixed(1));
+  const unstable = Array.isArray(s.unstable_case_ids) ? (s.unstable_case_ids as unknown[]).map(String) : [];
+  const shown = unstable.slice(0, 10).join(', ') + (unstable.length > 10 ? ', ...' : '');
+  return [
+    [
+      'verdict stability',
+      `${pct(rate)}% (95% CI ${pct(num(s.lower))}-${pct(num(s.upper))}%) - ${num(s.stable) ?? '?'}/${cases} cases agree over ${num(s.repeats) ?? '?'} repeats${unstable.length > 0 ? `; unstable: ${shown}` : ''}`,
+    ],
+  ];
+}
+
+/** Issue 13: the budget decision with the estimate and what was left, when the gate weighed one: `throttled - estimate $0.0123, left $0.0050 (suite:support)`. */
+export function describeBudget(budget: Record<string, unknown>): string {
+  const decision = str(budget.decision) ?? 'unknown';
+  const estimate = num(budget.estimate_usd);
+  if (estimate === null) return decision;
+  const left = num(budget.left_usd);
+  const scope = str(budget.scope);
+  return `${decision} - estimate $${estimate.toFixed(4)}${left === null ? '' : `, left $${left.toFixed(4)}`}${scope ? ` (${scope})` : ''}`;
+}
+
 function obj(v: unknown): Record<string, unknown> {
   return isObject(v) ? v : {};
 }
@@ -410,6 +460,48 @@ function num(v: unknown): number | null {
 
 // ---------------------------------------------------------------------------------------------------------
 // Shared wording
+
+/**
+ * One wording per reason, whichever command produced the verdict (`run`, `gate`, `score`) and wherever it is
+ * shown (the table, JUnit, the Markdown summary): the gate's own messages for these codes are replaced by
+ * the same sentence `run` prints, built from the numbers of the answer. Other codes keep the service's text.
+ */
+function worded(note: Note, passed: number | null, n: number | null, threshold: number | null, comparison: ComparisonLine | null): Note {
+  if (note.code === 'below_pass_threshold' && passed !== null && n !== null) return { code: note.code, message: belowThresholdText(passed, n, threshold) };
+  // Only when the comparison itself says so: in a family (GT7) a suite's own `regressed` demoted by Holm is
+  // an inconclusive_noise warning whose message - not significant after Holm - is the family's, kept as it is.
+  if (note.code === 'regressed' && comparison?.verdict === 'regressed') return { code: note.code, message: regressedText(comparison) };
+  if (note.code === 'inconclusive_noise' && comparison?.verdict === 'inconclusive_noise') return { code: note.code, message: noiseText(comparison) };
+  return note;
+}
+
+/** `pass rate 46.7% (14/30) is below the pass threshold 75% (R2)`. */
+export function belowThresholdText(passed: number, n: number, threshold: number | null): string {
+  const rate = n > 0 ? `${percent(passed / n)} (${passed}/${n})` : `n/a (0/0)`;
+  return `pass rate ${rate} is below the pass threshold${threshold !== null ? ` ${thresholdText(threshold)}` : ''} (R2)`;
+}
+
+/** `the score dropped 0.120 against baseline ci-0, more than the regression threshold 0.1, and the 95% interval of the pass-rate difference excludes zero (G2)`. */
+export function regressedText(c: ComparisonLine | null): string {
+  return `${dropText(c)}, and the 95% interval of the pass-rate difference excludes zero (G2)`;
+}
+
+/** The same facts when the interval contains zero: a warning, never a reason. */
+export function noiseText(c: ComparisonLine | null): string {
+  return `${dropText(c)}, but the 95% interval of the pass-rate difference contains zero: not a regression (G2)`;
+}
+
+function dropText(c: ComparisonLine | null): string {
+  const drop = c?.score_drop !== null && c?.score_drop !== undefined ? ` ${c.score_drop.toFixed(3)}` : '';
+  const against = c?.baseline_run_id ? ` against baseline ${c.baseline_run_id}` : '';
+  const threshold = c?.regression_threshold !== null && c?.regression_threshold !== undefined ? ` ${c.regression_threshold}` : '';
+  return `the score dropped${drop}${against}, more than the regression threshold${threshold}`;
+}
+
+/** A threshold as a percentage: 0.75 -> `75%`, 0.755 -> `75.5%`. */
+export function thresholdText(threshold: number): string {
+  return `${Number((threshold * 100).toFixed(1))}%`;
+}
 
 export function rateText(r: Rate): string {
   return formatRate(r.passed, r.n, r.lower, r.upper);
@@ -474,6 +566,20 @@ function renderFamily(r: EvalReport, f: FamilyLine, s: Styles): string {
   return lines.join('\n');
 }
 
+/** The reasons and warnings, one line each, as every command prints them. */
+export function renderNotes(r: Pick<EvalReport, 'reasons' | 'warnings'>, s: Styles): string[] {
+  const lines: string[] = [];
+  if (r.reasons.length > 0) {
+    lines.push(s.red('reasons:'));
+    for (const x of r.reasons) lines.push(`  - ${x.code}${x.message ? `: ${x.message}` : ''}`);
+  }
+  if (r.warnings.length > 0) {
+    lines.push(s.yellow('warnings:'));
+    for (const x of r.warnings) lines.push(`  - ${x.code}${x.message ? `: ${x.message}` : ''}`);
+  }
+  return lines;
+}
+
 function renderBody(r: EvalReport, s: Styles): string[] {
   const lines: string[] = [];
   const title = r.kind === 'gate' ? `gate ${r.gate_id ?? ''}`.trim() : r.kind === 'run' ? `run ${r.run_id ?? ''}`.trim() : `suite ${r.suite_key}`;
@@ -487,7 +593,7 @@ function renderBody(r: EvalReport, s: Styles): string[] {
   ].filter(Boolean);
   lines.push(s.dim(where.join(' | ')));
   lines.push('');
-  const rows: string[][] = [['', 'pass rate', 'mean score', r.pass_threshold !== null ? `pass threshold ${(r.pass_threshold * 100).toFixed(0)}%` : '']];
+  const rows: string[][] = [['', 'pass rate', 'mean score', r.pass_threshold !== null ? `pass threshold ${thresholdText(r.pass_threshold)}` : '']];
   const base = r.comparison ? baselineRate(r.comparison) : null;
   if (base) rows.push([`baseline ${r.comparison?.baseline_run_id ?? ''}`.trim(), rateText(base), '', '']);
   if (r.rate) {
@@ -505,14 +611,7 @@ function renderBody(r: EvalReport, s: Styles): string[] {
     if (c.changes.length > 0) lines.push(`  changed since the baseline: ${c.changes.join('; ')}`);
   }
   for (const [label, value] of r.details) lines.push(`${label}: ${value}`);
-  if (r.reasons.length > 0) {
-    lines.push(s.red('reasons:'));
-    for (const x of r.reasons) lines.push(`  - ${x.code}${x.message ? `: ${x.message}` : ''}`);
-  }
-  if (r.warnings.length > 0) {
-    lines.push(s.yellow('warnings:'));
-    for (const x of r.warnings) lines.push(`  - ${x.code}${x.message ? `: ${x.message}` : ''}`);
-  }
+  lines.push(...renderNotes(r, s));
   const failing = failingCases(r);
   if (failing.length > 0) {
     const shown = failing.slice(0, 20).map((c) => `${c.case_id} (${c.label})`);

@@ -42,8 +42,8 @@ export async function waitForCompletedRun(client: ApiClient, runId: string, dead
   for (;;) {
     try {
       const answer = await client.get(url(client.endpoints.read, `/v1/runs/${encodeURIComponent(runId)}`), { timeoutMs: Math.max(1000, Math.min(10_000, deadline - now())) });
-      const body = isObject(answer.body) ? answer.body : {};
-      const run = isObject(body.run) ? body.run : {};
+      const body: Partial<typeof answer.body> = isObject(answer.body) ? answer.body : {};
+      const run: Partial<NonNullable<typeof body.run>> = isObject(body.run) ? body.run : {};
       if (typeof run.scored === 'number' && typeof run.case_count === 'number' && run.case_count > 0) progress.update(run.scored, run.case_count);
       if (run.status === 'completed' && body.eval_result && body.regression) return body;
     } catch (error) {

@@ -1,4 +1,4 @@
-import { JUDGE_PROMPT_V1 } from '@evals/domain';
+import { DEFAULT_ESTIMATED_OUTPUT_TOKENS, DEFAULT_MIN_JUDGE_STABILITY, JUDGE_PROMPT_V1, type JudgePricing } from '@evals/domain';
 import { JudgeConfigError, loadJudgeConfig, providerNeedsApiKey } from '@evals/judge';
 import { ConfigError, commonConfigSpec, hmacConfigSpec, loadConfig, parsers, type CommonConfig, type ConfigOptions, type EnvSpec, type HmacConfig } from '@evals/platform';
 
@@ -15,7 +15,12 @@ export interface IngestionConfig extends CommonConfig, HmacConfig {
   readonly monitorWindowSeconds: number;
   readonly monitorGraceSeconds: number;
   /** The judge the scoring workers call, as the gate needs to know it (J4, GT2); null when none is configured. */
-  readonly judge: { readonly model: string; readonly prompt_version: string; readonly credential_missing: boolean } | null;
+  readonly judge: { readonly model: string; readonly prompt_version: string; readonly credential_missing: boolean; readonly pricing?: JudgePricing } | null;
+  /** Issue 13: the least verdict stability the gate accepts (cases judged with `repeats`), and whether below it fails or warns. */
+  readonly judgeMinStability?: number;
+  readonly judgeUnstable?: 'warn' | 'fail';
+  /** Issue 13: output tokens assumed per judge call when the gate estimates a judge spend against the budgets. */
+  readonly judgeEstimatedOutputTokens?: number;
 }
 
 export function loadIngestionConfig(env: Readonly<Record<string, string | undefined>>, options: ConfigOptions = {}): IngestionConfig {
@@ -29,18 +34,44 @@ export function loadIngestionConfig(env: Readonly<Record<string, string | undefi
     monitorSuites: { env: 'EVALS_MONITOR_SUITES', parse: suiteKeyList, description: 'comma-separated monitor suite keys' },
     monitorWindowSeconds: { env: 'EVALS_MONITOR_WINDOW_SECONDS', parse: parsers.integer(3600, 1, 7 * 24 * 3600), description: 'monitor window width' },
     monitorGraceSeconds: { env: 'EVALS_MONITOR_GRACE_SECONDS', parse: parsers.integer(300, 0, 24 * 3600), description: 'how long a window waits for late signals after its end' },
+    judgeMinStability: { env: 'GATE_JUDGE_MIN_STABILITY', parse: unitFraction(DEFAULT_MIN_JUDGE_STABILITY), description: 'least verdict stability of a judge with repeats before the gate says judge_unstable (0-1)' },
+    judgeUnstable: { env: 'GATE_JUDGE_UNSTABLE', parse: parsers.oneOf(['warn', 'fail'] as const, 'warn'), description: 'judge_unstable warns, or fails the gate' },
+    judgeEstimatedOutputTokens: {
+      env: 'JUDGE_ESTIMATED_REPLY_LENGTH',
+      parse: parsers.integer(DEFAULT_ESTIMATED_OUTPUT_TOKENS, 1, 100_000),
+      description: 'output tokens assumed per judge call in the gate budget estimate',
+    },
   };
-  const base = loadConfig<Omit<IngestionConfig, 'judge'>>(spec as EnvSpec<Omit<IngestionConfig, 'judge'>>, env);
+  // X3: the base and the judge configuration's problems are reported together.
+  const problems: string[] = [];
+  let base: Omit<IngestionConfig, 'judge'> | null = null;
   try {
-    const judge = loadJudgeConfig(env);
-    return {
-      ...base,
-      judge: judge && { model: judge.model, prompt_version: JUDGE_PROMPT_V1.id, credential_missing: providerNeedsApiKey(judge.provider) && !judge.apiKey },
-    };
+    base = loadConfig<Omit<IngestionConfig, 'judge'>>(spec as EnvSpec<Omit<IngestionConfig, 'judge'>>, env);
   } catch (error) {
-    if (error instanceof JudgeConfigError) throw new ConfigError([`${error.variable}: ${error.message}`]);
-    throw error;
+    if (!(error instanceof ConfigError)) throw error;
+    problems.push(...error.problems);
   }
+  let judge: ReturnType<typeof loadJudgeConfig> = null;
+  try {
+    judge = loadJudgeConfig(env);
+  } catch (error) {
+    if (!(error instanceof JudgeConfigError)) throw error;
+    problems.push(...error.lines);
+  }
+  if (problems.length > 0 || !base) throw new ConfigError(problems);
+  return {
+    ...base,
+    judge: judge && { model: judge.model, prompt_version: JUDGE_PROMPT_V1.id, credential_missing: providerNeedsApiKey(judge.provider) && !judge.apiKey, pricing: judge.pricing },
+  };
+}
+
+/** A number in [0, 1] (a share). */
+function unitFraction(fallback: number): (raw: string | undefined) => { ok: true; value: number } | { ok: false; problem: string } {
+  return (raw) => {
+    if (raw === undefined || raw.trim() === '') return { ok: true, value: fallback };
+    const value = Number(raw);
+    return Number.isFinite(value) && value >= 0 && value <= 1 ? { ok: true, value } : { ok: false, problem: 'must be a number from 0 to 1' };
+  };
 }
 
 function suiteKeyList(raw: string | undefined): { ok: true; value: string[] } | { ok: false; problem: string } {

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { RunJudgeUsageV1 } from '@evals/domain';
+import { RunModel, type RunJudgeUsageV1, type VerdictStability } from '@evals/domain';
 import type { RunView, SuiteVersionWithCases } from '@evals/persistence';
 import { IntakeError } from './intake-error';
 import { RunIntakeService, type Causation, type OpenRunCommand } from './run-intake.service';
@@ -46,5 +46,11 @@ export class GateRuns {
   async judgeUsage(runId: string): Promise<RunJudgeUsageV1 | null> {
     const { state } = await this.streams.load(runId);
     return state.result?.judge ?? null;
+  }
+
+  /** Issue 13: the run's verdict stability with its Wilson interval, as the run's model answers it; null without repeats. */
+  async judgeStability(runId: string): Promise<VerdictStability | null> {
+    const { state } = await this.streams.load(runId);
+    return RunModel.judgeStability(state);
   }
 }

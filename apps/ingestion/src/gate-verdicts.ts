@@ -1,8 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { effectiveVerdict, overrideReasonProblem } from '@evals/domain';
-import { BudgetRepository, GateRepository } from '@evals/persistence';
+import { GateRepository } from '@evals/persistence';
 import { CLOCK, DATA_SOURCE, type Clock } from '@evals/platform';
 import type { DataSource } from 'typeorm';
+import { GateBudget } from './gate-budget';
 import { IntakeError } from './intake-error';
 
 export interface Actor {
@@ -29,15 +30,18 @@ export class GateVerdicts {
   constructor(
     @Inject(DATA_SOURCE) private readonly db: DataSource,
     private readonly gates: GateRepository,
-    private readonly budgets: BudgetRepository,
+    private readonly budgets: GateBudget,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
-  /** The verdict, and the judge spend (GT4: recorded after the judge calls, in our own append-only ledger). */
-  async record(gate: RecordedGate, judgeSpendUsd: number): Promise<void> {
+  /**
+   * The verdict, and the judge spend (GT4: recorded after the judge calls, in our own append-only ledger, with
+   * the model pin and the suite, so every budget scope's spent amount follows from it - issue 13).
+   */
+  async record(gate: RecordedGate, spend?: { readonly amount_usd: number; readonly judge_model: string | null; readonly suite_key: string }): Promise<void> {
     await this.db.transaction(async (tx) => {
       await this.gates.record(tx, gate);
-      if (judgeSpendUsd > 0) await this.budgets.recordSpend(tx, 'judge', gate.gate_id, judgeSpendUsd);
+      if (spend) await this.budgets.record(tx, { gate_id: gate.gate_id, ...spend });
     });
   }
 

@@ -13,6 +13,7 @@ import {
   judgeSkippedEvidence,
   missingOutputEvidence,
   RunModel,
+  rubricScope,
   sampleCaseIds,
   scoreCase,
   summarizeRun,
@@ -25,8 +26,10 @@ import {
   type WorkItem,
 } from '@evals/domain';
 import type { BudgetMode, BudgetRepository, GateOverrideRow, GateRepository, JudgeStatusRepository, RunView, SuiteRepository, SuiteVersionWithCases } from '@evals/persistence';
+import { correctedPassRate } from '@evals/stats';
 import type { DataSource } from 'typeorm';
 import type { IngestionConfig } from './config';
+import { GateBudget } from './gate-budget';
 import { GateJudgePolicy, judgeSkip, type GateJudgeAssessment } from './gate-judge-policy';
 import { GateRuns } from './gate-runs';
 import { GateVerdicts } from './gate-verdicts';
@@ -42,6 +45,8 @@ const NOW = new Date('2026-12-01T10:00:00.000Z');
 const SECRET = 'k'.repeat(32);
 const JUDGE = { model: 'gpt-4o-2024-08-06', prompt_version: 'judge-v1' };
 const COST_PER_CALL = 0.002;
+/** The judge's price, for the gate's budget estimate (issue 13): any judged case costs more than $0. */
+const PRICING = { input_per_mtok_usd: 2.5, output_per_mtok_usd: 10 };
 
 /** Four `exact` cases c0..c3 (expected `yes`) and `judged` `llm_judge` cases j0..jN. */
 function suiteOf(key: string, judged: number): SuiteVersionWithCases {
@@ -189,27 +194,36 @@ class ReadModel {
 /** The stores behind the judge policy and the verdicts: calibration, budgets and spend, gate verdicts and overrides. */
 class Stores {
   calibration: GateJudgeAssessment['status'] | 'unreadable' = 'certified';
-  budgets: Array<{ scope: string; mode: BudgetMode }> | 'unreadable' = [];
+  /** Issue 13: a budget has a limit (default $0 here, so any estimated spend exceeds it) and a window spend. */
+  budgets: Array<{ scope: string; mode: BudgetMode; limit_usd?: number; spent_usd?: number }> | 'unreadable' = [];
   readonly budgetReads: string[][] = [];
   readonly calibrationReads: string[] = [];
   readonly spend: Array<{ scope: string; gate_id: string; usd: number }> = [];
+  readonly logs: Array<Record<string, unknown>> = [];
   readonly gates = new Map<string, { recorded_verdict: 'pass' | 'fail'; report: Record<string, unknown>; overrides: GateOverrideRow[] }>();
 
+  /** J4: the scope the fake's calibration is for (the `judged` suite's own, unless a test says otherwise). */
+  calibrationScope = 'suite:judged';
+
   readonly statuses = {
-    status: async (_sql: unknown, model: string, promptVersion: string) => {
+    scopes: async (_sql: unknown, model: string, promptVersion: string) => {
       this.calibrationReads.push(`${model}/${promptVersion}`);
       if (this.calibration === 'unreadable') throw new Error('relation "calibration_reports" does not exist');
-      return { status: this.calibration };
+      if (this.calibration === 'uncalibrated' || this.calibration === null) return [];
+      const rate = (x: number, n: number) => ({ value: x / n, numerator: x, denominator: n, lower: 0, upper: 1 });
+      return [{ status: this.calibration, scope: this.calibrationScope, report_id: 'report-1', sensitivity: rate(45, 50), specificity: rate(40, 50) }];
     },
   } as unknown as JudgeStatusRepository;
 
   readonly budgetRepository = {
-    applicable: async (_sql: unknown, scopes: readonly string[]) => {
-      this.budgetReads.push([...scopes]);
+    standings: async (_sql: unknown, scopes: readonly string[] | null) => {
+      if (scopes) this.budgetReads.push([...scopes]);
       if (this.budgets === 'unreadable') throw new Error('relation "budgets" does not exist');
-      return this.budgets.filter((b) => scopes.includes(b.scope));
+      return this.budgets
+        .filter((b) => scopes === null || scopes.includes(b.scope))
+        .map((b) => ({ period: 'month', window_start: '2026-12-01T00:00:00.000Z', updated_at: NOW.toISOString(), limit_usd: 0, spent_usd: 0, ...b }));
     },
-    recordSpend: async (_sql: unknown, scope: string, gate_id: string, usd: number) => void this.spend.push({ scope, gate_id, usd }),
+    recordSpend: async (_sql: unknown, e: { gate_id: string; amount_usd: number }) => void this.spend.push({ scope: 'judge', gate_id: e.gate_id, usd: e.amount_usd }),
   } as unknown as BudgetRepository;
 
   readonly gateRepository = {
@@ -235,8 +249,10 @@ function setup(judge: IngestionConfig['judge'] = { ...JUDGE, credential_missing:
     hmacSecret: SECRET,
   });
   const gateRuns = new GateRuns({ find } as unknown as SuiteCatalogService, intake, readModel as unknown as RunWaiter, runs as unknown as RunStreams);
-  const policy = new GateJudgePolicy(db, { judge }, stores.statuses, stores.budgetRepository);
-  const verdicts = new GateVerdicts(db, stores.gateRepository, stores.budgetRepository, clock);
+  const logger = { event: (level: string, msg: string, fields?: Record<string, unknown>) => void stores.logs.push({ level, msg, ...fields }) };
+  const budget = new GateBudget(db, stores.budgetRepository, clock, logger, { judge: judge && { ...judge, pricing: PRICING } });
+  const policy = new GateJudgePolicy(db, { judge }, stores.statuses, budget);
+  const verdicts = new GateVerdicts(db, stores.gateRepository, budget, clock);
   const gate = new GateService(gateRuns, policy, verdicts, clock, ids);
   return { gate, verdicts, intake, runs, pipeline, readModel, stores };
 }
@@ -262,7 +278,8 @@ describe('unit: the gate (GT1-GT6)', () => {
   describe('judge preconditions (GT2, GT4, J4)', () => {
     it.each([
       ['a blocking budget over a missing credential and an uncalibrated judge', { budget: 'block', credential: false, calibration: 'uncalibrated' }, 'budget_blocked'],
-      ['a throttling budget likewise', { budget: 'throttle', credential: false, calibration: 'uncalibrated' }, 'budget_blocked'],
+      // Issue 13: a throttle judges what fits (here nothing) case by case; the run's skip is the next precondition's.
+      ['a throttling budget judges what fits: the next precondition names the skip', { budget: 'throttle', credential: false, calibration: 'uncalibrated' }, 'judge_credential_missing'],
       ['an unreadable budget store likewise', { budget: 'unreadable', credential: false, calibration: 'uncalibrated' }, 'budget_blocked'],
       ['then a missing credential over an uncalibrated judge', { budget: 'none', credential: false, calibration: 'uncalibrated' }, 'judge_credential_missing'],
       ['then a judge not certified', { budget: 'none', credential: true, calibration: 'not_certified' }, 'judge_uncalibrated'],
@@ -360,15 +377,38 @@ describe('unit: the gate (GT1-GT6)', () => {
       expect(report.cases.map((c: { label: string }) => c.label)).toEqual(['match', 'mismatch', 'missing_output', 'missing_output']);
     });
 
-    it('GT4: an existing run whose judge was called, gated while a budget blocks: budget_blocked, and its cost is not recorded as spend', async () => {
+    it('GT4: an existing run whose judge was called, gated while a budget blocks: nothing is left to judge, so nothing is refused, and its cost is not recorded again', async () => {
       const { gate, stores } = setup();
       const first: Report = await gate.gate(request('judged', { run_id: 'judged-run' }));
       expect(stores.spend).toEqual([{ scope: 'judge', gate_id: first.gate_id, usd: 2 * COST_PER_CALL }]);
       stores.budgets = [{ scope: 'judge', mode: 'block' }];
       const again: Report = await gate.gate({ suite_key: 'judged', subject_kind: 'agent', subject_id: 'bot', run_id: 'judged-run' });
-      expect(again.reasons.map((r: { code: string }) => r.code)).toEqual(['budget_blocked']);
-      expect(again.judge).toMatchObject({ skipped: 'budget_blocked', usage: { calls: 2, cost_usd: 2 * COST_PER_CALL } });
+      expect(again.reasons).toEqual([]);
+      expect(again.budget).toMatchObject({ decision: 'allowed', estimate_usd: 0 });
+      expect(again.judge).toMatchObject({ skipped: null, usage: { calls: 2, cost_usd: 2 * COST_PER_CALL } });
       expect(stores.spend).toHaveLength(1);
+    });
+
+    it('GT4 in money (issue 13): a block budget with room allows; without room it blocks with the estimate and what is left; an unreadable store refuses and logs why', async () => {
+      const roomy = setup();
+      roomy.stores.budgets = [{ scope: 'judge', mode: 'block', limit_usd: 1000, spent_usd: 0 }];
+      const allowed: Report = await roomy.gate.gate(request('judged', { run_id: 'r-roomy' }));
+      expect(allowed.budget).toMatchObject({ decision: 'allowed', left_usd: 1000 });
+      expect(allowed.budget.estimate_usd).toBeGreaterThan(0);
+      expect(allowed.judge.skipped).toBeNull();
+
+      const tight = setup();
+      tight.stores.budgets = [{ scope: 'suite:judged', mode: 'block', limit_usd: 1, spent_usd: 1 }];
+      const blocked: Report = await tight.gate.gate(request('judged', { run_id: 'r-tight' }));
+      expect(blocked.reasons.map((r: { code: string }) => r.code)).toContain('budget_blocked');
+      expect(blocked.reasons.find((r: { code: string }) => r.code === 'budget_blocked').message).toMatch(/estimated at \$0\.\d{4} exceeds the \$0\.0000 left of budget suite:judged/);
+      expect(blocked.judge.skipped).toBe('budget_blocked');
+
+      const broken = setup();
+      broken.stores.budgets = 'unreadable';
+      const refused: Report = await broken.gate.gate(request('judged', { run_id: 'r-broken' }));
+      expect(refused.budget).toEqual({ decision: 'store_unreadable' });
+      expect(broken.stores.logs).toContainEqual(expect.objectContaining({ level: 'warn', error: 'Error: relation "budgets" does not exist' }));
     });
 
     it('an unknown suite is SUITE_NOT_FOUND; a sample larger than the suite is INVALID_REQUEST; neither opens a run', async () => {
@@ -525,5 +565,49 @@ describe('unit: the gate (GT1-GT6)', () => {
       expect(stores.gates.size).toBe(0);
       expect(readModel.waits).toEqual([]);
     });
+  });
+});
+
+describe('unit: the gate checks the certification scope its cases use (J4, issue 13)', () => {
+  const SUITE_RUBRIC = 'The answer offers a refund politely.';
+
+  it('a pin certified on another rubric does not count: judge_uncalibrated, naming the uncovered scope and the path to a passing gate', async () => {
+    const { gate, runs, stores } = setup();
+    stores.calibrationScope = rubricScope('Another rubric altogether.');
+    const report: Report = await gate.gate(request('judged', { run_id: 'r1' }));
+    expect(report.recorded_verdict).toBe('fail');
+    expect(RunModel.judgeSkipLabel((await runs.load('r1')).state)).toBe('judge_uncalibrated');
+    expect(report.judge).toMatchObject({ status: 'uncalibrated', skipped: 'judge_uncalibrated', scopes: { needed: [rubricScope(SUITE_RUBRIC)], uncovered: [rubricScope(SUITE_RUBRIC)], certified: [] } });
+    expect(report.judge.corrected_pass_rates).toEqual([]);
+    const reason = report.reasons.find((r: { code: string }) => r.code === 'judge_uncalibrated');
+    expect(reason.message).toContain(rubricScope(SUITE_RUBRIC));
+    for (const step of ['JUDGE_PROVIDER', 'evals label', 'evals calibrate', 'evals gate']) expect(reason.message).toContain(step);
+  });
+
+  it("the rubric's own certified scope passes, and the report carries the corrected pass rate of the judged cases with its interval and denominators", async () => {
+    const { gate, stores } = setup();
+    stores.calibrationScope = rubricScope(SUITE_RUBRIC);
+    const report: Report = await gate.gate(request('judged', { run_id: 'r2' }));
+    expect(report.recorded_verdict).toBe('pass');
+    expect(report.judge.scopes).toMatchObject({ uncovered: [], certified: [{ scope: rubricScope(SUITE_RUBRIC), report_id: 'report-1' }] });
+    // The fake judge passed both judge cases; the fake calibration has Se 45/50, Sp 40/50.
+    const expected = correctedPassRate({ x: 2, n: 2, se: { x: 45, n: 50 }, sp: { x: 40, n: 50 } });
+    expect(report.judge.corrected_pass_rates).toEqual([
+      expect.objectContaining({ scope: rubricScope(SUITE_RUBRIC), apparent: { passed: 2, n: 2, rate: 1 }, sensitivity: { x: 45, n: 50 }, specificity: { x: 40, n: 50 }, rate: expected.point, lower: expected.lower, upper: expected.upper, level: 0.95 }),
+    ]);
+    // Rogan-Gladen by hand, clamped: (1 + 0.8 - 1) / (0.9 + 0.8 - 1) > 1.
+    expect(expected.point).toBe(1);
+  });
+
+  it('no judge configured: one label per cause - judge_not_configured in the gate as in a run, never judge_credential_missing', async () => {
+    const { gate, runs } = setup(null);
+    const report: Report = await gate.gate(request('judged', { run_id: 'r3' }));
+    expect(RunModel.judgeSkipLabel((await runs.load('r3')).state)).toBe('judge_not_configured');
+    expect(report.judge).toMatchObject({ skipped: 'judge_not_configured', cases_not_scored: 2 });
+    expect(report.cases.filter((c: { label: string }) => c.label === 'judge_not_configured')).toHaveLength(2);
+    expect(report.warnings.map((w: { code: string }) => w.code)).not.toContain('judge_credential_missing');
+    const reason = report.reasons.find((r: { code: string }) => r.code === 'judge_uncalibrated');
+    expect(reason.message).toContain('no judge is configured');
+    expect(reason.message).toContain('JUDGE_PROVIDER');
   });
 });

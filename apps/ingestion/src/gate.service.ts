@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { compileSuite, decideGate, decideGateFamily, regressionPValue, sampleCaseIds, type GateDecision, type RegressionTestFacts } from '@evals/domain';
+import { compileSuite, correctedPassRatesByScope, decideGate, decideGateFamily, regressionPValue, sampleCaseIds, type GateDecision, type RegressionTestFacts } from '@evals/domain';
 import type { RunView } from '@evals/persistence';
 import { CLOCK, ID_GENERATOR, type Clock, type IdGenerator } from '@evals/platform';
 import { GateJudgePolicy, type GateJudgeAssessment } from './gate-judge-policy';
@@ -9,7 +9,7 @@ import { IntakeError } from './intake-error';
 import { isObject, parseRunRequest } from './run-request';
 
 /** Labels of judge cases that were not scored by a judge; they count as failed (GT2, GT4). */
-const NOT_SCORED = new Set(['judge_credential_missing', 'judge_not_configured', 'budget_blocked', 'judge_uncalibrated']);
+const NOT_SCORED = new Set(['judge_credential_missing', 'judge_not_configured', 'budget_blocked', 'budget_throttled', 'judge_uncalibrated']);
 
 /**
  * The regression gate (GT1-GT6, docs/gate.md): runs (or reads) the run, checks the judge's calibration and
@@ -84,7 +84,7 @@ export class GateService {
       recorded_at: recordedAt,
     };
     const runIds = gated.map((g) => g.report.run.run_id);
-    await this.verdicts.record({ gate_id: familyId, run_id: `family:${runIds.join(',')}`, recorded_verdict: decision.verdict, report, recorded_at: recordedAt }, 0);
+    await this.verdicts.record({ gate_id: familyId, run_id: `family:${runIds.join(',')}`, recorded_verdict: decision.verdict, report, recorded_at: recordedAt });
     return report;
   }
 
@@ -100,16 +100,19 @@ export class GateService {
     const caseIds = sampleCaseIds(suite.cases.map((c) => c.case_id), sample);
     if (sample && sample.size > suite.cases.length) throw new IntakeError('INVALID_REQUEST', `sample.size ${sample.size} exceeds the suite's ${suite.cases.length} cases`, 'sample.size');
     if (checkCases) checkOutputCases(request.outputs ?? [], new Set(suite.cases.map((c) => c.case_id)));
-    // Before any judge spend (GT4): only the gated cases (the sample's, GT3) say whether the judge is needed.
-    const judge = await this.judges.assess(
-      request.suite_key,
-      caseIds.some((id) => compiled.cases.get(id)?.scorer.kind === 'judge'),
-    );
-    return { gateId, request, sample, existingRun, judge };
+    // Before any judge spend (GT4): only the gated cases (the sample's, GT3) say whether the judge is needed,
+    // and their rubrics which certification scopes it needs (J4).
+    const rubrics = judgeRubrics(compiled, caseIds);
+    // GT4 in money (issue 13): the cases the run would send to the judge (gated, with an output; none when an
+    // existing run is gated), whose estimated cost is weighed against the budgets.
+    const outputs = new Map((existingRun ? [] : (request.outputs ?? [])).map((o) => [o.case_id, o.output] as const));
+    const toJudge = [...rubrics.keys()].flatMap((id) => (outputs.has(id) ? [{ compiled: compiled.cases.get(id)!, output: outputs.get(id)! }] : []));
+    const judge = await this.judges.assess(request.suite_key, rubrics.size > 0, [...new Set(rubrics.values())], toJudge);
+    return { gateId, request, sample, existingRun, judge, rubrics };
   }
 
   /** Runs (or reads) the suite's run, decides (`decideGate`) and records the suite's gate. */
-  private async execute({ gateId, request, sample, existingRun, judge }: Prepared): Promise<Gated> {
+  private async execute({ gateId, request, sample, existingRun, judge, rubrics }: Prepared): Promise<Gated> {
     const view: RunView = existingRun
       ? await this.runs.existing(existingRun, request.suite_key)
       : await this.runs.run(
@@ -119,6 +122,8 @@ export class GateService {
             ...(sample ? { sample } : {}),
             judge_cache: true,
             ...(judge.skip ? { judge_skip: judge.skip } : {}),
+            // GT4 throttle (issue 13): only the cases that fit are judged; the rest are `budget_throttled`.
+            ...(!judge.skip && judge.budget === 'throttled' && judge.budget_plan?.judged_case_ids ? { judge_throttle: { case_ids: judge.budget_plan.judged_case_ids } } : {}),
           },
           { message_id: gateId, correlation_id: gateId },
         );
@@ -126,14 +131,26 @@ export class GateService {
     const summary = view.run.summary;
     const cases = (view.cases ?? []).map((c) => ({ case_id: c.case_id, passed: c.passed, score: c.score, label: c.label }));
     const notScored = cases.filter((c) => NOT_SCORED.has(c.label)).length;
+    const plan = judge.budget_plan ?? null;
+    // Issue 13: how often the judge agreed with itself on the cases it judged with `repeats`.
+    const stability = judge.used ? await this.runs.judgeStability(view.run.run_id) : null;
     const decision = decideGate({
       pass_rate: summary.pass_rate,
       passed: summary.passed,
       n: summary.n,
       pass_threshold: view.run.pass_threshold,
       regression_verdict: view.regression?.verdict ?? null,
-      judge: { used: judge.used, status: judge.status, credential_missing: judge.credential_missing, cases_not_scored: notScored },
+      judge: {
+        used: judge.used,
+        status: judge.status,
+        credential_missing: judge.credential_missing,
+        cases_not_scored: notScored,
+        not_configured: judge.not_configured === true,
+        uncovered_scopes: judge.scopes?.uncovered ?? [],
+      },
       budget: judge.budget,
+      ...(plan ? { budget_plan: { estimate_usd: plan.estimate_usd, left_usd: plan.left_usd, scope: plan.scope, judged: plan.judged_case_ids?.length ?? null, over_limit_scopes: plan.over_limit_scopes } } : {}),
+      stability: stability ? { ...stability, ...this.judges.stabilityPolicy() } : null,
     });
     const judgeUsage = judge.used ? await this.runs.judgeUsage(view.run.run_id) : null;
     const recordedAt = this.clock.now().toISOString();
@@ -170,8 +187,25 @@ export class GateService {
         cases_not_scored: notScored,
         skipped: judge.skip,
         usage: judgeUsage,
+        stability: stability ? { ...stability, min: this.judges.stabilityPolicy().min } : null,
+        scopes: judge.scopes ?? null,
+        // J4/J9 (GT6): what humans would pass of the judged cases, per certified scope, with interval and denominators.
+        corrected_pass_rates: correctedRates(view.run.suite_key, cases, rubrics, judge),
       },
-      budget: { decision: judge.budget },
+      budget: {
+        decision: judge.budget,
+        // Issue 13: the estimate weighed before any judge spend, what was left, and each applicable budget.
+        ...(plan
+          ? {
+              estimate_usd: plan.estimate_usd,
+              left_usd: plan.left_usd,
+              scope: plan.scope,
+              judged_case_ids: plan.judged_case_ids,
+              over_limit_scopes: plan.over_limit_scopes,
+              budgets: plan.budgets,
+            }
+          : {}),
+      },
       sample: sample ?? null,
       cases,
       override: null,
@@ -179,14 +213,34 @@ export class GateService {
     };
     await this.verdicts.record(
       { gate_id: gateId, run_id: view.run.run_id, recorded_verdict: decision.verdict, report, recorded_at: recordedAt },
-      this.judges.spend(judge, judgeUsage),
+      // An existing run's judge calls were paid for (and recorded) by the gate that ran it: nothing new is spent.
+      { amount_usd: existingRun ? 0 : this.judges.spend(judge, judgeUsage), judge_model: judgeUsage?.model ?? judge.model, suite_key: view.run.suite_key },
     );
     return { report, decision, comparison: report.comparison as RegressionTestFacts | null };
   }
 }
 
+/** The rubric of each gated `llm_judge` case, by case id. */
+function judgeRubrics(compiled: ReturnType<typeof compileSuite>, caseIds: readonly string[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const id of caseIds) {
+    const scorer = compiled.cases.get(id)?.scorer;
+    if (scorer?.kind === 'judge') out.set(id, scorer.config.rubric);
+  }
+  return out;
+}
+
+/** The corrected pass rate of the cases the judge judged (not those left unscored), per certified scope. */
+function correctedRates(suiteKey: string, cases: ReadonlyArray<{ case_id: string; passed: boolean; label: string }>, rubrics: ReadonlyMap<string, string>, judge: GateJudgeAssessment) {
+  const certified = judge.scopes?.certified ?? [];
+  if (!judge.used || judge.skip || certified.length === 0) return [];
+  const judged = cases.filter((c) => rubrics.has(c.case_id) && !NOT_SCORED.has(c.label)).map((c) => ({ rubric: rubrics.get(c.case_id)!, passed: c.passed }));
+  return correctedPassRatesByScope(suiteKey, judged, new Map(certified.map((c) => [c.scope, c])));
+}
+
 interface Prepared {
   readonly gateId: string;
+  readonly rubrics: ReadonlyMap<string, string>;
   readonly request: ReturnType<typeof parseRunRequest>;
   readonly sample: { size: number; seed: string } | undefined;
   readonly existingRun: string | null;

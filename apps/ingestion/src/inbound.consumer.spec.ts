@@ -60,4 +60,26 @@ describe('unit: the inbound consumer and the run model\'s refusals (R7)', () => 
     expect(deadLetters).toHaveLength(0);
     expect(msg.ack).not.toHaveBeenCalled();
   });
+
+  it('forwards a micro-batch of outputs of one run once, and confirms only its last ack (the earlier ones plain, in order)', async () => {
+    const submitted = (seq: number): BusMessage => {
+      const envelope = {
+        schema: `${SUBJECTS.OUTPUT_SUBMITTED}.v1`,
+        type: SUBJECTS.OUTPUT_SUBMITTED,
+        version: 1,
+        data: { run_id: 'r1', case_id: `c${seq}`, output: `out ${seq}` },
+        metadata: { message_id: `m${seq}`, occurred_at: '2026-01-01T00:00:00Z' },
+      };
+      return { ...runRequested(seq, []), subject: `t.${SUBJECTS.OUTPUT_SUBMITTED}`, data: Buffer.from(JSON.stringify(envelope)) };
+    };
+    const ticket = { caseIds: new Set(['c1', 'c2', 'c3']), state: {} };
+    const intake = { forward: jest.fn(async () => undefined), ticket: jest.fn(async () => ticket), sealedIn: () => false } as unknown as RunIntakeService;
+    const consumer = new InboundConsumer(intake, {} as MonitorService, {} as DataSource, { names } as unknown as MessageBus, { event: () => undefined } as unknown as JsonLogger);
+    const batch = [submitted(1), submitted(2), submitted(3)];
+    await consumer.handle(batch);
+    expect(intake.forward).toHaveBeenCalledTimes(1);
+    expect((intake.forward as jest.Mock).mock.calls[0][1]).toEqual([1, 2, 3].map((i) => ({ case_id: `c${i}`, output: `out ${i}` })));
+    expect(intake.ticket).toHaveBeenCalledTimes(1);
+    expect(batch.map((m) => [(m.ack as jest.Mock).mock.calls.length, (m.ackConfirmed as jest.Mock).mock.calls.length])).toEqual([[1, 0], [1, 0], [0, 1]]);
+  });
 });

@@ -63,7 +63,7 @@ export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicatio
     const flush = async () => {
       for (const [runId, run] of pending) {
         await this.intake.forward(runId, run.items, run.cause);
-        await Promise.all(run.messages.map((m) => m.ackConfirmed()));
+        await ackAll(run.messages);
       }
       pending.clear();
       await this.deadLetter(letters.splice(0));
@@ -148,6 +148,20 @@ export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicatio
       e.msg.ack();
     }
   }
+}
+
+/**
+ * Acknowledges the messages of one forward: the last one confirmed, the others plain. A confirmed ack per
+ * output was one NATS request (reply inbox, timer, error objects) per message - the largest cost of the
+ * streamed path after decoding. The server handles one connection's acks of one consumer in order, so once
+ * the last is confirmed the ack floor is past all of them; an earlier ack that got lost would only make a
+ * seal wait (it checks the real ack floor) and redeliver that output, which the worker recognises by its
+ * keyed hash (at-least-once holds either way).
+ */
+async function ackAll(messages: readonly BusMessage[]): Promise<void> {
+  if (messages.length === 0) return;
+  for (let i = 0; i < messages.length - 1; i++) messages[i].ack();
+  await messages[messages.length - 1].ackConfirmed();
 }
 
 function errorName(error: unknown): string {

@@ -9,10 +9,13 @@ import { SuitesController } from './suites.controller';
 import { SuiteCatalogService } from './suite-catalog.service';
 import { MonitorService } from './monitor.service';
 import { GateController } from './gate.controller';
+import { GatesListController } from './gates-list.controller';
 import { GateService } from './gate.service';
 import { RunWaiter } from './run-waiter';
 import { BudgetRepository, EventStore, GateRepository, JudgeStatusRepository, RunExpiryQueries, SuiteRepository } from '@evals/persistence';
 import { GateJudgePolicy } from './gate-judge-policy';
+import { GateBudget } from './gate-budget';
+import { BudgetsController } from './budgets.controller';
 import { GateRuns } from './gate-runs';
 import { GateVerdicts } from './gate-verdicts';
 import { RunStreams } from './run-streams';
@@ -33,7 +36,7 @@ export class IngestionModule {
   static features(config: IngestionConfig): DynamicModule {
     return {
       module: IngestionModule,
-      controllers: [RunsController, SuitesController, GateController],
+      controllers: [RunsController, SuitesController, GateController, GatesListController, BudgetsController],
       providers: [
         { provide: INGESTION_CONFIG, useValue: config },
         // Adapters as providers, so the services get them injected (and tests their fakes).
@@ -50,6 +53,7 @@ export class IngestionModule {
         RunWaiter,
         GateRuns,
         GateJudgePolicy,
+        GateBudget,
         GateVerdicts,
         GateService,
         SuiteCatalogService,

@@ -1,9 +1,10 @@
 import { RUN_RULE_CODES, RunRuleError, type RunRuleCode } from '@evals/domain';
+import { ApiError } from '@evals/platform';
 
 /**
- * A refusal of the intake, with a stable code, the offending field and an HTTP status. The same errors
- * dead-letter a bus message (code + reason) and answer an HTTP request. Messages name fields and ids,
- * never an output (D1).
+ * A refusal of the intake, with a stable code and the offending field; its HTTP status comes from the
+ * platform's catalogue (libs/platform/src/api-error.ts). The same errors dead-letter a bus message (code +
+ * reason) and answer an HTTP request. Messages name fields and ids, never an output (D1).
  */
 export type IntakeErrorCode =
   | 'INVALID_REQUEST'
@@ -28,53 +29,16 @@ export type IntakeErrorCode =
   // The run model's rules (R7, libs/domain run.model.ts), as `intakeErrorOf` maps them.
   | RunRuleCode;
 
-/** The one mapping from code to HTTP status. */
-const STATUS: Record<IntakeErrorCode, number> = {
-  INVALID_REQUEST: 400,
-  OUTPUT_TOO_LARGE: 413,
-  SUITE_NOT_FOUND: 404,
-  SUITE_VERSION_NOT_FOUND: 404,
-  UNKNOWN_CASE: 422,
-  DUPLICATE_OUTPUT: 422,
-  UNKNOWN_RUN: 404,
-  RUN_SEALED: 409,
-  SUITE_INVALID: 422,
-  // Not an error: the run is accepted and still being scored (POST /v1/runs past its wait).
-  RUN_PENDING: 202,
-  BASELINE_NOT_FOUND: 422,
-  BASELINE_OTHER_SUITE: 422,
-  LATE_SIGNAL: 409,
-  GATE_NOT_FOUND: 404,
-  NOTHING_TO_OVERRIDE: 409,
-  DUPLICATE_SUITE: 422,
-  BUS_UNAVAILABLE: 503,
-  EMPTY_RUN: 422,
-  RUN_ID_CONFLICT: 409,
-  RUN_NOT_FOUND: 404,
-  RUN_NOT_SEALED: 409,
-  RUN_NOT_EXPIRED: 409,
-  RUN_NOT_SCORED: 409,
-};
+/**
+ * An intake refusal: an ApiError of @evals/platform, whose catalogue maps the code to the HTTP status (the
+ * one mapping for every app). `transient` tells the bus consumers to redeliver rather than dead-letter.
+ */
+export class IntakeError extends ApiError {
+  declare readonly code: IntakeErrorCode;
 
-/** Codes a client should retry as they are, after `Retry-After` seconds (nothing of the request was wrong). */
-const RETRY_AFTER_SECONDS: Partial<Record<IntakeErrorCode, number>> = {
-  BUS_UNAVAILABLE: 2,
-};
-
-export class IntakeError extends Error {
-  readonly status: number;
-  /** Set for a transient refusal: the HTTP answer carries `Retry-After`, and a bus message is redelivered, not dead-lettered. */
-  readonly retryAfterSeconds?: number;
-  constructor(
-    readonly code: IntakeErrorCode,
-    message: string,
-    readonly field?: string,
-    readonly details?: unknown,
-  ) {
-    super(message);
-    this.status = STATUS[code];
-    const retryAfter = RETRY_AFTER_SECONDS[code];
-    if (retryAfter !== undefined) this.retryAfterSeconds = retryAfter;
+  constructor(code: IntakeErrorCode, message: string, field?: string, details?: unknown) {
+    super(code, message, field, details);
+    this.name = 'IntakeError';
   }
 
   /** A transient failure: the same request (or message) succeeds later; never dead-lettered. */

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { ConfigError, JsonLogger, serveOpenApi } from '@evals/platform';
+import { ConfigError, JsonLogger, serveAsyncApi, serveOpenApi, useBodyParsers } from '@evals/platform';
 import { loadIngestionConfig } from './config';
 import { IngestionModule } from './ingestion.module';
 
@@ -18,10 +18,10 @@ async function main(): Promise<void> {
   }
   const logger = new JsonLogger('ingestion', config.logLevel);
   const app = await NestFactory.create<NestExpressApplication>(IngestionModule.forRoot(config, logger), { logger, bodyParser: false });
-  app.useBodyParser('json', { limit: `${config.bodyLimitMb}mb` });
-  app.useBodyParser('text', { limit: `${config.bodyLimitMb}mb`, type: ['application/yaml', 'application/x-yaml', 'text/yaml', 'text/plain'] });
+  useBodyParsers(app, config.bodyLimitMb);
   app.enableShutdownHooks();
   serveOpenApi(app, 'ingestion', '0.1.0');
+  serveAsyncApi(app, '0.1.0');
   await app.listen(config.httpPort, '0.0.0.0');
   logger.event('info', 'ingestion listening', { port: config.httpPort });
 }

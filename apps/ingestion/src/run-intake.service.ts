@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { compileSuite, RunModel, sampleCaseIds, type CompiledSuite, type RunCommand, type RunOpenedV1, type RunState, type WorkItem } from '@evals/domain';
+import { compileSuite, RunModel, sampleCaseIds, type RunCommand, type RunOpenedV1, type RunState, type WorkItem } from '@evals/domain';
 import { SuiteRepository, type SuiteVersionWithCases } from '@evals/persistence';
 import { DATA_SOURCE } from '@evals/platform';
 import type { DataSource } from 'typeorm';
@@ -10,6 +10,21 @@ import { RunStreams, type Causation } from './run-streams';
 import { WorkPublisher } from './work-publisher';
 
 export type { Causation } from './run-streams';
+
+/**
+ * What the intake needs of a suite version: its case ids and scorer versions. Suite versions are immutable
+ * (V1), so this is cached - and only this: neither the suite's cases nor its compiled scorers stay in memory
+ * (a 100 000-case suite compiled is ~60 MB of heap, and every version opened was kept), and a run's ticket
+ * no longer loads its suite version a second time (issue 15).
+ */
+interface SuiteFacts {
+  readonly caseIds: readonly string[];
+  readonly caseIdSet: ReadonlySet<string>;
+  readonly scorer_versions: Readonly<Record<string, string>>;
+}
+
+/** Suite versions whose facts are kept (their case ids: ~100 bytes a case). */
+const MAX_CACHED_SUITES = 16;
 
 /**
  * A request to open a run: its id and its content (`RunRequestContent`: suite, subject, outputs - present:
@@ -39,7 +54,7 @@ export interface RunTicket {
  */
 @Injectable()
 export class RunIntakeService {
-  private readonly compiled = new Map<string, CompiledSuite>();
+  private readonly suiteFacts = new Map<string, SuiteFacts>();
   /** Opened runs never change (only their state does), so what the intake needs of them is cached, boundedly. */
   private readonly tickets = new Map<string, Omit<RunTicket, 'state' | 'version'>>();
 
@@ -78,9 +93,9 @@ export class RunIntakeService {
           : new IntakeError('SUITE_NOT_FOUND', `no suite with key ${cmd.suite_key}`, 'suite_key');
       }
       if (cmd.baseline_run_id) await this.checkBaseline(cmd.baseline_run_id, suite.suite_key);
-      const compiled = this.compile(suite);
-      const allCaseIds = suite.cases.map((c) => c.case_id);
-      if (cmd.outputs) checkOutputs(cmd.outputs, new Set(allCaseIds));
+      const facts = this.factsOf(suite);
+      const allCaseIds = facts.caseIds;
+      if (cmd.outputs) checkOutputs(cmd.outputs, facts.caseIdSet);
       const sampled = cmd.sample ? sampleCaseIds(allCaseIds, cmd.sample) : null;
       opened = {
         run_id: cmd.run_id,
@@ -95,10 +110,11 @@ export class RunIntakeService {
         baseline_run_id: cmd.baseline_run_id ?? null,
         source: cmd.source,
         case_count: sampled ? sampled.length : suite.cases.length,
-        scorer_versions: compiled.scorer_versions,
+        scorer_versions: facts.scorer_versions,
         ...(cmd.sample && sampled ? { sample: { size: cmd.sample.size, seed: cmd.sample.seed, case_ids: sampled } } : {}),
         ...(cmd.judge_cache ? { judge_cache: true } : {}),
         ...(cmd.judge_skip ? { judge_skip: cmd.judge_skip } : {}),
+        ...(cmd.judge_throttle ? { judge_throttle: { case_ids: [...cmd.judge_throttle.case_ids] } } : {}),
       };
     }
     const command: RunCommand = { type: 'open', data: opened, request_hash: requestHash, outputs: outputs ? outputs.length : null };
@@ -136,8 +152,11 @@ export class RunIntakeService {
     if (!data) return null;
     const cached = this.tickets.get(runId);
     if (cached) return { ...cached, state, version };
-    const suite = await this.suites.find(this.db, data.suite_key, data.suite_version);
-    const allCaseIds = new Set((suite?.cases ?? []).map((c) => c.case_id));
+    let allCaseIds = this.suiteFacts.get(`${data.suite_key}@${data.suite_version}`)?.caseIdSet;
+    if (!allCaseIds) {
+      const suite = await this.suites.find(this.db, data.suite_key, data.suite_version);
+      allCaseIds = suite ? this.caseIdsOf(suite) : new Set<string>();
+    }
     const ticket = { opened: data, allCaseIds, caseIds: data.sample ? new Set(data.sample.case_ids) : allCaseIds };
     if (this.tickets.size >= 10_000) this.tickets.delete(this.tickets.keys().next().value!);
     this.tickets.set(runId, ticket);
@@ -198,18 +217,32 @@ export class RunIntakeService {
     }
   }
 
-  private compile(suite: SuiteVersionWithCases): CompiledSuite {
+  /** An opened run's case ids; its suite compiled when it was opened, so this never refuses it now. */
+  private caseIdsOf(suite: SuiteVersionWithCases): ReadonlySet<string> {
+    try {
+      return this.factsOf(suite).caseIdSet;
+    } catch {
+      return new Set(suite.cases.map((c) => c.case_id));
+    }
+  }
+
+  /** The suite version's facts, compiled once (SUITE_INVALID when this version of the service cannot score it). */
+  private factsOf(suite: SuiteVersionWithCases): SuiteFacts {
     const key = `${suite.suite_key}@${suite.version}`;
-    let compiled = this.compiled.get(key);
-    if (!compiled) {
+    let facts = this.suiteFacts.get(key);
+    if (!facts) {
+      let scorerVersions: Readonly<Record<string, string>>;
       try {
-        compiled = compileSuite(suite);
+        scorerVersions = compileSuite(suite).scorer_versions;
       } catch {
         throw new IntakeError('SUITE_INVALID', `suite ${key} cannot be scored by this version of the service`, 'suite_key');
       }
-      this.compiled.set(key, compiled);
+      const caseIds = suite.cases.map((c) => c.case_id);
+      facts = { caseIds, caseIdSet: new Set(caseIds), scorer_versions: scorerVersions };
+      if (this.suiteFacts.size >= MAX_CACHED_SUITES) this.suiteFacts.delete(this.suiteFacts.keys().next().value!);
+      this.suiteFacts.set(key, facts);
     }
-    return compiled;
+    return facts;
   }
 }
 

@@ -16,6 +16,8 @@ export interface RunRequestContent {
   readonly sample?: { readonly size: number; readonly seed: string };
   readonly judge_cache?: boolean;
   readonly judge_skip?: string;
+  /** GT4 throttle (issue 13): only these judge cases may be judged. */
+  readonly judge_throttle?: { readonly case_ids: readonly string[] };
 }
 
 function sha256(text: string): string {
@@ -52,6 +54,8 @@ export function runRequestHash(request: RunRequestContent, key: string): string 
     sample: request.sample ? { size: request.sample.size, seed: request.sample.seed } : null,
     judge_cache: request.judge_cache === true,
     judge_skip: request.judge_skip ?? null,
+    // Only when present, so the hash of every other request stays what it was.
+    ...(request.judge_throttle ? { judge_throttle: [...request.judge_throttle.case_ids] } : {}),
     outputs: request.outputs ? canonicalOutputs(request.outputs).map((o) => [o.case_id, detailHash(key, o.output)]) : null,
   };
   return sha256(canonicalJson(content));

@@ -1,5 +1,6 @@
 import { Body, Controller, HttpCode, Inject, Post } from '@nestjs/common';
-import { CLOCK, ID_GENERATOR, RequireTier, type Clock, type IdGenerator } from '@evals/platform';
+import { ApiRoute, CLOCK, ID_GENERATOR, RunViewDto, type Clock, type IdGenerator } from '@evals/platform';
+import { RunRequestBody } from './ingestion.dto';
 import { parseRunRequest } from './run-request';
 import { RunIntakeService } from './run-intake.service';
 import { RunWaiter } from './run-waiter';
@@ -21,13 +22,23 @@ export class RunsController {
     @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
   ) {}
 
-  @RequireTier('operator')
+  @ApiRoute({
+    tier: 'operator',
+    summary: 'Score a run: open it with its outputs, wait for its scoring and regression decision (R5)',
+    body: RunRequestBody,
+    ok: [
+      { status: 200, type: RunViewDto, description: 'The completed run, its EvalResult (R3) and its regression decision.' },
+      { status: 202, description: '`RUN_PENDING`: accepted, still being scored; read it at GET /v1/runs/{id}.', schema: { $ref: '#/components/schemas/ApiErrorBody' } },
+    ],
+    errors: ['INVALID_REQUEST', 'OUTPUT_TOO_LARGE', 'SUITE_NOT_FOUND', 'SUITE_VERSION_NOT_FOUND', 'UNKNOWN_CASE', 'DUPLICATE_OUTPUT', 'EMPTY_RUN', 'RUN_ID_CONFLICT', 'BASELINE_NOT_FOUND', 'BASELINE_OTHER_SUITE', 'BUS_UNAVAILABLE'],
+  })
   @Post()
   @HttpCode(200)
-  async create(@Body() body: unknown): Promise<Record<string, unknown>> {
+  async create(@Body() body: RunRequestBody): Promise<RunViewDto> {
     const requestId = this.ids.uuid();
+    // The contract's decoder validates (the same as on the bus), with the codes the intake answers.
     const d = parseRunRequest(body, requestId, this.clock.now().toISOString());
     await this.intake.open({ ...d, outputs: (d.outputs ?? []).map((o) => ({ case_id: o.case_id, output: o.output })) }, { message_id: requestId, correlation_id: requestId });
-    return { ...(await this.waiter.completed(d.run_id)) };
+    return { ...(await this.waiter.completed(d.run_id)) } as RunViewDto;
   }
 }

@@ -1,8 +1,10 @@
 import { Body, Controller, Get, Headers, Param, Post, Res } from '@nestjs/common';
-import { RequireTier } from '@evals/platform';
+import { ApiExtraModels, ApiParam } from '@nestjs/swagger';
+import { ApiRoute, YAML_MEDIA_TYPES } from '@evals/platform';
 import { parseSuiteYaml, validateSuite, type SuiteValidation } from '@evals/domain';
 import type { SuiteVersionWithCases } from '@evals/persistence';
 import type { Response } from 'express';
+import { SuiteAnswerDto, SuiteBody, SuitePushedDto } from './ingestion.dto';
 import { IntakeError } from './intake-error';
 import { SuiteCatalogService } from './suite-catalog.service';
 
@@ -13,12 +15,22 @@ import { SuiteCatalogService } from './suite-catalog.service';
  * one (201).
  */
 @Controller('v1/suites')
+@ApiExtraModels(SuiteBody)
 export class SuitesController {
   constructor(private readonly catalog: SuiteCatalogService) {}
 
-  @RequireTier('operator')
+  @ApiRoute({
+    tier: 'operator',
+    summary: 'Push a suite (V1-V3): identical content returns the existing version, new content mints one',
+    body: { schema: { $ref: '#/components/schemas/SuiteBody' }, contentTypes: ['application/json', ...YAML_MEDIA_TYPES], description: 'The suite as JSON, or its YAML file (the same structure; docs/suites.md).' },
+    ok: [
+      { status: 201, type: SuitePushedDto, description: 'A new version (or a revert: `same_content_as`).' },
+      { status: 200, type: SuitePushedDto, description: 'The same content as the latest version: nothing new.' },
+    ],
+    errors: ['INVALID_REQUEST', 'SUITE_INVALID'],
+  })
   @Post()
-  async push(@Body() body: unknown, @Headers('content-type') contentType: string | undefined, @Res({ passthrough: true }) res: Response): Promise<Record<string, unknown>> {
+  async push(@Body() body: SuiteBody | string, @Headers('content-type') contentType: string | undefined, @Res({ passthrough: true }) res: Response): Promise<SuitePushedDto> {
     const validation: SuiteValidation =
       typeof body === 'string' || /yaml|text\/plain/.test(contentType ?? '')
         ? parseSuiteYaml(typeof body === 'string' ? body : '', 'request body')
@@ -34,29 +46,32 @@ export class SuitesController {
     }
     const result = await this.catalog.push(validation.suite);
     res.status(result.created ? 201 : 200);
-    return { created: result.created, ...(result.same_content_as ? { same_content_as: result.same_content_as } : {}), suite: result.version };
+    return { created: result.created, ...(result.same_content_as ? { same_content_as: result.same_content_as } : {}), suite: result.version as SuitePushedDto['suite'] };
   }
 
-  @RequireTier('viewer')
+  @ApiRoute({ tier: 'viewer', summary: "A suite's latest version, with its cases as authored", ok: { status: 200, type: SuiteAnswerDto, description: 'The latest version.' }, errors: ['SUITE_NOT_FOUND'] })
+  @ApiParam({ name: 'key', description: 'The suite key.' })
   @Get(':key')
-  async latest(@Param('key') key: string): Promise<Record<string, unknown>> {
+  async latest(@Param('key') key: string): Promise<SuiteAnswerDto> {
     return view(await this.catalog.find(key), key);
   }
 
-  @RequireTier('viewer')
+  @ApiRoute({ tier: 'viewer', summary: 'One version of a suite, with its cases as authored', ok: { status: 200, type: SuiteAnswerDto, description: 'That version.' }, errors: ['INVALID_REQUEST', 'SUITE_NOT_FOUND', 'SUITE_VERSION_NOT_FOUND'] })
+  @ApiParam({ name: 'key', description: 'The suite key.' })
+  @ApiParam({ name: 'version', description: 'A version number, from 1.', schema: { type: 'integer', minimum: 1 } })
   @Get(':key/versions/:version')
-  async version(@Param('key') key: string, @Param('version') version: string): Promise<Record<string, unknown>> {
+  async version(@Param('key') key: string, @Param('version') version: string): Promise<SuiteAnswerDto> {
     const n = Number(version);
     if (!Number.isSafeInteger(n) || n < 1) throw new IntakeError('INVALID_REQUEST', 'version must be a positive integer', 'version');
     return view(await this.catalog.find(key, n), key, n);
   }
 }
 
-function view(suite: SuiteVersionWithCases | null, key: string, version?: number): Record<string, unknown> {
+function view(suite: SuiteVersionWithCases | null, key: string, version?: number): SuiteAnswerDto {
   if (!suite) {
     throw version === undefined
       ? new IntakeError('SUITE_NOT_FOUND', `no suite with key ${key}`, 'key')
       : new IntakeError('SUITE_VERSION_NOT_FOUND', `suite ${key} has no version ${version}`, 'version');
   }
-  return { suite };
+  return { suite: suite as SuiteAnswerDto['suite'] };
 }

@@ -4,6 +4,11 @@ import { commonConfigSpec, loadConfig, parsers, type CommonConfig, type ConfigOp
 export interface ReadModelConfig extends CommonConfig {
   /** Events projected per micro-batch (one transaction). */
   readonly maxBatch: number;
+  /** The address people open the dashboard at (docs/dashboard.md); empty: links are relative. */
+  readonly publicUrl: string;
+  /** Four-app deployment: where the dashboard's gate and finding/judge requests are forwarded (empty: same origin). */
+  readonly dashboardIngestionUrl: string;
+  readonly dashboardRegressionUrl: string;
 }
 
 export const READ_MODEL_DEFAULT_PORT = 3003;
@@ -11,6 +16,9 @@ export const READ_MODEL_DEFAULT_PORT = 3003;
 export const readModelConfigSpec: EnvSpec<ReadModelConfig> = {
   ...commonConfigSpec(READ_MODEL_DEFAULT_PORT),
   maxBatch: { env: 'READ_MODEL_MAX_BATCH', parse: parsers.integer(500, 1, 5_000), description: 'events projected per micro-batch (one transaction)' },
+  publicUrl: { env: 'EVALS_PUBLIC_URL', parse: parsers.optionalUrl(['http', 'https']), description: 'the public address of the dashboard, for links (docs/dashboard.md)' },
+  dashboardIngestionUrl: { env: 'DASHBOARD_INGESTION_URL', parse: parsers.optionalUrl(['http', 'https']), description: 'the ingestion app the dashboard forwards gate requests to (empty: this process serves them)' },
+  dashboardRegressionUrl: { env: 'DASHBOARD_REGRESSION_URL', parse: parsers.optionalUrl(['http', 'https']), description: 'the regression app the dashboard forwards finding and judge requests to (empty: this process serves them)' },
 };
 
 /** Throws ConfigError listing every problem. */

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { ConfigError, JsonLogger, serveOpenApi } from '@evals/platform';
+import { ConfigError, JsonLogger, serveAsyncApi, serveOpenApi, useBodyParsers } from '@evals/platform';
 import { loadReadModelConfig } from './config';
 import { ReadModelModule } from './read-model.module';
 
@@ -18,9 +18,12 @@ async function main(): Promise<void> {
     throw error;
   }
   const logger = new JsonLogger('read-model', config.logLevel);
-  const app = await NestFactory.create<NestExpressApplication>(ReadModelModule.forRoot(config, logger), { logger });
+  const app = await NestFactory.create<NestExpressApplication>(ReadModelModule.forRoot(config, logger), { logger, bodyParser: false });
+  // Read-only routes: a JSON body is parsed (small, depth-checked) only to be refused cleanly.
+  useBodyParsers(app, 1, { yaml: false });
   app.enableShutdownHooks();
   serveOpenApi(app, 'read-model', '0.1.0');
+  serveAsyncApi(app, '0.1.0');
   await app.listen(config.httpPort, '0.0.0.0');
   logger.event('info', 'read-model listening', { port: config.httpPort });
 }

@@ -19,6 +19,7 @@ import { RunProjector } from './run.projector';
 import { RunQueries } from '@evals/persistence';
 import { RUN_QUERIES, RunsController } from './runs.controller';
 import { ScorecardsController } from './scorecards.controller';
+import { DASHBOARD_CONTROLLERS, dashboardProviders } from './dashboard/dashboard.providers';
 
 export const READ_MODEL_CONFIG = Symbol('READ_MODEL_CONFIG');
 const EVENTS_CONSUMER = Symbol('EVENTS_CONSUMER');
@@ -57,9 +58,10 @@ export class ReadModelModule {
   static features(config: ReadModelConfig): DynamicModule {
     return {
       module: ReadModelModule,
-      controllers: [RunsController, ScorecardsController],
+      controllers: [RunsController, ScorecardsController, ...DASHBOARD_CONTROLLERS],
       providers: [
         { provide: READ_MODEL_CONFIG, useValue: config },
+        ...dashboardProviders(config),
         {
           provide: RunProjector,
           useFactory: (ids: IdGenerator, log: JsonLogger) => new RunProjector(ids, log),

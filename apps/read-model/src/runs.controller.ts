@@ -1,15 +1,19 @@
-import { Controller, Get, Inject, NotFoundException, Param, Query, Res } from '@nestjs/common';
-import { RequireTier } from '@evals/platform';
+import { Controller, Get, Inject, Param, Query, Res } from '@nestjs/common';
+import { ApiParam, ApiQuery } from '@nestjs/swagger';
+import { ApiError, ApiRoute, RunViewDto } from '@evals/platform';
 import type { Response } from 'express';
-import { formatSseFrame, RunQueries, type RunView } from '@evals/persistence';
+import { formatSseFrame, RunQueries } from '@evals/persistence';
+import { RUN_EVENTS_SCHEMA } from './read-model.dto';
 
 export const RUN_QUERIES = Symbol('RUN_QUERIES');
 
-function notFound(id: string): NotFoundException {
+function notFound(id: string): ApiError {
   // The id is echoed only when it is a well-formed id (RunQueries refuses the others before any lookup).
   const shown = /^[A-Za-z0-9][A-Za-z0-9._:@-]{0,199}$/.test(id) ? ` ${id}` : '';
-  return new NotFoundException({ code: 'RUN_NOT_FOUND', message: `no run${shown} in the read model`, field: 'id' });
+  return new ApiError('RUN_NOT_FOUND', `no run${shown} in the read model`, 'id');
 }
+
+const RUN_ID = { name: 'id', description: 'The run id.' };
 
 /** The run read model over HTTP (docs/read-model.md): the aggregate with its EvalResult, and the SSE replay (R6). */
 @Controller('v1/runs')
@@ -17,20 +21,28 @@ export class RunsController {
   constructor(@Inject(RUN_QUERIES) private readonly queries: RunQueries) {}
 
   /** 200 `{run, eval_result, cases?}`; `?include=cases` adds the per-case evidence, ordered by case id. */
-  @RequireTier('viewer')
+  @ApiRoute({ tier: 'viewer', summary: 'A run with its EvalResult and regression decision (docs/read-model.md)', ok: { status: 200, type: RunViewDto, description: 'The run as projected.' }, errors: ['RUN_NOT_FOUND'] })
+  @ApiParam(RUN_ID)
+  @ApiQuery({ name: 'include', required: false, description: '`cases` adds the per-case results, ordered by case id.', schema: { type: 'string', enum: ['cases'] } })
   @Get(':id')
-  async get(@Param('id') id: string, @Query('include') include?: string | string[]): Promise<RunView> {
+  async get(@Param('id') id: string, @Query('include') include?: string | string[]): Promise<RunViewDto> {
     const includes = (Array.isArray(include) ? include : [include ?? '']).flatMap((v) => String(v).split(','));
     const view = await this.queries.run(id, { includeCases: includes.includes('cases') });
     if (view === null) throw notFound(id);
-    return view;
+    return view as RunViewDto;
   }
 
   /**
    * Server-Sent Events replay of the persisted run (R6): one `case` frame per evidence row, one `summary`
    * frame, then the response ends. Read-only: replaying twice gives the same bytes.
    */
-  @RequireTier('viewer')
+  @ApiRoute({
+    tier: 'viewer',
+    summary: 'Server-Sent Events replay of a persisted run (R6): a frame per case, then a summary',
+    ok: { status: 200, description: 'The frames, then the response ends.', schema: RUN_EVENTS_SCHEMA, contentTypes: ['text/event-stream'] },
+    errors: ['RUN_NOT_FOUND'],
+  })
+  @ApiParam(RUN_ID)
   @Get(':id/events')
   async events(@Param('id') id: string, @Res() res: Response): Promise<void> {
     const frames = await this.queries.replay(id);

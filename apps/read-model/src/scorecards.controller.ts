@@ -1,7 +1,9 @@
-import { Controller, Get, HttpException, Inject, Query, Res } from '@nestjs/common';
+import { Controller, Get, Inject, Query, Res } from '@nestjs/common';
+import { ApiQuery } from '@nestjs/swagger';
 import { buildScorecard, DEFAULT_TREND_WINDOW, scorecardsToCsv, type Scorecard } from '@evals/domain';
 import { RunQueries } from '@evals/persistence';
-import { RequireTier } from '@evals/platform';
+import { ApiRoute, refuse } from '@evals/platform';
+import { ScorecardsDto } from './read-model.dto';
 import type { Response } from 'express';
 import { RUN_QUERIES } from './runs.controller';
 
@@ -19,7 +21,20 @@ const MAX_RUNS_PER_CARD = 10_000;
 export class ScorecardsController {
   constructor(@Inject(RUN_QUERIES) private readonly queries: RunQueries) {}
 
-  @RequireTier('viewer')
+  @ApiRoute({
+    tier: 'viewer',
+    summary: 'Scorecards per suite and subject (SC1), as JSON or CSV',
+    ok: [
+      { status: 200, type: ScorecardsDto, description: 'JSON (format=json, the default).' },
+      { status: 200, description: 'CSV (format=csv): the columns of docs/scorecards.md.', schema: { type: 'string' }, contentTypes: ['text/csv'] },
+    ],
+    errors: ['INVALID_REQUEST'],
+  })
+  @ApiQuery({ name: 'suite_key', required: false, schema: { type: 'string' } })
+  @ApiQuery({ name: 'subject_kind', required: false, schema: { type: 'string' } })
+  @ApiQuery({ name: 'subject_id', required: false, schema: { type: 'string' } })
+  @ApiQuery({ name: 'window', required: false, description: 'Runs the trend spans.', schema: { type: 'integer', minimum: 2, maximum: 1000, default: DEFAULT_TREND_WINDOW } })
+  @ApiQuery({ name: 'format', required: false, schema: { type: 'string', enum: ['json', 'csv'], default: 'json' } })
   @Get()
   async list(
     @Res({ passthrough: true }) res: Response,
@@ -29,16 +44,17 @@ export class ScorecardsController {
     @Query('window') windowParam?: string,
     @Query('format') format = 'json',
   ): Promise<string | { scorecards: Scorecard[] }> {
-    if (format !== 'json' && format !== 'csv') throw new HttpException({ code: 'INVALID_REQUEST', message: 'format must be json or csv', field: 'format' }, 400);
+    if (format !== 'json' && format !== 'csv') refuse('INVALID_REQUEST', 'format must be json or csv', 'format');
     const window = windowParam === undefined ? DEFAULT_TREND_WINDOW : Number(windowParam);
     if (!Number.isInteger(window) || window < 2 || window > 1000) {
-      throw new HttpException({ code: 'INVALID_REQUEST', message: 'window must be an integer from 2 to 1000', field: 'window' }, 400);
+      refuse('INVALID_REQUEST', 'window must be an integer from 2 to 1000', 'window');
     }
     const decided = await this.queries.decidedRuns({ suite_key: suiteKey, subject_kind: subjectKind, subject_id: subjectId }, MAX_RUNS_PER_CARD);
     const cards: Scorecard[] = [];
     for (const runs of decided) {
       const card = buildScorecard(runs, window);
-      if (card) cards.push(card);
+      // J4/J9: the latest run's judge-corrected pass rate, under the scopes certified now.
+      if (card) cards.push(buildScorecard(runs, window, await this.queries.judgeCorrections({ run_id: card.latest_run_id, suite_key: card.suite_key, suite_version: card.latest_suite_version }))!);
     }
     if (format === 'csv') {
       res.setHeader('content-type', 'text/csv; charset=utf-8');

@@ -15,7 +15,7 @@ export function loadRegressionJudge(env: Env): LangChainJudge | null {
     const config = loadJudgeConfig(env);
     return config ? new LangChainJudge(config) : null;
   } catch (error) {
-    if (error instanceof JudgeConfigError) throw new ConfigError([`${error.variable}: ${error.message}`]);
+    if (error instanceof JudgeConfigError) throw new ConfigError(error.lines);
     throw error;
   }
 }

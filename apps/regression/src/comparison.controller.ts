@@ -1,7 +1,9 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post } from '@nestjs/common';
-import { DATA_SOURCE, RequireTier } from '@evals/platform';
+import { ApiParam } from '@nestjs/swagger';
+import { ApiRoute, DATA_SOURCE } from '@evals/platform';
 import type { DataSource } from 'typeorm';
 import { ComparisonService } from './comparison.service';
+import { ComparisonBody, ComparisonDto } from './regression.dto';
 
 /**
  * Pairwise A/B (J5): `POST /v1/comparisons` `{run_a, run_b, outputs_a, outputs_b, rubric?}` judges every
@@ -14,16 +16,23 @@ export class ComparisonsController {
     @Inject(DATA_SOURCE) private readonly db: DataSource,
   ) {}
 
+  @ApiRoute({
+    tier: 'operator',
+    summary: 'Pairwise A/B (J5): judge every shared case in both orders; store and answer the report',
+    body: ComparisonBody,
+    ok: { status: 201, type: ComparisonDto, description: 'The stored report.' },
+    errors: ['INVALID_REQUEST', 'SAME_RUN', 'RUN_NOT_FOUND', 'RUNS_OTHER_SUITE', 'NO_SHARED_CASES', 'UNKNOWN_CASE', 'DUPLICATE_CASE', 'RUBRIC_REQUIRED', 'SUITE_NOT_FOUND', 'JUDGE_NOT_CONFIGURED', 'JUDGE_CREDENTIAL_MISSING', 'JUDGE_CALL_FAILED'],
+  })
   @Post()
   @HttpCode(201)
-  @RequireTier('operator')
-  async create(@Body() body: unknown) {
-    return this.comparisons.compare(this.db, body);
+  async create(@Body() body: ComparisonBody): Promise<ComparisonDto> {
+    return (await this.comparisons.compare(this.db, body)) as unknown as ComparisonDto;
   }
 
+  @ApiRoute({ tier: 'viewer', summary: 'A stored pairwise comparison', ok: { status: 200, type: ComparisonDto, description: 'The report.' }, errors: ['COMPARISON_NOT_FOUND'] })
+  @ApiParam({ name: 'id', description: 'The comparison id.' })
   @Get(':id')
-  @RequireTier('viewer')
-  async get(@Param('id') id: string) {
-    return this.comparisons.find(this.db, id);
+  async get(@Param('id') id: string): Promise<ComparisonDto> {
+    return (await this.comparisons.find(this.db, id)) as unknown as ComparisonDto;
   }
 }

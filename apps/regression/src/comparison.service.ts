@@ -58,31 +58,31 @@ export class ComparisonService {
   constructor(@Inject(REGRESSION_JUDGE) private readonly judge: LangChainJudge | null) {}
 
   async compare(sql: Sql, body: unknown): Promise<ComparisonAnswer> {
-    if (!isRecord(body)) fail(400, 'INVALID_REQUEST', 'the body must be a JSON object', 'body');
-    if (!isSafeId(body.run_a)) fail(400, 'INVALID_REQUEST', 'run_a must be a run id', 'run_a');
-    if (!isSafeId(body.run_b)) fail(400, 'INVALID_REQUEST', 'run_b must be a run id', 'run_b');
-    if (body.run_a === body.run_b) fail(422, 'SAME_RUN', 'run_a and run_b are the same run', 'run_b');
+    if (!isRecord(body)) fail('INVALID_REQUEST', 'the body must be a JSON object', 'body');
+    if (!isSafeId(body.run_a)) fail('INVALID_REQUEST', 'run_a must be a run id', 'run_a');
+    if (!isSafeId(body.run_b)) fail('INVALID_REQUEST', 'run_b must be a run id', 'run_b');
+    if (body.run_a === body.run_b) fail('SAME_RUN', 'run_a and run_b are the same run', 'run_b');
     const rubric = body.rubric;
     if (rubric !== undefined && rubric !== null && (typeof rubric !== 'string' || rubric.trim() === '' || rubric.length > MAX_RUBRIC_CHARS)) {
-      fail(400, 'INVALID_REQUEST', `rubric must be a non-empty string of at most ${MAX_RUBRIC_CHARS} characters`, 'rubric');
+      fail('INVALID_REQUEST', `rubric must be a non-empty string of at most ${MAX_RUBRIC_CHARS} characters`, 'rubric');
     }
     const outputsA = this.outputs(body.outputs_a, 'outputs_a');
     const outputsB = this.outputs(body.outputs_b, 'outputs_b');
 
     const openedA = await this.opened(sql, body.run_a, 'run_a');
     const openedB = await this.opened(sql, body.run_b, 'run_b');
-    if (openedA.suite_key !== openedB.suite_key) fail(422, 'RUNS_OTHER_SUITE', `run_a is a run of ${openedA.suite_key}, run_b of ${openedB.suite_key}`, 'run_b');
+    if (openedA.suite_key !== openedB.suite_key) fail('RUNS_OTHER_SUITE', `run_a is a run of ${openedA.suite_key}, run_b of ${openedB.suite_key}`, 'run_b');
     const suite = await this.suite(sql, openedA);
 
     const shared = [...outputsA.keys()].filter((id) => outputsB.has(id));
-    if (shared.length === 0) fail(422, 'NO_SHARED_CASES', 'no case id is in both outputs_a and outputs_b', 'outputs_b');
+    if (shared.length === 0) fail('NO_SHARED_CASES', 'no case id is in both outputs_a and outputs_b', 'outputs_b');
     const requests: Array<{ case_id: string; request: PairwiseRequest }> = [];
     const rubrics: string[] = [];
     for (const caseId of shared) {
       const compiled = suite.cases.get(caseId);
-      if (!compiled) fail(422, 'UNKNOWN_CASE', `${caseId} is not a case of suite ${suite.suite_key} v${suite.version}`, 'outputs_a');
+      if (!compiled) fail('UNKNOWN_CASE', `${caseId} is not a case of suite ${suite.suite_key} v${suite.version}`, 'outputs_a');
       const caseRubric = typeof rubric === 'string' ? rubric : compiled.scorer.kind === 'judge' ? compiled.scorer.config.rubric : null;
-      if (caseRubric === null) fail(422, 'RUBRIC_REQUIRED', `case ${caseId} is not an llm_judge case: give a rubric to compare against`, 'rubric');
+      if (caseRubric === null) fail('RUBRIC_REQUIRED', `case ${caseId} is not an llm_judge case: give a rubric to compare against`, 'rubric');
       rubrics.push(caseRubric);
       const material = compiled.judge ?? {};
       requests.push({
@@ -149,18 +149,18 @@ export class ComparisonService {
 
   async find(sql: Sql, id: string) {
     const row = /^[0-9a-f-]{36}$/i.test(id) ? await this.repo.find(sql, id) : null;
-    if (!row) fail(404, 'COMPARISON_NOT_FOUND', `no comparison ${id}`, 'id');
+    if (!row) fail('COMPARISON_NOT_FOUND', `no comparison ${id}`, 'id');
     return { comparison_id: row.id, run_a: row.run_a, run_b: row.run_b, judge_model: row.judge_model, prompt_version: row.prompt_version, created_at: row.created_at, ...(row.report as object) };
   }
 
   private outputs(raw: unknown, field: string): Map<string, string> {
-    if (!Array.isArray(raw) || raw.length === 0 || raw.length > MAX_CASES) fail(400, 'INVALID_REQUEST', `${field} must be an array of 1 to ${MAX_CASES} {case_id, output}`, field);
+    if (!Array.isArray(raw) || raw.length === 0 || raw.length > MAX_CASES) fail('INVALID_REQUEST', `${field} must be an array of 1 to ${MAX_CASES} {case_id, output}`, field);
     const out = new Map<string, string>();
     raw.forEach((o: unknown, i: number) => {
       const at = `${field}[${i}]`;
-      if (!isRecord(o) || !isSafeId(o.case_id)) fail(400, 'INVALID_REQUEST', `${at}.case_id must be a case id`, `${at}.case_id`);
-      if (typeof o.output !== 'string' || o.output.length > MAX_OUTPUT_CHARS) fail(400, 'INVALID_REQUEST', `${at}.output must be a string of at most ${MAX_OUTPUT_CHARS} characters`, `${at}.output`);
-      if (out.has(o.case_id)) fail(422, 'DUPLICATE_CASE', `${at}: ${o.case_id} appears twice`, `${at}.case_id`);
+      if (!isRecord(o) || !isSafeId(o.case_id)) fail('INVALID_REQUEST', `${at}.case_id must be a case id`, `${at}.case_id`);
+      if (typeof o.output !== 'string' || o.output.length > MAX_OUTPUT_CHARS) fail('INVALID_REQUEST', `${at}.output must be a string of at most ${MAX_OUTPUT_CHARS} characters`, `${at}.output`);
+      if (out.has(o.case_id)) fail('DUPLICATE_CASE', `${at}: ${o.case_id} appears twice`, `${at}.case_id`);
       out.set(o.case_id, o.output);
     });
     return out;
@@ -169,19 +169,19 @@ export class ComparisonService {
   /** The run's `run.opened` facts, as the run's model folds its stream (R7). */
   private async opened(sql: Sql, runId: string, field: string): Promise<RunOpenedV1> {
     const { state } = await loadRun(sql, this.events, runId);
-    if (!state.opened) fail(404, 'RUN_NOT_FOUND', `no run ${runId}`, field);
+    if (!state.opened) fail('RUN_NOT_FOUND', `no run ${runId}`, field);
     return state.opened;
   }
 
   private async suite(sql: Sql, opened: RunOpenedV1): Promise<CompiledSuite> {
     const stored = await this.suites.find(sql, opened.suite_key, opened.suite_version);
-    if (!stored) fail(409, 'SUITE_NOT_FOUND', `suite ${opened.suite_key} v${opened.suite_version} is not stored`);
+    if (!stored) fail('SUITE_NOT_FOUND', `suite ${opened.suite_key} v${opened.suite_version} is not stored`);
     return compileSuite(stored);
   }
 
   private requireJudge(): LangChainJudge {
-    if (!this.judge) fail(503, 'JUDGE_NOT_CONFIGURED', 'no judge is configured (JUDGE_PROVIDER); nothing can be compared');
-    if (this.judge.credentialMissing) fail(503, 'JUDGE_CREDENTIAL_MISSING', 'the judge has no credential (JUDGE_API_KEY); nothing was judged or stored');
+    if (!this.judge) fail('JUDGE_NOT_CONFIGURED', 'no judge is configured (JUDGE_PROVIDER); nothing can be compared');
+    if (this.judge.credentialMissing) fail('JUDGE_CREDENTIAL_MISSING', 'the judge has no credential (JUDGE_API_KEY); nothing was judged or stored');
     return this.judge;
   }
 }

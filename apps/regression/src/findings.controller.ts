@@ -1,8 +1,10 @@
-import { Controller, Get, HttpException, Inject, Param, Query } from '@nestjs/common';
+import { Controller, Get, Inject, Param, Query } from '@nestjs/common';
+import { ApiParam, ApiQuery } from '@nestjs/swagger';
 import { isSafeId, isSuiteKey } from '@evals/contracts';
 import { RegressionRepository } from '@evals/persistence';
-import { DATA_SOURCE, RequireTier } from '@evals/platform';
+import { ApiRoute, DATA_SOURCE, refuse } from '@evals/platform';
 import type { DataSource } from 'typeorm';
+import { FINDING_SCHEMA, FindingsDto } from './regression.dto';
 
 /**
  * Findings (G6) as stored, for people and tools that do not consume `finding.reported`: the same payload
@@ -14,22 +16,26 @@ export class FindingsController {
 
   constructor(@Inject(DATA_SOURCE) private readonly db: DataSource) {}
 
-  @RequireTier('viewer')
+  @ApiRoute({ tier: 'viewer', summary: 'Findings (G6), newest first', ok: { status: 200, type: FindingsDto, description: 'The findings.' }, errors: ['INVALID_REQUEST'] })
+  @ApiQuery({ name: 'suite_key', required: false, schema: { type: 'string' } })
+  @ApiQuery({ name: 'subject_id', required: false, schema: { type: 'string' } })
+  @ApiQuery({ name: 'limit', required: false, schema: { type: 'integer', minimum: 1, maximum: 500, default: 20 } })
   @Get()
-  async list(@Query('suite_key') suiteKey?: string, @Query('subject_id') subjectId?: string, @Query('limit') limit?: string) {
-    if (suiteKey !== undefined && !isSuiteKey(suiteKey)) throw new HttpException({ code: 'INVALID_REQUEST', message: 'suite_key must be a suite key', field: 'suite_key' }, 400);
-    if (subjectId !== undefined && !isSafeId(subjectId)) throw new HttpException({ code: 'INVALID_REQUEST', message: 'subject_id must be an id', field: 'subject_id' }, 400);
+  async list(@Query('suite_key') suiteKey?: string, @Query('subject_id') subjectId?: string, @Query('limit') limit?: string): Promise<FindingsDto> {
+    if (suiteKey !== undefined && !isSuiteKey(suiteKey)) refuse('INVALID_REQUEST', 'suite_key must be a suite key', 'suite_key');
+    if (subjectId !== undefined && !isSafeId(subjectId)) refuse('INVALID_REQUEST', 'subject_id must be an id', 'subject_id');
     const n = limit === undefined ? 20 : Number(limit);
-    if (!Number.isInteger(n) || n < 1 || n > 500) throw new HttpException({ code: 'INVALID_REQUEST', message: 'limit must be a whole number from 1 to 500', field: 'limit' }, 400);
-    return { findings: await this.repo.findings(this.db, { suite_key: suiteKey, subject_id: subjectId, limit: n }) };
+    if (!Number.isInteger(n) || n < 1 || n > 500) refuse('INVALID_REQUEST', 'limit must be a whole number from 1 to 500', 'limit');
+    return { findings: (await this.repo.findings(this.db, { suite_key: suiteKey, subject_id: subjectId, limit: n })) as FindingsDto['findings'] };
   }
 
-  @RequireTier('viewer')
+  @ApiRoute({ tier: 'viewer', summary: "A run's finding: the payload of finding.reported", ok: { status: 200, schema: FINDING_SCHEMA, description: 'The finding.' }, errors: ['INVALID_REQUEST', 'FINDING_NOT_FOUND'] })
+  @ApiParam({ name: 'id', description: 'The run id.' })
   @Get(':id')
-  async forRun(@Param('id') runId: string) {
-    if (!isSafeId(runId)) throw new HttpException({ code: 'INVALID_REQUEST', message: 'run id must be an id', field: 'run_id' }, 400);
+  async forRun(@Param('id') runId: string): Promise<Record<string, unknown>> {
+    if (!isSafeId(runId)) refuse('INVALID_REQUEST', 'run id must be an id', 'run_id');
     const finding = await this.repo.findingFor(this.db, runId);
-    if (!finding) throw new HttpException({ code: 'FINDING_NOT_FOUND', message: `run ${runId} has no finding (it did not regress, or is not compared yet)`, field: 'run_id' }, 404);
-    return finding.payload;
+    if (!finding) refuse('FINDING_NOT_FOUND', `run ${runId} has no finding (it did not regress, or is not compared yet)`, 'run_id');
+    return finding.payload as Record<string, unknown>;
   }
 }

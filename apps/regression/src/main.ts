@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { JudgeConfigError } from '@evals/judge';
-import { ConfigError, JsonLogger, serveOpenApi } from '@evals/platform';
+import { ConfigError, JsonLogger, serveAsyncApi, serveOpenApi, useBodyParsers } from '@evals/platform';
 import { loadRegressionJudge } from './calibration.judge';
 import { loadRegressionConfig } from './config';
 import { RegressionModule } from './regression.module';
@@ -23,9 +23,10 @@ async function main(): Promise<void> {
   const logger = new JsonLogger('regression', config.logLevel);
   const app = await NestFactory.create<NestExpressApplication>(RegressionModule.forRoot(config, logger, judge), { logger, bodyParser: false });
   // Calibrations and pairwise comparisons carry the outputs they judge (used in memory, never stored).
-  app.useBodyParser('json', { limit: '64mb' });
+  useBodyParsers(app, 64, { yaml: false });
   app.enableShutdownHooks();
   serveOpenApi(app, 'regression', '0.1.0');
+  serveAsyncApi(app, '0.1.0');
   await app.listen(config.httpPort, '0.0.0.0');
   logger.event('info', 'regression listening', { port: config.httpPort });
 }

@@ -11,6 +11,7 @@ import { FindingsController } from './findings.controller';
 import { ComparisonService } from './comparison.service';
 import { RegressionService } from './regression.service';
 import { RunScoredConsumer } from './run-scored.consumer';
+import { JudgesListController } from './judges-list.controller';
 
 @Module({})
 export class RegressionModule {
@@ -29,7 +30,7 @@ export class RegressionModule {
   static features(judge: LangChainJudge | null): DynamicModule {
     return {
       module: RegressionModule,
-      controllers: [BaselinesController, CalibrationSetsController, CalibrationsController, JudgesController, ComparisonsController, FindingsController],
+      controllers: [BaselinesController, CalibrationSetsController, CalibrationsController, JudgesController, JudgesListController, ComparisonsController, FindingsController],
       providers: [
         RegressionService,
         RunScoredConsumer,

@@ -63,7 +63,7 @@ export function loadWorkerConfig(env: Readonly<Record<string, string | undefined
     judge = loadJudgeConfig(env);
   } catch (error) {
     if (!(error instanceof JudgeConfigError)) throw error;
-    problems.push(`${error.variable}: ${error.message}`);
+    problems.push(...error.lines);
   }
   if (problems.length > 0 || !base) throw new ConfigError(problems);
   return { ...base, judge };

@@ -15,14 +15,14 @@ import type { BusMessage } from '@evals/bus';
 import {
   JudgeError,
   judgeRequestFor,
-  judgedCaseEvidence,
+  repeatedJudgeEvidence,
   type CaseEvidence,
   type CompiledCase,
   type JudgePort,
   type JudgeVerdict,
   type ScoringContext,
 } from '@evals/domain';
-import { CachedJudge, LangChainJudge, MemoryVerdictCache, RedisVerdictCache, type JudgeAdapterConfig } from '@evals/judge';
+import { CachedJudge, LangChainJudge, MemoryVerdictCache, RedisVerdictCache, type JudgeAdapterConfig, type JudgeCallOutcome } from '@evals/judge';
 import { llmJudgeScorer } from '@evals/scorers';
 import Redis from 'ioredis';
 
@@ -42,12 +42,14 @@ export interface WorkerJudgeOptions {
   readonly cacheTtlSeconds?: number;
   /** Keys are HMAC-SHA256 with this secret, so a short output cannot be confirmed by hashing guesses (D1). */
   readonly keySecret?: string;
+  /** Told of every HTTP call to the provider with its outcome (`evals_judge_calls_total`, issue 13). */
+  readonly onCall?: (outcome: JudgeCallOutcome) => void;
 }
 
 /** Builds the worker's judge from `loadJudgeConfig(env)`; null when no judge is configured. */
 export function createWorkerJudge(config: JudgeAdapterConfig | null, options: WorkerJudgeOptions = {}): WorkerJudge | null {
   if (!config) return null;
-  const judge = new LangChainJudge(config);
+  const judge = new LangChainJudge(config, options.onCall ? { onCall: options.onCall } : {});
   if (!options.redisUrl && options.memoryCache) {
     const memory = new MemoryVerdictCache({ ttlSeconds: options.cacheTtlSeconds });
     const port = new CachedJudge(judge, memory, { scorerVersion: llmJudgeScorer.version, ...(options.keySecret ? { keySecret: options.keySecret } : {}) });
@@ -109,23 +111,33 @@ export async function judgeJobs(judge: WorkerJudge, jobs: readonly JudgeJob[], t
   }
 }
 
+/**
+ * One case: judged `repeats` times (issue 13; once by default), each repeat its own call and - in a gate
+ * run - its own cache entry (the key carries the repeat index), then reduced to the majority outcome.
+ */
 async function judgeOne(judge: WorkerJudge, job: JudgeJob, tally: JudgeTally): Promise<CaseEvidence> {
   const count = (label: string) => (tally.labels[label] = (tally.labels[label] ?? 0) + 1);
   const request = judgeRequestFor(job.compiled, job.output);
-  if (!request) throw new TypeError('judge job for a case that is not llm_judge');
+  if (!request || job.compiled.scorer.kind !== 'judge') throw new TypeError('judge job for a case that is not llm_judge');
   const useCache = judge.cache && job.useCache;
-  let result: JudgeVerdict | JudgeError;
-  try {
-    result = await judge.port.judge(request, { useCache });
-  } catch (error) {
-    // Only a code ever leaves this scope: a foreign error's message may quote the request (D1).
-    result = error instanceof JudgeError ? error : new JudgeError('judge_unavailable', 'the judge call failed unexpectedly', { reason: 'unexpected_error' });
-  }
-  if (useCache) {
-    if (!(result instanceof JudgeError) && result.cached) tally.cacheHits++;
-    else tally.cacheMisses++;
-  }
-  const evidence = judgedCaseEvidence(job.compiled, job.output, result, { model: judge.port.model, promptVersion: judge.port.promptVersion, cacheUsed: useCache }, job.ctx);
+  const repeats = Math.max(1, job.compiled.scorer.config.repeats ?? 1);
+  const results = await Promise.all(
+    Array.from({ length: repeats }, async (_, repeat): Promise<JudgeVerdict | JudgeError> => {
+      let result: JudgeVerdict | JudgeError;
+      try {
+        result = await judge.port.judge(request, { useCache, ...(repeat > 0 ? { repeat } : {}) });
+      } catch (error) {
+        // Only a code ever leaves this scope: a foreign error's message may quote the request (D1).
+        result = error instanceof JudgeError ? error : new JudgeError('judge_unavailable', 'the judge call failed unexpectedly', { reason: 'unexpected_error' });
+      }
+      if (useCache) {
+        if (!(result instanceof JudgeError) && result.cached) tally.cacheHits++;
+        else tally.cacheMisses++;
+      }
+      return result;
+    }),
+  );
+  const evidence = repeatedJudgeEvidence(job.compiled, job.output, results, { model: judge.port.model, promptVersion: judge.port.promptVersion, cacheUsed: useCache }, job.ctx);
   count(evidence.label);
   return evidence;
 }

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import { ConfigError, JsonLogger, serveOpenApi } from '@evals/platform';
+import { ConfigError, JsonLogger, serveAsyncApi, serveOpenApi } from '@evals/platform';
 import { loadWorkerConfig, type WorkerConfig } from './config';
 import { APP_NAME, WorkerModule } from './worker.module';
 
@@ -23,6 +23,7 @@ async function main(): Promise<void> {
   const app = await NestFactory.create(WorkerModule.forRoot(config, logger), { logger });
   app.enableShutdownHooks();
   serveOpenApi(app, 'scoring-worker', '0.1.0');
+  serveAsyncApi(app, '0.1.0');
   await app.listen(config.httpPort);
   const judge = config.judge;
   logger.event('info', 'scoring worker started', {

@@ -49,8 +49,9 @@ export class OutputScorer {
       const { run, suite } = resolved;
       const seen = new Set<string>();
       const scoring = { runId, hmacSecret: this.settings.hmacSecret, scoredAt };
-      // GT4: a run opened with `judge_skip` (the gate said no spend) calls no judge; its judge cases fail with that label.
-      const skip = run.judgeSkip;
+      // GT4: a run opened with `judge_skip` (the gate said no spend) calls no judge; its judge cases fail with
+      // that label. A throttled run (`judge_throttle`) judges only the cases the budget had room for.
+      const skipFor = run.judgeSkipFor ?? (() => run.judgeSkip);
       for (const r of received) {
         settlement.ack.push(r.msg);
         const unknown: string[] = [];
@@ -65,6 +66,7 @@ export class OutputScorer {
             repeats.push({ owner: r, runId, caseId: item.case_id, hash: detailHash(this.settings.hmacSecret, item.output) });
           } else {
             seen.add(item.case_id);
+            const skip = compiled.scorer.kind === 'judge' ? skipFor(compiled.case_id) : null;
             if (compiled.scorer.kind === 'judge' && skip) {
               const evidence = judgeSkippedEvidence(compiled, item.output, skip, scoring);
               outcome.judge.labels[evidence.label] = (outcome.judge.labels[evidence.label] ?? 0) + 1;

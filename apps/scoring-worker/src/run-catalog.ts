@@ -11,6 +11,8 @@ export interface OpenedRun {
   readonly opened: RunOpenedV1;
   /** GT4: the label its judge cases get instead of a call (`RunModel.judgeSkipLabel`), or null. */
   readonly judgeSkip: string | null;
+  /** GT4 per case (`RunModel.judgeSkipLabelFor`): `judgeSkip`, or `budget_throttled` outside a throttle's room, or null. */
+  readonly judgeSkipFor: (caseId: string) => string | null;
   /** A monitor run (D3): its cases are the sessions sampled in its window (`RunModel.isMonitorRun`). */
   readonly monitor: boolean;
 }
@@ -36,7 +38,7 @@ export class RunCatalog {
     if (cached) return cached;
     const { state } = await loadRun(sql, this.events, runId);
     if (!state.opened) return null;
-    const run: OpenedRun = { opened: state.opened, judgeSkip: RunModel.judgeSkipLabel(state), monitor: RunModel.isMonitorRun(state) };
+    const run: OpenedRun = { opened: state.opened, judgeSkip: RunModel.judgeSkipLabel(state), judgeSkipFor: RunModel.judgeSkipLabelFor(state), monitor: RunModel.isMonitorRun(state) };
     this.runs.set(runId, run);
     return run;
   }

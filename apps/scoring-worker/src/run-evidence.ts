@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { CaseEvidence, RunJudgeUsageV1 } from '@evals/domain';
+import { MAX_LISTED_UNSTABLE, type CaseEvidence, type RunJudgeStabilityV1, type RunJudgeUsageV1 } from '@evals/domain';
 import { EvidenceRepository, JudgeEvidenceRepository, RunLocks, type EvidenceAggregate, type JudgedEvidenceRow, type Sql } from '@evals/persistence';
 
 /**
@@ -61,6 +61,11 @@ export class RunEvidence {
   /** The run's judge usage, summed from its evidence (whichever worker judged which case); null without judge cases. */
   judgeUsage(sql: Sql, runId: string): Promise<RunJudgeUsageV1 | null> {
     return this.judged.runUsage(sql, runId);
+  }
+
+  /** Issue 13: how often the run's repeated verdicts agreed, from its evidence; null without a case judged with repeats. */
+  judgeStability(sql: Sql, runId: string): Promise<RunJudgeStabilityV1 | null> {
+    return this.judged.runStability(sql, runId, MAX_LISTED_UNSTABLE);
   }
 }
 

@@ -96,6 +96,11 @@ class MemoryEvidence {
     return this.usage;
   }
 
+  /** No case judged with repeats here (issue 13's stability is covered by test/e2e/judge-budget.e2e-spec.ts). */
+  async judgeStability(): Promise<null> {
+    return null;
+  }
+
   of(runId: string): CaseEvidence[] {
     return this.rows.filter((e) => e.run_id === runId);
   }

@@ -52,6 +52,7 @@ export class RunSealer {
     const aggregate = await this.evidence.aggregate(tx, runId);
     // The run's judge usage, summed from its evidence: only a suite version with `llm_judge` cases has one.
     const judge = suite.scorer_versions['llm_judge'] !== undefined ? await this.evidence.judgeUsage(tx, runId) : null;
+    const stability = judge ? await this.evidence.judgeStability(tx, runId) : null;
     const data: RunScoredV1 = {
       run_id: runId,
       n: aggregate.n,
@@ -60,6 +61,7 @@ export class RunSealer {
       missing_count: missing.length,
       missing_case_ids: missing.slice(0, MAX_LISTED_MISSING).map((c) => c.case_id),
       ...(judge ? { judge } : {}),
+      ...(stability ? { judge_stability: stability } : {}),
       // R7: nobody sealed it; the system did after its time. The EvalResult says so.
       ...(state.seal_reason === 'expired' ? { expired: true as const } : {}),
     };

@@ -35,13 +35,20 @@ export class WorkConsumerService implements OnApplicationBootstrap, BeforeApplic
   }
 }
 
+/** Labels of judge cases failed without a call: no judge, no key, or the gate's budget or calibration said no. */
+const JUDGE_SKIP_LABELS = new Set(['judge_not_configured', 'judge_credential_missing', 'budget_blocked', 'budget_throttled', 'judge_uncalibrated']);
+
 /** Prometheus counters (X2): codes and names as labels, never an id. */
 function record(outcome: BatchOutcome): void {
   metrics.messagesHandled.inc({ consumer: 'scoring-worker' }, outcome.messages);
   for (const [scorer, count] of Object.entries(outcome.scoredByScorer)) metrics.casesScored.inc({ scorer }, count);
   if (outcome.sealedRunIds.length > 0) metrics.runsCompleted.inc(outcome.sealedRunIds.length);
   for (const letter of outcome.deadLettered) metrics.deadLettered.inc({ subject: letter.subject, code: letter.code });
-  for (const [label, count] of Object.entries(outcome.judge.labels)) metrics.judgeCalls.inc({ outcome: label }, count);
+  // Cases by label; HTTP calls are counted where they are made (the judge's `onCall`, createWorkerJudge).
+  for (const [label, count] of Object.entries(outcome.judge.labels)) {
+    metrics.judgeCases.inc({ label }, count);
+    if (JUDGE_SKIP_LABELS.has(label)) metrics.judgeSkipped.inc({ reason: label }, count);
+  }
   if (outcome.judge.cacheHits > 0) metrics.cacheLookups.inc({ result: 'hit' }, outcome.judge.cacheHits);
   if (outcome.judge.cacheMisses > 0) metrics.cacheLookups.inc({ result: 'miss' }, outcome.judge.cacheMisses);
 }

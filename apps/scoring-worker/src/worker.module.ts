@@ -1,7 +1,7 @@
 import { CONSUMERS } from '@evals/bus';
 import { Inject, Injectable, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import { DeadLetterRepository, EventStore, EvidenceRepository, JudgeEvidenceRepository, RunLocks, SuiteRepository } from '@evals/persistence';
-import { BUS_NAMES, InfrastructureModule, type Clock, type IdGenerator, type JsonLogger } from '@evals/platform';
+import { BUS_NAMES, InfrastructureModule, metrics, type Clock, type IdGenerator, type JsonLogger } from '@evals/platform';
 import type { BusNames, MessageBus } from '@evals/bus';
 import type { DataSource } from 'typeorm';
 import type { WorkerConfig } from './config';
@@ -67,6 +67,8 @@ export class WorkerModule {
               cachePrefix: config.judgeCachePrefix,
               cacheTtlSeconds: config.judgeCacheTtlSeconds,
               keySecret: config.hmacSecret,
+              // Issue 13: HTTP calls to the provider by outcome, counted where they are made.
+              onCall: (outcome) => metrics.judgeCalls.inc({ outcome }),
             }),
         },
         JudgeCloser,

@@ -350,8 +350,11 @@ describe('integration: in-process bus durability and retention', () => {
       // The publish arrives while the acknowledgement's commit is being written: it waits in the buffer while
       // the compaction that follows this commit snapshots the stream.
       if (data.includes('"k":"ack"') && !retried) retried = bus.publish(subject, envelope('retry'), 'retry-me');
-      // What a crash right after the compaction's rename, before this commit, leaves on disk.
-      if (data.includes('"id":"retry-me"')) fs.copyFileSync(file, journalFile(crashDir, names, 'EVALS_WORK'));
+      // What a crash right after the compaction's rename, before this commit, leaves on disk (the journal and its state).
+      if (data.includes('"id":"retry-me"')) {
+        fs.copyFileSync(file, journalFile(crashDir, names, 'EVALS_WORK'));
+        fs.copyFileSync(file.replace(/\.journal$/, '.state'), journalFile(crashDir, names, 'EVALS_WORK').replace(/\.journal$/, '.state'));
+      }
     });
     let bus: InProcessBus;
     try {

@@ -1,10 +1,10 @@
 import { promises as fsp } from 'node:fs';
-import * as path from 'node:path';
 import { MAX_MESSAGE_BYTES } from '@evals/contracts';
 import { Durable, subjectMatches, type StoredMessage } from './in-process.consumer';
 import {
   acquireLock,
   encodeRecord,
+  journalFileOf,
   readJournal,
   removeLeftoverTemporaries,
   StreamJournal,
@@ -250,7 +250,7 @@ class InProcessStream implements JournalOwner {
     }
     const seq = ++this.lastSeq;
     const record: JournalRecord = { k: 'pub', seq, s: subject, id: messageId, t: now, d: Buffer.from(data).toString('base64') };
-    const msg: StoredMessage = { seq, subject, data: Uint8Array.from(data), messageId, time: now, bytes: Buffer.byteLength(encodeRecord(record)), waiting: 0 };
+    const msg: StoredMessage = { seq, subject, data: Uint8Array.from(data), messageId, time: now, bytes: Buffer.byteLength(encodeRecord(record, 0)), waiting: 0 };
     const entry: DedupEntry = { seq, time: now, written: false, stored: Promise.resolve() };
     const written = () => {
       entry.written = true;
@@ -330,9 +330,13 @@ class InProcessStream implements JournalOwner {
   }
 
   async openJournal(dir: string): Promise<void> {
-    const file = path.join(dir, `${encodeURIComponent(this.name)}.journal`);
-    this.replay(await readJournal(file));
+    const file = journalFileOf(dir, this.name);
+    // Refuses (JournalDamagedError) a damaged, truncated or missing journal: journal-file.ts.
+    const contents = await readJournal(file, this.name);
+    this.replay(contents.records);
     this.journal = await StreamJournal.open(file, this, {
+      stream: this.name,
+      gen: contents.gen,
       fsync: this.options.fsync ?? false,
       compactAfterDeadBytes: this.options.compactAfterDeadBytes ?? 1024 * 1024,
       workQueue: this.workQueue,

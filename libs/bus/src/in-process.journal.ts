@@ -3,13 +3,24 @@ import { promises as fsp } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
 
+import {
+  encodeRecord,
+  STATE_TEMP_SUFFIX,
+  syncDirectory,
+  writeState,
+  type JournalRecord,
+} from './journal-file';
+
+export { encodeRecord, journalFileOf, JournalDamagedError, readJournal, type JournalContents, type JournalRecord } from './journal-file';
+
 /**
- * The in-process bus's durability: one append-only file per stream, JSON lines, in the bus's directory.
+ * The in-process bus's durability: one append-only file per stream, in the bus's directory, one JSON record
+ * a line, each sealed with a CRC-32C and numbered (the format and the checks on open: journal-file.ts).
  *
- *   {"k":"head","v":1,"lastSeq":N}                                first line of a compacted file
- *   {"k":"pub","seq":N,"s":subject,"id":msgId|null,"t":ms,"d":base64}   a stored message
- *   {"k":"ack","c":durable,"q":[seq,...]}                         acknowledgements of one durable
- *   {"k":"dup","id":msgId,"seq":N,"t":ms}                         the id of a deleted message, still in the duplicate window
+ *   {"n":0,"k":"head","v":2,"stream":S,"gen":G,"lastSeq":N,"ck":..}   first line: stream, generation, sequence
+ *   {"n":i,"k":"pub","seq":N,"s":subject,"id":msgId|null,"t":ms,"d":base64,"ck":..}   a stored message
+ *   {"n":i,"k":"ack","c":durable,"q":[seq,...],"ck":..}                acknowledgements of one durable
+ *   {"n":i,"k":"dup","id":msgId,"seq":N,"t":ms,"ck":..}                the id of a deleted message, still in the duplicate window
  *
  * Replaying the records in order rebuilds the stream. Writes are group-committed: everything appended in
  * one tick (or while the previous write was in progress) goes out in one write. A file is rewritten with
@@ -20,13 +31,10 @@ import * as path from 'node:path';
  * (head, in-window `dup`s, acknowledgements of kept messages) are never counted as dead, so a large duplicate
  * window does not make every commit a rewrite. The rewrite goes to a temporary file that is synced and
  * renamed over the old one, so a crash at any point leaves either the old file or the new one; the temporary
- * file is removed when the rewrite fails, and at the next open if the process died in the middle.
+ * file is removed when the rewrite fails, and at the next open if the process died in the middle. Each
+ * rewrite raises the file's generation and then records it, with the file's size, in `<STREAM>.state`; a
+ * clean close records the final size there too.
  */
-export type JournalRecord =
-  | { readonly k: 'head'; readonly v: 1; readonly lastSeq: number }
-  | { readonly k: 'pub'; readonly seq: number; readonly s: string; readonly id: string | null; readonly t: number; readonly d: string }
-  | { readonly k: 'ack'; readonly c: string; readonly q: readonly number[] }
-  | { readonly k: 'dup'; readonly id: string; readonly seq: number; readonly t: number };
 
 /** The stream a journal belongs to, as the journal needs it for compaction. */
 export interface JournalOwner {
@@ -40,6 +48,10 @@ export interface JournalOwner {
 }
 
 export interface JournalOptions {
+  /** The stream's name, recorded in the file's head (a journal copied over another stream's is refused). */
+  readonly stream: string;
+  /** The generation of the file as read (0: none, or format 1); the open's rewrite writes the next one. */
+  readonly gen: number;
   /** fsync after every group commit (survives power loss, not only a crash of the process). */
   readonly fsync: boolean;
   /** Compact while running once more than this many bytes are dead (and, but on a work queue, outweigh the rest). */
@@ -51,33 +63,8 @@ export interface JournalOptions {
   readonly workQueue: boolean;
 }
 
-export function encodeRecord(record: JournalRecord): string {
-  return `${JSON.stringify(record)}\n`;
-}
-
-/** Reads a journal file; a torn last line (a crash mid-write) is dropped, any other damage is an error. */
-export async function readJournal(file: string): Promise<Array<{ record: JournalRecord; bytes: number }>> {
-  let text: string;
-  try {
-    text = await fsp.readFile(file, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw error;
-  }
-  const lines = text.split('\n');
-  // After the last newline there is either nothing or the remains of an interrupted write.
-  lines.pop();
-  return lines.map((line, index) => {
-    try {
-      return { record: JSON.parse(line) as JournalRecord, bytes: Buffer.byteLength(line) + 1 };
-    } catch {
-      throw new Error(`InProcessBus: journal ${file} is damaged at line ${index + 1}; refusing to guess what it held`);
-    }
-  });
-}
-
 export class StreamJournal {
-  private buffer: string[] = [];
+  private buffer: JournalRecord[] = [];
   private onWritten: Array<() => void> = [];
   private waiters: Array<{ resolve(): void; reject(error: unknown): void }> = [];
   private pendingAcks = new Map<string, number[]>();
@@ -86,6 +73,12 @@ export class StreamJournal {
   private compactWanted = false;
   private closed = false;
   private bytes = 0;
+  /** The number the next record of the file gets (records are numbered from 0, the head, in each file). */
+  private nextRecord = 0;
+  private gen: number;
+  private lastSeq = 0;
+  /** The size the state file records for the current generation. */
+  private stateBytes = 0;
   /** Bytes of acknowledgement records written since the last rewrite (which folds them into one per durable). */
   private ackBytes = 0;
   /** Set once a write failed: what follows could land after a torn record, so nothing more is written. */
@@ -98,7 +91,9 @@ export class StreamJournal {
     private handle: FileHandle | undefined,
     private readonly owner: JournalOwner,
     private readonly options: JournalOptions,
-  ) {}
+  ) {
+    this.gen = options.gen;
+  }
 
   /** Opens the journal for appending, compacting it first (the owner has replayed it already). */
   static async open(file: string, owner: JournalOwner, options: JournalOptions): Promise<StreamJournal> {
@@ -113,6 +108,10 @@ export class StreamJournal {
     return this.bytes;
   }
 
+  get generation(): number {
+    return this.gen;
+  }
+
   /**
    * Appends a record to the next group commit. `written` runs synchronously right after the write succeeds
    * (before any compaction can snapshot the owner); the promise resolves at the same point.
@@ -120,7 +119,7 @@ export class StreamJournal {
   append(record: JournalRecord, written?: () => void): Promise<void> {
     if (this.failure) return Promise.reject(this.failure);
     if (this.closed) return Promise.reject(new Error('InProcessBus: the bus is closed'));
-    this.buffer.push(encodeRecord(record));
+    this.buffer.push(record);
     if (written) this.onWritten.push(written);
     const done = new Promise<void>((resolve, reject) => this.waiters.push({ resolve, reject }));
     this.schedule();
@@ -147,13 +146,20 @@ export class StreamJournal {
     if (this.failure) throw this.failure;
   }
 
-  /** Writes what is buffered, compacts, and stops taking records. */
+  /**
+   * Writes what is buffered, compacts, and stops taking records; then records the file's final size in the
+   * state file, so a journal cut short after a clean stop is refused at the next open whatever it lost.
+   */
   async close(): Promise<void> {
     this.compactWanted = !this.failure;
     this.schedule();
     await this.idle();
     this.closed = true;
     await this.handle?.close().catch(() => undefined);
+    this.handle = undefined;
+    if (!this.failure && this.bytes !== this.stateBytes) {
+      await writeState(this.file, { stream: this.options.stream, gen: this.gen, bytes: this.bytes, lastSeq: this.lastSeq }).catch(() => undefined);
+    }
   }
 
   private async idle(): Promise<void> {
@@ -216,13 +222,19 @@ export class StreamJournal {
   }
 
   private async commit(): Promise<void> {
+    const records = this.buffer;
+    for (const [durable, seqs] of this.pendingAcks) records.push({ k: 'ack', c: durable, q: seqs });
+    // Numbered in write order: a failed write stops the journal for good, so numbers are never reused.
+    let n = this.nextRecord;
     let ackBytes = 0;
-    for (const [durable, seqs] of this.pendingAcks) {
-      const line = encodeRecord({ k: 'ack', c: durable, q: seqs });
-      ackBytes += Buffer.byteLength(line);
-      this.buffer.push(line);
-    }
-    const data = this.buffer.join('');
+    let lastSeq = this.lastSeq;
+    const lines = records.map((record) => {
+      const line = encodeRecord(record, n++);
+      if (record.k === 'ack') ackBytes += Buffer.byteLength(line);
+      else if (record.k === 'pub') lastSeq = Math.max(lastSeq, record.seq);
+      return line;
+    });
+    const data = lines.join('');
     const written = this.onWritten;
     const waiters = this.waiters;
     this.buffer = [];
@@ -230,13 +242,17 @@ export class StreamJournal {
     this.waiters = [];
     this.pendingAcks = new Map();
     try {
-      await this.handle!.write(data);
+      const { bytesWritten } = await this.handle!.write(data);
+      // A short write (a full disk) leaves a torn record: the journal stops, as after any failed write.
+      if (bytesWritten !== Buffer.byteLength(data)) throw new Error(`InProcessBus: short write to ${this.file} (${bytesWritten} of ${Buffer.byteLength(data)} bytes)`);
       if (this.options.fsync) await this.handle!.sync();
     } catch (error) {
       this.failure = error;
       for (const waiter of waiters) waiter.reject(error);
       return;
     }
+    this.nextRecord = n;
+    this.lastSeq = lastSeq;
     this.bytes += Buffer.byteLength(data);
     this.ackBytes += ackBytes;
     this.writes++;
@@ -245,18 +261,26 @@ export class StreamJournal {
   }
 
   /**
-   * Replaces the file with the owner's live records (synced, then renamed over the old file). On failure the
-   * temporary file goes too: it holds payloads, candidate outputs among them (D1).
+   * Replaces the file with the owner's live records (synced, then renamed over the old file) as the next
+   * generation, then records that generation and size in the state file - in this order, so the only
+   * mismatch a crash can leave is a journal one generation ahead of its state, which the next open accepts.
+   * On failure the temporary file goes too: it holds payloads, candidate outputs among them (D1).
    */
   private async rewrite(): Promise<void> {
-    const data = this.owner.snapshot().map(encodeRecord).join('');
+    const records = this.owner.snapshot();
+    const gen = this.gen + 1;
+    const first = records[0];
+    const lastSeq = first?.k === 'head' ? first.lastSeq : 0;
+    const head: JournalRecord = { k: 'head', v: 2, stream: this.options.stream, gen, lastSeq };
+    const body = first?.k === 'head' ? records.slice(1) : records;
+    const data = [head, ...body].map((record, n) => encodeRecord(record, n)).join('');
     this.ackBytes = 0;
     const temp = tempOf(this.file);
     try {
       // Owner-only: the records carry raw payloads, candidate outputs among them.
       const out = await fsp.open(temp, 'w', 0o600);
       try {
-        await out.write(data);
+        await out.writeFile(data);
         await out.sync();
       } finally {
         await out.close();
@@ -269,8 +293,14 @@ export class StreamJournal {
       throw error;
     }
     await syncDirectory(path.dirname(this.file));
-    this.handle = await fsp.open(this.file, 'a');
+    this.gen = gen;
+    this.nextRecord = body.length + 1;
+    this.lastSeq = lastSeq;
+    for (const record of body) if (record.k === 'pub' && record.seq > this.lastSeq) this.lastSeq = record.seq;
     this.bytes = Buffer.byteLength(data);
+    await writeState(this.file, { stream: this.options.stream, gen, bytes: this.bytes, lastSeq: this.lastSeq });
+    this.stateBytes = this.bytes;
+    this.handle = await fsp.open(this.file, 'a');
     this.compactions++;
   }
 }
@@ -287,16 +317,8 @@ function tempOf(file: string): string {
  */
 export async function removeLeftoverTemporaries(dir: string): Promise<void> {
   for (const name of await fsp.readdir(dir)) {
-    if (name.endsWith(`.journal${TEMP_SUFFIX}`)) await fsp.rm(path.join(dir, name), { force: true });
+    if (name.endsWith(`.journal${TEMP_SUFFIX}`) || name.endsWith(`.state${STATE_TEMP_SUFFIX}`)) await fsp.rm(path.join(dir, name), { force: true });
   }
-}
-
-/** Makes a rename durable; some platforms cannot open a directory, where this is best effort. */
-async function syncDirectory(dir: string): Promise<void> {
-  const handle = await fsp.open(dir, 'r').catch(() => undefined);
-  if (!handle) return;
-  await handle.sync().catch(() => undefined);
-  await handle.close();
 }
 
 /** The lock files (by real path) that buses of this process hold: a second open here is refused by this. */

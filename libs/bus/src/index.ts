@@ -1,6 +1,9 @@
 export { JetStreamBus } from './jetstream.bus';
 export { InProcessBus } from './in-process.bus';
 export type { InProcessBusOptions } from './in-process.bus';
+export { JournalDamagedError } from './journal-file';
+export { describeRepair, repairJournals } from './journal-repair';
+export type { JournalRepair } from './journal-repair';
 export type { BusMessage, ConsumeOptions, MessageBus, MessagePublisher, PublishAck, Subscription } from './message-bus.port';
 export {
   CONSUMERS,

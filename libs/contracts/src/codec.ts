@@ -17,7 +17,8 @@ import {
   type SchemaOf,
   versionsOf,
 } from './registry';
-import { type FieldIssue, isPlainObject, validateDto } from './validation/dto-validation';
+import { validateCompiled } from './validation/compiled-dto';
+import { type DtoValidation, type FieldIssue, isPlainObject, validateDto } from './validation/dto-validation';
 
 /*
  * Reasons are assembled here from field paths, constraint names, the subject and integer limits only. No
@@ -180,7 +181,13 @@ type PayloadCheck =
 
 function validatePayload(def: MessageDefinition, data: unknown, unknownFields: 'refuse' | 'strip'): PayloadCheck {
   const dropNulls = def.direction === 'inbound';
-  const checked = validateDto(def.dto, data, 'data', { unknownFields, dropNulls });
+  const options = { unknownFields, dropNulls };
+  // The compiled check first (no class instance per output): it only ever says "valid" or "ask the DTOs",
+  // so every refusal below comes from class-validator, with the same issues and codes. What it accepts is
+  // at most three levels deep with declared keys only, so the depth and forbidden-key walks have nothing
+  // to find there.
+  const checked: DtoValidation =
+    (isPlainObject(data) ? validateCompiled(def.dto, data, options) : null) ?? validateDto(def.dto, data, 'data', options);
   const issues: FieldIssue[] = checked.ok ? [] : [...checked.issues];
   const structural = checked.ok || !issues.some((i) => i.field === 'data');
   if (def.extraChecks !== undefined && structural && isPlainObject(data)) {

@@ -12,6 +12,8 @@ export * from './envelope';
 export { defineMessage, schemaName, type Direction, type MessageDefinition } from './message-definition';
 export * from './registry';
 export * from './codec';
+export { ASYNCAPI_VERSION, buildAsyncApiDocument, renderAsyncApiJson, type AsyncApiDocument, type AsyncApiOptions } from './asyncapi';
+export { SchemaGenerationError, type JsonSchema } from './asyncapi-schema';
 export type { FieldIssue, UnknownFieldPolicy } from './validation/dto-validation';
 export * from './messages/run-requested.v1.message';
 export * from './messages/output-submitted.v1.message';

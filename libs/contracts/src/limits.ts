@@ -60,7 +60,7 @@ export function utf8ByteLength(value: string): number {
   return Buffer.byteLength(value, 'utf8');
 }
 
-const TIMESTAMP_PATTERN =
+export const TIMESTAMP_PATTERN =
   /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9})?(?:Z|([+-])(\d{2}):(\d{2}))$/;
 
 /**

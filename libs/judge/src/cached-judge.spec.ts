@@ -28,6 +28,19 @@ class CountingJudge implements JudgePort {
 const request = { output: 'an output', rubric: 'a rubric' };
 
 describe('CachedJudge (J6)', () => {
+  it('issue 13: each repeat of a case is its own entry (the key carries the repeat index); repeat 0 keeps the single call\'s key', async () => {
+    const inner = new CountingJudge();
+    const cache = new MemoryCache();
+    const judge = new CachedJudge(inner, cache, { scorerVersion: '1.0.0' });
+    expect(judge.keyOf(request, 0)).toBe(judge.keyOf(request));
+    expect(new Set([judge.keyOf(request, 0), judge.keyOf(request, 1), judge.keyOf(request, 2)]).size).toBe(3);
+    for (const repeat of [0, 1, 2]) await judge.judge(request, { useCache: true, repeat });
+    expect(inner.calls).toBe(3);
+    expect(cache.map.size).toBe(3);
+    for (const repeat of [0, 1, 2]) expect((await judge.judge(request, { useCache: true, repeat })).cached).toBe(true);
+    expect(inner.calls).toBe(3);
+  });
+
   it('gate: a miss calls and records, a hit returns the recorded verdict without calling', async () => {
     const inner = new CountingJudge();
     const cache = new MemoryCache();

@@ -48,17 +48,17 @@ export class CachedJudge implements JudgePort {
     return this.inner.promptVersion;
   }
 
-  /** The cache key of a request for this judge (model pin, prompt version and scorer version included). */
-  keyOf(request: JudgeRequest): string {
+  /** The cache key of a request for this judge (model pin, prompt version, scorer version and repeat index included). */
+  keyOf(request: JudgeRequest, repeat = 0): string {
     return verdictCacheKey(
-      { request, model: this.inner.model, prompt_version: this.inner.promptVersion, scorer_version: this.options.scorerVersion },
+      { request, model: this.inner.model, prompt_version: this.inner.promptVersion, scorer_version: this.options.scorerVersion, repeat },
       this.options.keySecret,
     );
   }
 
   async judge(request: JudgeRequest, options: JudgeCallOptions = {}): Promise<JudgeVerdict> {
     if (!options.useCache) return this.inner.judge(request);
-    const key = this.keyOf(request);
+    const key = this.keyOf(request, options.repeat ?? 0);
     let recorded = null;
     try {
       recorded = await this.cache.get(key);

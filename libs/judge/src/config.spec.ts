@@ -118,3 +118,37 @@ describe('validateJudgeConfig', () => {
     expect(validateJudgeConfig({ ...ok, temperature: null })).toBeTruthy();
   });
 });
+
+describe('loadJudgeConfig reports every problem at once (X3, issue 13)', () => {
+  it('a floating model, a bad URL, a bad integer and a missing price are all named in one error', () => {
+    const env = {
+      JUDGE_PROVIDER: 'openai',
+      JUDGE_MODEL: 'gpt-4o-latest',
+      JUDGE_BASE_URL: 'not a url',
+      JUDGE_TIMEOUT_MS: 'soon',
+      JUDGE_INPUT_USD_PER_MTOK: '2.5',
+      LANGCHAIN_TRACING_V2: 'true',
+    };
+    let error: JudgeConfigError | undefined;
+    try {
+      loadJudgeConfig(env);
+    } catch (e) {
+      error = e as JudgeConfigError;
+    }
+    expect(error).toBeInstanceOf(JudgeConfigError);
+    expect(error!.problems.map((p) => p.variable)).toEqual(['LANGCHAIN_TRACING_V2', 'JUDGE_MODEL', 'JUDGE_BASE_URL', 'JUDGE_TIMEOUT_MS', 'JUDGE_OUTPUT_USD_PER_MTOK']);
+    expect(error!.problems[0]).toMatchObject({ code: 'JUDGE_TRACING_FORBIDDEN' });
+    expect(error!.lines).toHaveLength(5);
+    for (const p of error!.problems) expect(error!.message).toContain(p.message);
+  });
+
+  it('validateJudgeConfig lists every problem of a config built in code', () => {
+    const bad = { provider: 'openai', model: 'latest', timeoutMs: 0, maxRetries: 99, concurrency: 1, pricing: { input_per_mtok_usd: -1, output_per_mtok_usd: 0 } } as JudgeAdapterConfig;
+    try {
+      validateJudgeConfig(bad);
+      throw new Error('expected a JudgeConfigError');
+    } catch (e) {
+      expect((e as JudgeConfigError).problems.map((p) => p.variable)).toEqual(['model', 'timeoutMs', 'maxRetries', 'pricing.input_per_mtok_usd']);
+    }
+  });
+});

@@ -46,15 +46,48 @@ export function providerNeedsApiKey(provider: JudgeProvider): boolean {
 
 export type JudgeConfigErrorCode = 'JUDGE_CONFIG_INVALID' | 'JUDGE_TRACING_FORBIDDEN';
 
+export interface JudgeConfigProblem {
+  readonly code: JudgeConfigErrorCode;
+  readonly variable: string;
+  readonly message: string;
+}
+
+/**
+ * The judge's configuration is wrong. `problems` lists every problem found (X3: all at once, as the rest of
+ * the configuration reports them); `code`, `variable` and the message lead with the first.
+ */
 export class JudgeConfigError extends Error {
   override readonly name = 'JudgeConfigError';
+  readonly problems: readonly JudgeConfigProblem[];
 
   constructor(
     readonly code: JudgeConfigErrorCode,
     readonly variable: string,
     message: string,
+    problems?: readonly JudgeConfigProblem[],
   ) {
-    super(`${code}: ${message}`);
+    const all = problems && problems.length > 0 ? problems : [{ code, variable, message }];
+    super([`${code}: ${message}`, ...all.slice(1).map((p) => p.message)].join('; '));
+    this.problems = all;
+  }
+
+  /** Each problem as `VARIABLE: message`, for a ConfigError's list. */
+  get lines(): string[] {
+    return this.problems.map((p) => `${p.variable}: ${p.message}`);
+  }
+}
+
+/** Collects every problem of a configuration before refusing it. */
+class Problems {
+  private readonly list: JudgeConfigProblem[] = [];
+
+  add(variable: string, message: string, code: JudgeConfigErrorCode = 'JUDGE_CONFIG_INVALID'): void {
+    this.list.push({ code, variable, message });
+  }
+
+  throwIfAny(): void {
+    const [first] = this.list;
+    if (first) throw new JudgeConfigError(first.code, first.variable, first.message, this.list);
   }
 }
 
@@ -83,89 +116,83 @@ export function leakyLangChainSwitch(env: Env): string | null {
 
 const FLOATING_TAG = /(?:^|[-:@/])latest$/i;
 
-/** Refuses a model name that is not an exact pin we can recognise (empty, whitespace, `latest`, bare Ollama names). */
-function checkModelPin(provider: JudgeProvider, model: string, variable: string): void {
+/** Reports a model name that is not an exact pin we can recognise (empty, whitespace, `latest`, bare Ollama names). */
+function checkModelPin(problems: Problems, provider: JudgeProvider | null, model: string, variable: string): void {
   if (model.trim() === '' || /\s/.test(model)) {
-    throw new JudgeConfigError('JUDGE_CONFIG_INVALID', variable, `${variable} must be an exact model pin without whitespace`);
-  }
-  if (FLOATING_TAG.test(model)) {
-    throw new JudgeConfigError('JUDGE_CONFIG_INVALID', variable, `${variable} names a floating alias ("latest"); pin an exact model version (J1, J6)`);
-  }
-  if (provider === 'ollama' && !model.includes(':') && !model.includes('@')) {
-    throw new JudgeConfigError('JUDGE_CONFIG_INVALID', variable, `${variable}: an Ollama model needs an explicit tag (name:tag) or digest; a bare name means "latest"`);
+    problems.add(variable, `${variable} must be an exact model pin without whitespace`);
+  } else if (FLOATING_TAG.test(model)) {
+    problems.add(variable, `${variable} names a floating alias ("latest"); pin an exact model version (J1, J6)`);
+  } else if (provider === 'ollama' && !model.includes(':') && !model.includes('@')) {
+    problems.add(variable, `${variable}: an Ollama model needs an explicit tag (name:tag) or digest; a bare name means "latest"`);
   }
 }
 
-function checkInt(value: number, variable: string, min: number, max: number): void {
-  if (!Number.isSafeInteger(value) || value < min || value > max) {
-    throw new JudgeConfigError('JUDGE_CONFIG_INVALID', variable, `${variable} must be an integer in [${min}, ${max}]`);
-  }
+function checkInt(problems: Problems, value: number, variable: string, min: number, max: number): void {
+  if (!Number.isSafeInteger(value) || value < min || value > max) problems.add(variable, `${variable} must be an integer in [${min}, ${max}]`);
 }
 
-function checkPrice(value: number, variable: string): void {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw new JudgeConfigError('JUDGE_CONFIG_INVALID', variable, `${variable} must be a number >= 0 (US dollars per million tokens)`);
-  }
+function checkPrice(problems: Problems, value: number, variable: string): void {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) problems.add(variable, `${variable} must be a number >= 0 (US dollars per million tokens)`);
 }
 
-function checkUrl(value: string, variable: string): void {
+function checkUrl(problems: Problems, value: string, variable: string): void {
   let url: URL;
   try {
     url = new URL(value);
   } catch {
-    throw new JudgeConfigError('JUDGE_CONFIG_INVALID', variable, `${variable} must be an absolute http(s) URL`);
+    problems.add(variable, `${variable} must be an absolute http(s) URL`);
+    return;
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new JudgeConfigError('JUDGE_CONFIG_INVALID', variable, `${variable} must be an http(s) URL`);
-  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') problems.add(variable, `${variable} must be an http(s) URL`);
 }
 
-/** Validates a config built in code (the same rules `loadJudgeConfig` applies). Returns it unchanged. */
+/** Validates a config built in code (the same rules `loadJudgeConfig` applies), every problem at once. Returns it unchanged. */
 export function validateJudgeConfig(config: JudgeAdapterConfig): JudgeAdapterConfig {
-  if (!JUDGE_PROVIDERS.includes(config.provider)) {
-    throw new JudgeConfigError('JUDGE_CONFIG_INVALID', 'provider', `provider must be one of ${JUDGE_PROVIDERS.join(', ')}`);
-  }
-  checkModelPin(config.provider, config.model, 'model');
-  if (config.baseUrl !== undefined) checkUrl(config.baseUrl, 'baseUrl');
-  checkInt(config.timeoutMs, 'timeoutMs', 1, 600_000);
-  checkInt(config.maxRetries, 'maxRetries', 0, 10);
-  checkInt(config.concurrency, 'concurrency', 1, 1024);
-  if (config.maxOutputTokens !== undefined) checkInt(config.maxOutputTokens, 'maxOutputTokens', 1, 1_000_000);
+  const problems = new Problems();
+  const known = JUDGE_PROVIDERS.includes(config.provider);
+  if (!known) problems.add('provider', `provider must be one of ${JUDGE_PROVIDERS.join(', ')}`);
+  checkModelPin(problems, known ? config.provider : null, config.model, 'model');
+  if (config.baseUrl !== undefined) checkUrl(problems, config.baseUrl, 'baseUrl');
+  checkInt(problems, config.timeoutMs, 'timeoutMs', 1, 600_000);
+  checkInt(problems, config.maxRetries, 'maxRetries', 0, 10);
+  checkInt(problems, config.concurrency, 'concurrency', 1, 1024);
+  if (config.maxOutputTokens !== undefined) checkInt(problems, config.maxOutputTokens, 'maxOutputTokens', 1, 1_000_000);
   if (config.temperature !== undefined && config.temperature !== null && (!Number.isFinite(config.temperature) || config.temperature < 0 || config.temperature > 2)) {
-    throw new JudgeConfigError('JUDGE_CONFIG_INVALID', 'temperature', 'temperature must be in [0, 2] or null');
+    problems.add('temperature', 'temperature must be in [0, 2] or null');
   }
   if (typeof config.pricing !== 'object' || config.pricing === null) {
-    throw new JudgeConfigError('JUDGE_CONFIG_INVALID', 'pricing', 'pricing is required');
+    problems.add('pricing', 'pricing is required');
+  } else {
+    checkPrice(problems, config.pricing.input_per_mtok_usd, 'pricing.input_per_mtok_usd');
+    checkPrice(problems, config.pricing.output_per_mtok_usd, 'pricing.output_per_mtok_usd');
   }
-  checkPrice(config.pricing.input_per_mtok_usd, 'pricing.input_per_mtok_usd');
-  checkPrice(config.pricing.output_per_mtok_usd, 'pricing.output_per_mtok_usd');
+  problems.throwIfAny();
   return config;
 }
 
-function readInt(env: Env, name: string, fallback: number, min: number, max: number): number {
+function readInt(problems: Problems, env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
   if (raw === undefined || raw.trim() === '') return fallback;
-  if (!/^\d+$/.test(raw.trim())) throw new JudgeConfigError('JUDGE_CONFIG_INVALID', name, `${name} must be an integer in [${min}, ${max}]`);
+  if (!/^\d+$/.test(raw.trim())) {
+    problems.add(name, `${name} must be an integer in [${min}, ${max}]`);
+    return fallback;
+  }
   const value = Number(raw.trim());
-  checkInt(value, name, min, max);
+  checkInt(problems, value, name, min, max);
   return value;
 }
 
-function readPrice(env: Env, name: string, required: boolean): number {
+function readPrice(problems: Problems, env: Env, name: string, required: boolean): number {
   const raw = env[name];
   if (raw === undefined || raw.trim() === '') {
     if (required) {
-      throw new JudgeConfigError(
-        'JUDGE_CONFIG_INVALID',
-        name,
-        `${name} is required for this provider (US dollars per million tokens; set 0 explicitly for a free endpoint) - a paid judge must never report zero cost`,
-      );
+      problems.add(name, `${name} is required for this provider (US dollars per million tokens; set 0 explicitly for a free endpoint) - a paid judge must never report zero cost`);
     }
     return 0;
   }
   const value = Number(raw.trim());
   if (!/^\d+(\.\d+)?$/.test(raw.trim()) || !Number.isFinite(value)) {
-    throw new JudgeConfigError('JUDGE_CONFIG_INVALID', name, `${name} must be a number >= 0 (US dollars per million tokens)`);
+    problems.add(name, `${name} must be a number >= 0 (US dollars per million tokens)`);
   }
   return value;
 }
@@ -180,32 +207,37 @@ function readPrice(env: Env, name: string, required: boolean): number {
 export function loadJudgeConfig(env: Env): JudgeAdapterConfig | null {
   const providerRaw = env['JUDGE_PROVIDER']?.trim() ?? '';
   if (providerRaw === '') return null;
+  // X3: every problem is collected and reported at once, not the first one found.
+  const problems = new Problems();
   const provider = providerRaw.toLowerCase() as JudgeProvider;
-  if (!JUDGE_PROVIDERS.includes(provider)) {
-    throw new JudgeConfigError('JUDGE_CONFIG_INVALID', 'JUDGE_PROVIDER', `JUDGE_PROVIDER must be one of ${JUDGE_PROVIDERS.join(', ')}`);
-  }
-  const leaky = leakyLangChainSwitch(env);
-  if (leaky) {
-    throw new JudgeConfigError('JUDGE_TRACING_FORBIDDEN', leaky, `${leaky}=true would send candidate outputs and judge reasoning out of the process (D1, J2); unset it`);
+  const known = JUDGE_PROVIDERS.includes(provider);
+  if (!known) problems.add('JUDGE_PROVIDER', `JUDGE_PROVIDER must be one of ${JUDGE_PROVIDERS.join(', ')}`);
+  for (const leaky of LANGCHAIN_LEAKY_ENV) {
+    if (env[leaky]?.trim().toLowerCase() === 'true') {
+      problems.add(leaky, `${leaky}=true would send candidate outputs and judge reasoning out of the process (D1, J2); unset it`, 'JUDGE_TRACING_FORBIDDEN');
+    }
   }
   const model = env['JUDGE_MODEL']?.trim() ?? '';
-  if (model === '') throw new JudgeConfigError('JUDGE_CONFIG_INVALID', 'JUDGE_MODEL', 'JUDGE_MODEL (an exact model pin) is required');
-  checkModelPin(provider, model, 'JUDGE_MODEL');
+  if (model === '') problems.add('JUDGE_MODEL', 'JUDGE_MODEL (an exact model pin) is required');
+  else checkModelPin(problems, known ? provider : null, model, 'JUDGE_MODEL');
   const baseUrl = env['JUDGE_BASE_URL']?.trim() || undefined;
-  if (baseUrl !== undefined) checkUrl(baseUrl, 'JUDGE_BASE_URL');
+  if (baseUrl !== undefined) checkUrl(problems, baseUrl, 'JUDGE_BASE_URL');
   const apiKey = env['JUDGE_API_KEY']?.trim() || undefined;
-  const paid = providerNeedsApiKey(provider);
-  return {
+  // An unknown provider: whether a price is required cannot be known; only a given price is checked.
+  const paid = known && providerNeedsApiKey(provider);
+  const config: JudgeAdapterConfig = {
     provider,
     model,
     ...(baseUrl !== undefined ? { baseUrl } : {}),
     ...(apiKey !== undefined ? { apiKey } : {}),
-    timeoutMs: readInt(env, 'JUDGE_TIMEOUT_MS', JUDGE_DEFAULTS.timeoutMs, 1, 600_000),
-    maxRetries: readInt(env, 'JUDGE_MAX_RETRIES', JUDGE_DEFAULTS.maxRetries, 0, 10),
-    concurrency: readInt(env, 'JUDGE_CONCURRENCY', JUDGE_DEFAULTS.concurrency, 1, 1024),
+    timeoutMs: readInt(problems, env, 'JUDGE_TIMEOUT_MS', JUDGE_DEFAULTS.timeoutMs, 1, 600_000),
+    maxRetries: readInt(problems, env, 'JUDGE_MAX_RETRIES', JUDGE_DEFAULTS.maxRetries, 0, 10),
+    concurrency: readInt(problems, env, 'JUDGE_CONCURRENCY', JUDGE_DEFAULTS.concurrency, 1, 1024),
     pricing: {
-      input_per_mtok_usd: readPrice(env, 'JUDGE_INPUT_USD_PER_MTOK', paid),
-      output_per_mtok_usd: readPrice(env, 'JUDGE_OUTPUT_USD_PER_MTOK', paid),
+      input_per_mtok_usd: readPrice(problems, env, 'JUDGE_INPUT_USD_PER_MTOK', paid),
+      output_per_mtok_usd: readPrice(problems, env, 'JUDGE_OUTPUT_USD_PER_MTOK', paid),
     },
   };
+  problems.throwIfAny();
+  return config;
 }

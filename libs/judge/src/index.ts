@@ -15,10 +15,11 @@ export {
   type Env,
   type JudgeAdapterConfig,
   type JudgeConfigErrorCode,
+  type JudgeConfigProblem,
   type JudgeProvider,
 } from './config';
 export { createChatModel, type ChatModelFactory } from './chat-model';
-export { LangChainJudge, type LangChainJudgeDeps, type PairwiseComparison } from './langchain-judge';
+export { LangChainJudge, type JudgeCallOutcome, type LangChainJudgeDeps, type PairwiseComparison } from './langchain-judge';
 export { CachedJudge, type CachedJudgeOptions, type VerdictCacheStats } from './cached-judge';
 export {
   DEFAULT_VERDICT_CACHE_PREFIX,

@@ -58,7 +58,16 @@ export interface LangChainJudgeDeps {
   readonly prompt?: JudgePromptTemplate;
   /** The pairwise prompt (default `PAIRWISE_PROMPT_V1`). */
   readonly pairwisePrompt?: JudgePromptTemplate;
+  /**
+   * Told of every HTTP call to the provider as it ends (each retry is one), with its outcome: `ok`,
+   * `unparseable`, or the provider failure's kind. Metrics only (`evals_judge_calls_total`); never told of a
+   * call that was not made (no key, a cache hit).
+   */
+  readonly onCall?: (outcome: JudgeCallOutcome) => void;
 }
+
+/** How one HTTP call to the provider ended. */
+export type JudgeCallOutcome = 'ok' | 'unparseable' | 'timeout' | ReturnType<typeof classifyProviderError>['kind'];
 
 /** What one provider call left once its reply was reduced to text: tokens and cost, never the text itself beyond parsing. */
 interface CallCost {
@@ -134,6 +143,7 @@ export class LangChainJudge implements JudgePort {
   private readonly env: Env;
   private readonly prompt: JudgePromptTemplate;
   private readonly pairwisePrompt: JudgePromptTemplate;
+  private readonly onCall: (outcome: JudgeCallOutcome) => void;
   private chat: BaseChatModel | null = null;
 
   constructor(config: JudgeAdapterConfig, deps: LangChainJudgeDeps = {}) {
@@ -148,6 +158,7 @@ export class LangChainJudge implements JudgePort {
     this.env = deps.env ?? process.env;
     this.prompt = deps.prompt ?? JUDGE_PROMPT_V1;
     this.pairwisePrompt = deps.pairwisePrompt ?? PAIRWISE_PROMPT_V1;
+    this.onCall = deps.onCall ?? (() => undefined);
     this.promptVersion = this.prompt.id;
     this.pairwisePromptVersion = this.pairwisePrompt.id;
   }
@@ -212,8 +223,12 @@ export class LangChainJudge implements JudgePort {
       try {
         reply = await this.semaphore.run(() => this.invokeWithTimeout(chat, lcMessages, attempt));
       } catch (error) {
-        if (error instanceof JudgeError) throw error;
+        if (error instanceof JudgeError) {
+          if (error.code === 'judge_timeout') this.onCall('timeout');
+          throw error;
+        }
         const failure = classifyProviderError(error);
+        this.onCall(failure.kind);
         if (failure.retryable && attempt <= this.config.maxRetries) {
           await this.sleep(retryDelayMs(attempt, error, this.backoff, this.random));
           continue;
@@ -224,6 +239,7 @@ export class LangChainJudge implements JudgePort {
       const text = replyText(reply);
       const cost = this.costOf(reply, messages, text.length);
       const parsed = parse(text);
+      this.onCall(parsed.ok ? 'ok' : 'unparseable');
       if (!parsed.ok) {
         throw new JudgeError('judge_unparseable', `the judge's reply had no usable verdict (${parsed.reason})`, { reason: parsed.reason, attempts: attempt, ...cost });
       }

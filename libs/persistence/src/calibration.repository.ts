@@ -34,9 +34,11 @@ export interface CalibrationReportRecord {
   readonly set_id: string;
   readonly judge_model: string;
   readonly prompt_version: string;
-  readonly targets: { readonly agreement: number; readonly kappa: number };
+  /** What the report certifies (J4): `rubric:<sha256>` or `suite:<key>`; null on reports from before scopes. */
+  readonly scope: string | null;
+  readonly targets: object;
   readonly report: unknown;
-  readonly status: 'certified' | 'not_certified' | 'not_certifiable';
+  readonly status: 'certified' | 'not_certified' | 'not_certifiable' | 'insufficient_set';
   readonly created_at?: string;
 }
 
@@ -87,17 +89,17 @@ export class CalibrationRepository {
 
   async addReport(sql: Sql, report: CalibrationReportRecord): Promise<CalibrationReportRecord> {
     const [row] = await sql.query(
-      `INSERT INTO calibration_reports (id, set_id, judge_model, prompt_version, targets, report, status)
-       VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7)
+      `INSERT INTO calibration_reports (id, set_id, judge_model, prompt_version, scope, targets, report, status)
+       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8)
        RETURNING to_char(created_at AT TIME ZONE 'UTC', ${ISO}) AS created_at`,
-      [report.id, report.set_id, report.judge_model, report.prompt_version, JSON.stringify(report.targets), JSON.stringify(report.report), report.status],
+      [report.id, report.set_id, report.judge_model, report.prompt_version, report.scope, JSON.stringify(report.targets), JSON.stringify(report.report), report.status],
     );
     return { ...report, created_at: row.created_at };
   }
 
   async findReport(sql: Sql, id: string): Promise<CalibrationReportRecord | null> {
     const rows = await sql.query(
-      `SELECT id, set_id, judge_model, prompt_version, targets, report, status, to_char(created_at AT TIME ZONE 'UTC', ${ISO}) AS created_at
+      `SELECT id, set_id, judge_model, prompt_version, scope, targets, report, status, to_char(created_at AT TIME ZONE 'UTC', ${ISO}) AS created_at
        FROM calibration_reports WHERE id = $1`,
       [id],
     );
@@ -107,7 +109,7 @@ export class CalibrationRepository {
   /** Reports of one set, newest first. */
   async reportsForSet(sql: Sql, setId: string, limit = 50): Promise<CalibrationReportRecord[]> {
     return sql.query(
-      `SELECT id, set_id, judge_model, prompt_version, targets, report, status, to_char(created_at AT TIME ZONE 'UTC', ${ISO}) AS created_at
+      `SELECT id, set_id, judge_model, prompt_version, scope, targets, report, status, to_char(created_at AT TIME ZONE 'UTC', ${ISO}) AS created_at
        FROM calibration_reports WHERE set_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2`,
       [setId, limit],
     );

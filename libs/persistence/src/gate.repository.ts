@@ -44,17 +44,74 @@ export class GateRepository {
 
 export type BudgetMode = 'allow' | 'throttle' | 'block';
 
+/** A budget as stored, with what its current window has spent (the ledger's sum) - GT4, issue 13. */
+export interface BudgetRow {
+  readonly scope: string;
+  readonly mode: BudgetMode;
+  readonly period: 'day' | 'month' | 'total';
+  readonly limit_usd: number;
+  readonly spent_usd: number;
+  /** The start of the current window (UTC), or null for `total`. */
+  readonly window_start: string | null;
+  readonly updated_at: string;
+}
+
+/** One judge spend: what a gate's run cost, with the model pin and the suite it counts against. */
+export interface JudgeSpendEntry {
+  readonly gate_id: string;
+  readonly amount_usd: number;
+  readonly judge_model: string | null;
+  readonly suite_key: string;
+  readonly recorded_at: string;
+}
+
 /**
- * The budget port's PostgreSQL adapter (GT4). The FinOps module writes `budgets`; we only read it, and
- * record our judge spend in an append-only ledger. A read that fails is reported, never guessed.
+ * The budget port's PostgreSQL adapter (GT4, issue 13). The FinOps module writes `budgets` (scope, limit,
+ * mode, window); we read them, and append our judge spend to the ledger `budget_spend`. A budget's spent
+ * amount is the ledger's sum over its scope (`judge`: every entry; `judge:<model>`: the pin's;
+ * `suite:<key>`: the suite's) in its current window: it follows from the ledger, never kept beside it.
+ * A read that fails throws: the caller refuses the spend and logs why, never guesses.
  */
 export class BudgetRepository {
-  /** Modes of the budgets that apply to any of `scopes`; throws when the store cannot be read. */
-  async applicable(sql: Sql, scopes: readonly string[]): Promise<Array<{ scope: string; mode: BudgetMode }>> {
-    return sql.query(`SELECT scope, mode FROM budgets WHERE scope = ANY($1::text[]) ORDER BY scope`, [scopes]);
+  /** The budgets of `scopes` (all budgets when null) with their spend in the window containing `now`. */
+  async standings(sql: Sql, scopes: readonly string[] | null, now: Date): Promise<BudgetRow[]> {
+    const day = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate())).toISOString();
+    const month = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)).toISOString();
+    const rows = await sql.query(
+      `SELECT b.scope, b.mode, b.period, b.limit_usd::float8 AS limit_usd,
+              CASE b.period WHEN 'day' THEN $2::timestamptz WHEN 'month' THEN $3::timestamptz END AS window_start,
+              to_char(b.updated_at AT TIME ZONE 'UTC', ${ISO}) AS updated_at,
+              coalesce((
+                SELECT sum(s.amount_usd) FROM budget_spend s
+                WHERE (b.scope = 'judge'
+                       OR (left(b.scope, 6) = 'judge:' AND s.judge_model = substr(b.scope, 7))
+                       OR (left(b.scope, 6) = 'suite:' AND s.suite_key = substr(b.scope, 7)))
+                  AND (b.period = 'total' OR s.recorded_at >= CASE b.period WHEN 'day' THEN $2::timestamptz ELSE $3::timestamptz END)
+              ), 0)::float8 AS spent_usd
+       FROM budgets b
+       WHERE $1::text[] IS NULL OR b.scope = ANY($1::text[])
+       ORDER BY b.scope`,
+      [scopes === null ? null : [...scopes], day, month],
+    );
+    return rows.map((r: Record<string, unknown>) => ({
+      scope: r['scope'] as string,
+      mode: r['mode'] as BudgetMode,
+      period: r['period'] as BudgetRow['period'],
+      limit_usd: Number(r['limit_usd']),
+      spent_usd: Number(r['spent_usd']),
+      window_start: r['window_start'] === null ? null : new Date(r['window_start'] as string | Date).toISOString(),
+      updated_at: r['updated_at'] as string,
+    }));
   }
 
-  async recordSpend(sql: Sql, scope: string, gateId: string, amountUsd: number): Promise<void> {
-    await sql.query(`INSERT INTO budget_spend (scope, gate_id, amount_usd) VALUES ($1, $2, $3)`, [scope, gateId, amountUsd]);
+  /** Appends one judge spend to the ledger (append-only); every budget whose scope covers it counts it. */
+  async recordSpend(sql: Sql, entry: JudgeSpendEntry): Promise<void> {
+    await sql.query(`INSERT INTO budget_spend (scope, gate_id, amount_usd, judge_model, suite_key, recorded_at) VALUES ('judge', $1, $2, $3, $4, $5)`, [
+      entry.gate_id,
+      entry.amount_usd,
+      entry.judge_model,
+      entry.suite_key,
+      entry.recorded_at,
+    ]);
   }
 }

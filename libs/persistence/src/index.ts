@@ -23,7 +23,7 @@ export type { CaseFrame, CaseView, RegressionView, RunView, SseFrame, SummaryFra
 export { MonitorWindowRepository } from './monitor-window.repository';
 export type { MonitorWindowRow } from './monitor-window.repository';
 export { BudgetRepository, GateRepository } from './gate.repository';
-export type { BudgetMode, GateOverrideRow } from './gate.repository';
+export type { BudgetMode, BudgetRow, GateOverrideRow, JudgeSpendEntry } from './gate.repository';
 export { API_KEY_NAME_PATTERN, API_KEY_TIERS, ApiKeyRepository, apiKeyHashesEqual, generateApiKey, hashApiKeySecret, isApiKeyId, isApiKeyTier, parseApiKey } from './api-key.repository';
 export type { ApiKeyAuthentication, ApiKeyRecord, ApiKeyTier, IssuedApiKey } from './api-key.repository';
 export { JudgeEvidenceRepository } from './judge-evidence.repository';
@@ -31,8 +31,12 @@ export type { JudgeEvidenceColumns, JudgedEvidenceRow, RunJudgeUsage } from './j
 export { CalibrationRepository } from './calibration.repository';
 export type { CalibrationItemRecord, CalibrationReportRecord, CalibrationSetRecord } from './calibration.repository';
 export { JudgeStatusRepository, judgeCorrectedPassRate } from './judge-status.repository';
+export { JudgeCorrectionQueries } from './judge-correction.queries';
+export type { RunJudgeCorrection } from './judge-correction.queries';
 export type { JudgeCertification, JudgeStatus } from './judge-status.repository';
 export { ComparisonRepository } from './comparison.repository';
 export type { ComparisonReportRecord } from './comparison.repository';
 export { startEmbeddedPostgres } from './embedded-postgres';
 export type { EmbeddedPostgres } from './embedded-postgres';
+export { DashboardQueries, GateListQueries, JudgePinQueries } from './dashboard.queries';
+export type { CasePageFilter, GateListItem, JudgePinStatus, Page, RunListFilter, RunListItem } from './dashboard.queries';

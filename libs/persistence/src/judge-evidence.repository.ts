@@ -1,4 +1,4 @@
-import type { RunJudgeUsageV1 } from '@evals/domain';
+import type { RunJudgeStabilityV1, RunJudgeUsageV1 } from '@evals/domain';
 import { EVIDENCE_COLUMNS, insertEvidence, type EvidenceColumn, type EvidenceRow } from './evidence.repository';
 import type { Sql } from './sql';
 
@@ -11,6 +11,9 @@ export interface JudgeEvidenceColumns {
   readonly judge_output_tokens: number;
   /** true: cache hit; false: looked up and missed; null: the cache was not used. */
   readonly judge_cached: boolean | null;
+  /** `repeats: k` cases (issue 13): k and the passing votes; absent (null in the table) for a single call. */
+  readonly judge_repeats?: number;
+  readonly judge_pass_votes?: number;
 }
 
 export interface JudgedEvidenceRow extends EvidenceRow {
@@ -25,6 +28,8 @@ const JUDGED_COLUMNS: ReadonlyArray<EvidenceColumn<JudgedEvidenceRow>> = [
   { name: 'judge_input_tokens', type: 'int', value: (r) => r.judge.judge_input_tokens },
   { name: 'judge_output_tokens', type: 'int', value: (r) => r.judge.judge_output_tokens },
   { name: 'judge_cached', type: 'bool', value: (r) => r.judge.judge_cached },
+  { name: 'judge_repeats', type: 'int2', value: (r) => r.judge.judge_repeats ?? null },
+  { name: 'judge_pass_votes', type: 'int2', value: (r) => r.judge.judge_pass_votes ?? null },
 ];
 
 /** The judge usage of one run, summed from its `llm_judge` evidence: exactly what `run.scored` carries. */
@@ -55,7 +60,7 @@ export class JudgeEvidenceRepository {
   async runUsage(sql: Sql, runId: string): Promise<RunJudgeUsage | null> {
     const [row] = await sql.query(
       `SELECT count(*)::int AS cases,
-              count(*) FILTER (WHERE judge_model IS NOT NULL AND judge_cached IS NOT TRUE AND label <> 'judge_credential_missing')::int AS calls,
+              coalesce(sum(coalesce(judge_repeats, 1)) FILTER (WHERE judge_model IS NOT NULL AND judge_cached IS NOT TRUE AND label <> 'judge_credential_missing'), 0)::int AS calls,
               count(*) FILTER (WHERE label = ANY($2::text[]))::int AS errors,
               count(*) FILTER (WHERE label = 'judge_credential_missing')::int AS credential_missing,
               count(*) FILTER (WHERE label = 'judge_not_configured')::int AS not_configured,
@@ -86,6 +91,28 @@ export class JudgeEvidenceRepository {
       model: row.model ?? null,
       prompt_version: row.prompt_version ?? null,
     };
+  }
+
+  /**
+   * The run's verdict stability counts (issue 13), from its cases judged with `repeats`: how many, how many
+   * had k agreeing votes, and the unstable ones by id (case order, at most `limit`). Null when none was.
+   */
+  async runStability(sql: Sql, runId: string, limit: number): Promise<RunJudgeStabilityV1 | null> {
+    const [row] = await sql.query(
+      `SELECT count(*)::int AS cases,
+              count(*) FILTER (WHERE judge_pass_votes = 0 OR judge_pass_votes = judge_repeats)::int AS stable,
+              coalesce(max(judge_repeats), 0)::int AS repeats
+       FROM evidence WHERE run_id = $1 AND scorer = 'llm_judge' AND judge_repeats IS NOT NULL`,
+      [runId],
+    );
+    if (!row || row.cases === 0) return null;
+    const unstable: Array<{ case_id: string }> = await sql.query(
+      `SELECT case_id FROM evidence
+       WHERE run_id = $1 AND scorer = 'llm_judge' AND judge_repeats IS NOT NULL AND judge_pass_votes <> 0 AND judge_pass_votes <> judge_repeats
+       ORDER BY case_id LIMIT $2`,
+      [runId, limit],
+    );
+    return { repeats: row.repeats, cases: row.cases, stable: row.stable, unstable_case_ids: unstable.map((r) => r.case_id) };
   }
 
   /** The judge pin that graded a run's cases (G4), or nulls when no judge graded any. */

@@ -1,14 +1,16 @@
-import { correctedPassRate, type CalibrationReport, type CorrectedPassRate } from '@evals/domain';
+import { correctedJudgePassRate, type CalibrationReport, type CorrectedJudgePassRate } from '@evals/domain';
 import type { Sql } from './sql';
 
-/** A judge pin's calibration standing (J4, GT1): the status of its latest calibration report. */
+/** A judge scope's calibration standing (J4, GT1): the status of the latest measured report of that scope. */
 export type JudgeCertification = 'certified' | 'not_certified' | 'not_certifiable' | 'uncalibrated';
 
 export interface JudgeStatus {
   readonly status: JudgeCertification;
   readonly judge_model: string;
   readonly prompt_version: string;
-  /** The latest report for this pin, or null when the pin was never calibrated (`uncalibrated`). */
+  /** What it certifies: `rubric:<sha256>` or `suite:<key>` (J4); null for a pin never measured in any scope. */
+  readonly scope: string | null;
+  /** The latest measured report of this scope, or null when it was never measured (`uncalibrated`). */
   readonly report_id: string | null;
   readonly set_id: string | null;
   readonly calibrated_at: string | null;
@@ -21,60 +23,91 @@ export interface JudgeStatus {
   readonly reasons: readonly string[];
 }
 
+const ISO = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
+
 /**
- * Reads a judge pin's status from the append-only `calibration_reports` (the latest report wins). Exported
- * for the gate (ingestion) and served by the regression app at `GET /v1/judges/status`.
+ * Which reports count: measured ones of a scope. A refused set (`insufficient_set`: too small, or one human
+ * class) was never measured and displaces nothing; a report from before scopes (scope NULL) certifies no
+ * scope. Within a scope the latest report wins - and only within it: a report for rubric B never replaces
+ * rubric A's.
+ */
+const MEASURED = `scope IS NOT NULL AND status <> 'insufficient_set'`;
+
+/**
+ * Reads judge scopes' standing from the append-only `calibration_reports`. Exported for the gate (ingestion)
+ * and served by the regression app at `GET /v1/judges/status`.
  */
 export class JudgeStatusRepository {
-  async status(sql: Sql, judgeModel: string, promptVersion: string): Promise<JudgeStatus> {
+  /**
+   * One scope of a pin: its latest measured report, or `uncalibrated`. Without a scope, the pin's latest
+   * measured report of any scope - a summary for listings only: the gate asks by scope (`scopes`).
+   */
+  async status(sql: Sql, judgeModel: string, promptVersion: string, scope?: string): Promise<JudgeStatus> {
     const rows = await sql.query(
-      `SELECT id, set_id, status, report, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at
-       FROM calibration_reports WHERE judge_model = $1 AND prompt_version = $2
+      `SELECT id, set_id, scope, status, report, to_char(created_at AT TIME ZONE 'UTC', ${ISO}) AS created_at
+       FROM calibration_reports WHERE judge_model = $1 AND prompt_version = $2 AND ${MEASURED} ${scope === undefined ? '' : 'AND scope = $3'}
        ORDER BY created_at DESC, id DESC LIMIT 1`,
+      scope === undefined ? [judgeModel, promptVersion] : [judgeModel, promptVersion, scope],
+    );
+    return rows.length === 0 ? uncalibrated(judgeModel, promptVersion, scope) : fromRow(judgeModel, promptVersion, rows[0]);
+  }
+
+  /** Every measured scope of a pin, each by its latest report, in scope order. */
+  async scopes(sql: Sql, judgeModel: string, promptVersion: string): Promise<JudgeStatus[]> {
+    const rows = await sql.query(
+      `SELECT DISTINCT ON (scope) id, set_id, scope, status, report, to_char(created_at AT TIME ZONE 'UTC', ${ISO}) AS created_at
+       FROM calibration_reports WHERE judge_model = $1 AND prompt_version = $2 AND ${MEASURED}
+       ORDER BY scope, created_at DESC, id DESC`,
       [judgeModel, promptVersion],
     );
-    if (rows.length === 0) {
-      return {
-        status: 'uncalibrated',
-        judge_model: judgeModel,
-        prompt_version: promptVersion,
-        report_id: null,
-        set_id: null,
-        calibrated_at: null,
-        n: null,
-        agreement: null,
-        kappa: null,
-        sensitivity: null,
-        specificity: null,
-        targets: null,
-        reasons: ['never_calibrated'],
-      };
-    }
-    const row = rows[0];
-    const report = row.report as CalibrationReport;
-    return {
-      status: row.status,
-      judge_model: judgeModel,
-      prompt_version: promptVersion,
-      report_id: row.id,
-      set_id: row.set_id,
-      calibrated_at: row.created_at,
-      n: report.n,
-      agreement: report.agreement,
-      kappa: report.kappa?.value ?? null,
-      sensitivity: report.sensitivity,
-      specificity: report.specificity,
-      targets: report.targets,
-      reasons: report.reasons ?? [],
-    };
+    return rows.map((row: Record<string, unknown>) => fromRow(judgeModel, promptVersion, row));
   }
 }
 
+function uncalibrated(judgeModel: string, promptVersion: string, scope: string | undefined): JudgeStatus {
+  return {
+    status: 'uncalibrated',
+    judge_model: judgeModel,
+    prompt_version: promptVersion,
+    scope: scope ?? null,
+    report_id: null,
+    set_id: null,
+    calibrated_at: null,
+    n: null,
+    agreement: null,
+    kappa: null,
+    sensitivity: null,
+    specificity: null,
+    targets: null,
+    reasons: ['never_calibrated'],
+  };
+}
+
+function fromRow(judgeModel: string, promptVersion: string, row: Record<string, any>): JudgeStatus {
+  const report = row.report as CalibrationReport;
+  return {
+    status: row.status,
+    judge_model: judgeModel,
+    prompt_version: promptVersion,
+    scope: row.scope,
+    report_id: row.id,
+    set_id: row.set_id,
+    calibrated_at: row.created_at,
+    n: report.n,
+    agreement: report.agreement,
+    kappa: report.kappa?.value ?? null,
+    sensitivity: report.sensitivity,
+    specificity: report.specificity,
+    targets: report.targets,
+    reasons: report.reasons ?? [],
+  };
+}
+
 /**
- * A certified judge's apparent pass rate corrected for its measured sensitivity and specificity
- * (Rogan-Gladen, J4): an estimate of the pass rate humans would give. Null unless the pin is certified.
+ * A certified scope's correction of `passed` of `n` judged cases (Rogan-Gladen with the Lang & Reiczigel
+ * 2014 interval, J4/J9). Null unless the scope is certified.
  */
-export function judgeCorrectedPassRate(status: JudgeStatus, apparent: number): CorrectedPassRate | null {
+export function judgeCorrectedPassRate(status: JudgeStatus, apparent: { readonly passed: number; readonly n: number }): CorrectedJudgePassRate | null {
   if (status.status !== 'certified' || !status.sensitivity || !status.specificity) return null;
-  return correctedPassRate(apparent, { sensitivity: status.sensitivity, specificity: status.specificity });
+  return correctedJudgePassRate(apparent, { sensitivity: status.sensitivity, specificity: status.specificity });
 }

@@ -48,19 +48,35 @@ describe('integration: judge repositories and their append-only tables (J4, J5, 
     await schema?.drop();
   });
 
-  it('an uncalibrated pin, then the latest report wins; the corrected pass rate only for a certified pin', async () => {
-    expect(await status.status(ds, MODEL, 'judge-v1')).toMatchObject({ status: 'uncalibrated', report_id: null, reasons: ['never_calibrated'] });
-    const first = await calibration.addReport(ds, { id: randomUUID(), set_id: setId, judge_model: MODEL, prompt_version: 'judge-v1', targets: { agreement: 0.85, kappa: 0.6 }, report: report('not_certified'), status: 'not_certified' });
-    const notYet = await status.status(ds, MODEL, 'judge-v1');
+  it('per scope: an uncalibrated scope, then the latest measured report of that scope wins - never another scope\'s; the corrected pass rate only when certified', async () => {
+    const A = `rubric:${'a'.repeat(64)}`;
+    const B = `rubric:${'b'.repeat(64)}`;
+    const add = (scope: string | null, s: 'certified' | 'not_certified' | 'insufficient_set') =>
+      calibration.addReport(ds, { id: randomUUID(), set_id: setId, judge_model: MODEL, prompt_version: 'judge-v1', scope, targets: { agreement: 0.85, kappa: 0.6 }, report: report(s), status: s });
+    expect(await status.status(ds, MODEL, 'judge-v1', A)).toMatchObject({ status: 'uncalibrated', scope: A, report_id: null, reasons: ['never_calibrated'] });
+    const first = await add(A, 'not_certified');
+    const notYet = await status.status(ds, MODEL, 'judge-v1', A);
     expect(notYet).toMatchObject({ status: 'not_certified', report_id: first.id, kappa: 0.7, reasons: ['kappa_below_target'] });
-    expect(judgeCorrectedPassRate(notYet, 0.6)).toBeNull();
-    const second = await calibration.addReport(ds, { id: randomUUID(), set_id: setId, judge_model: MODEL, prompt_version: 'judge-v1', targets: { agreement: 0.85, kappa: 0.6 }, report: report('certified'), status: 'certified' });
-    const certified = await status.status(ds, MODEL, 'judge-v1');
+    expect(judgeCorrectedPassRate(notYet, { passed: 6, n: 10 })).toBeNull();
+    const second = await add(A, 'certified');
+    // Rubric B's report, newer, replaces nothing of A's; a refused set and a pre-scope report displace nothing.
+    const other = await add(B, 'not_certified');
+    await add(A, 'insufficient_set');
+    await add(null, 'not_certified');
+    const certified = await status.status(ds, MODEL, 'judge-v1', A);
     expect(certified).toMatchObject({ status: 'certified', report_id: second.id, set_id: setId, n: 20 });
-    // Rogan-Gladen: (0.6 + 0.8 - 1) / (0.9 + 0.8 - 1) = 0.4 / 0.7.
-    expect(judgeCorrectedPassRate(certified, 0.6)!.corrected).toBeCloseTo(0.4 / 0.7, 12);
-    expect(await status.status(ds, MODEL, 'judge-v2')).toMatchObject({ status: 'uncalibrated' });
-    expect((await calibration.reportsForSet(ds, setId)).map((r) => r.id)).toEqual([second.id, first.id]);
+    expect(await status.status(ds, MODEL, 'judge-v1', B)).toMatchObject({ status: 'not_certified', report_id: other.id });
+    expect((await status.scopes(ds, MODEL, 'judge-v1')).map((s) => [s.scope, s.status])).toEqual([
+      [A, 'certified'],
+      [B, 'not_certified'],
+    ]);
+    // Rogan-Gladen: (0.6 + 0.8 - 1) / (0.9 + 0.8 - 1) = 0.4 / 0.7, with the denominators it was computed from.
+    const corrected = judgeCorrectedPassRate(certified, { passed: 6, n: 10 })!;
+    expect(corrected.rate).toBeCloseTo(0.4 / 0.7, 12);
+    expect(corrected).toMatchObject({ apparent: { passed: 6, n: 10 }, sensitivity: { x: 9, n: 10 }, specificity: { x: 8, n: 10 } });
+    expect(await status.status(ds, MODEL, 'judge-v2', A)).toMatchObject({ status: 'uncalibrated' });
+    expect(await status.scopes(ds, MODEL, 'judge-v2')).toEqual([]);
+    await expect(add('global', 'certified')).rejects.toThrow(/check/i);
   });
 
   it('a golden text over 4 000 characters and a bad hash or verdict are refused by the database itself', async () => {

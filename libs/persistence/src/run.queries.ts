@@ -1,6 +1,7 @@
 import { isSafeId } from '@evals/contracts';
 import { baselineEligibility, summarizeRun, type EvalResult, type RunDoc, type RunStatus, type RunSummary } from '@evals/domain';
 import { EvidenceRepository, type EvidenceRow } from './evidence.repository';
+import { JudgeCorrectionQueries, type RunJudgeCorrection } from './judge-correction.queries';
 import { RunReadModelRepository, type ProjectedVerdict, type VerdictFilter } from './run-read-model.repository';
 import type { Sql } from './sql';
 import type { DataSource } from 'typeorm';
@@ -39,6 +40,11 @@ export interface RunView {
   readonly eval_result: EvalResult | null;
   readonly regression: RegressionView | null;
   readonly cases?: CaseView[];
+  /**
+   * J4/J9 (GT6): for a completed run whose judged cases a certified scope covers, the judge-corrected pass
+   * rate of those cases with its 95% interval and denominators, per scope; absent otherwise.
+   */
+  readonly judge_corrected_pass_rates?: RunJudgeCorrection[];
 }
 
 /** The data of an SSE `case` frame (R6). */
@@ -75,6 +81,7 @@ export class RunQueries {
     private readonly dataSource: DataSource,
     private readonly runs = new RunReadModelRepository(),
     private readonly evidence = new EvidenceRepository(),
+    private readonly corrections = new JudgeCorrectionQueries(),
   ) {}
 
   /** GET /v1/runs/:id; null when no such run is projected. */
@@ -88,9 +95,11 @@ export class RunQueries {
         eval_result: await this.runs.evalResult(sql, runId),
         regression: regressionView(await this.runs.loadVerdict(sql, runId)),
       };
-      if (!options.includeCases) return view;
+      const corrected = doc.status === 'completed' ? await this.corrections.forRun(sql, doc) : [];
+      const withCorrection: RunView = corrected.length > 0 ? { ...view, judge_corrected_pass_rates: corrected } : view;
+      if (!options.includeCases) return withCorrection;
       const rows = await this.evidence.forRun(sql, runId);
-      return { ...view, cases: rows.map(caseView) };
+      return { ...withCorrection, cases: rows.map(caseView) };
     });
   }
 
@@ -130,6 +139,11 @@ export class RunQueries {
       });
       return frames;
     });
+  }
+
+  /** J4/J9: a run's judge-corrected pass rates under today's certified scopes (the scorecard's latest run). */
+  async judgeCorrections(run: { readonly run_id: string; readonly suite_key: string; readonly suite_version: number }): Promise<RunJudgeCorrection[]> {
+    return this.readOnly((sql) => this.corrections.forRun(sql, run));
   }
 
   /**

@@ -7,7 +7,18 @@ export { onShutdown } from './shutdown';
 export { BUS_NAMES, CLOCK, COMMON_CONFIG, DATA_SOURCE, ID_GENERATOR, LOGGER, MESSAGE_BUS } from './tokens';
 export type { Clock, IdGenerator } from './tokens';
 export { MetricsController, metrics, registry } from './metrics';
-export { serveOpenApi } from './openapi';
+export { buildOpenApiDocument, PUBLIC_PATHS, serveOpenApi } from './openapi';
+export { ApiErrorBody, ApiRoute, documentProperties, ERRORS_EXTENSION, TIER_EXTENSION } from './api-route';
+export { ApiKeyAnswerDto, ApiKeyCreateBody, ApiKeyIssuedDto, ApiKeyRecordDto, ApiKeysDto, HealthDto } from './platform.dto';
+export { CaseResultDto, EvalMetricsDto, EvalResultDto, RegressionViewDto, RunDocDto, RunSummaryDto, RunViewDto } from './run-view.dto';
+export { ID_PROPERTY, IntervalDto, JSON_VALUE_PROPERTY, OBJECT_PROPERTY, SUITE_KEY_PROPERTY, TIMESTAMP_PROPERTY, TOKEN_PROPERTY } from './api-schemas';
+export type { ApiOk, ApiRouteOptions } from './api-route';
+export { API_ERROR_CODES, ApiError, codesOfStatus, isApiErrorCode, refuse, statusOfCode } from './api-error';
+export type { ApiErrorCode } from './api-error';
+export { BODY_TOO_DEEP_TYPE, MAX_BODY_DEPTH, jsonNestingExceeds, verifyJsonDepth } from './body-depth';
+export { useBodyParsers, YAML_MEDIA_TYPES } from './http-edge';
+export type { BodyParserHost } from './http-edge';
+export { serveAsyncApi } from './asyncapi';
 export {
   API_KEY_STORE,
   AUTH_DISABLED_PRINCIPAL,
@@ -30,4 +41,5 @@ export {
 } from './auth';
 export type { ApiKeyStore, AuthenticatedRequest, AuthPrincipal, AuthSettings, RateLimiter, RouteAccess, RouteAccessEntry, Tier } from './auth';
 export { ApiExceptionFilter } from './api-exception.filter';
-export type { ApiError } from './api-exception.filter';
+export { EdgeTextPipe, refuseUnstorableText, unusableText } from './edge-text.pipe';
+export { isValidatedAtEdge, ValidateAtEdge, validateBody } from './body-validation';

@@ -1,16 +1,20 @@
-import { APP_FILTER } from '@nestjs/core';
+import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { randomUUID } from 'node:crypto';
 import { connect } from '@nats-io/transport-node';
-import { Controller, Get, Global, HttpException, HttpStatus, Inject, Injectable, Module, type DynamicModule, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Controller, Get, Global, HttpStatus, Inject, Injectable, Module, Res, type DynamicModule, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { JetStreamBus, subjectOf, type BusNames, type ConsumerSpec, type MessageBus } from '@evals/bus';
 import { createDataSource, migrate, OutboxRelay } from '@evals/persistence';
 import { API_KEY_STORE, sqlApiKeyStore } from './auth/api-key-store';
 import { AuthModule } from './auth/auth.module';
+import { ApiRoute } from './api-route';
 import { Public } from './auth/decorators';
+import { HealthDto } from './platform.dto';
 import { KeysController } from './auth/keys.controller';
 import type { DataSource } from 'typeorm';
+import type { Response } from 'express';
 import type { CommonConfig } from './config';
 import { ApiExceptionFilter } from './api-exception.filter';
+import { EdgeTextPipe } from './edge-text.pipe';
 import { JsonLogger } from './logger';
 import { MetricsController, metrics } from './metrics';
 import { BUS_NAMES, CLOCK, COMMON_CONFIG, DATA_SOURCE, ID_GENERATOR, LOGGER, MESSAGE_BUS, type Clock, type IdGenerator } from './tokens';
@@ -95,8 +99,16 @@ export class HealthController {
   ) {}
 
   /** Readiness and liveness (X2): the database answers and the bus connection is open. */
+  @ApiRoute({
+    tier: 'public',
+    summary: 'Readiness and liveness (X2): the database answers and the bus connection is open',
+    ok: [
+      { status: 200, type: HealthDto, description: 'Everything is up.' },
+      { status: 503, description: 'Something is down: `{status: down, checks}`.', schema: { type: 'object', required: ['status', 'checks'], properties: { status: { type: 'string', enum: ['down'] }, checks: { type: 'object', additionalProperties: { type: 'string', enum: ['up', 'down'] } } } } },
+    ],
+  })
   @Get('health')
-  async health(): Promise<{ status: 'ok'; checks: Record<string, 'up' | 'down'> }> {
+  async health(@Res({ passthrough: true }) res: Response): Promise<{ status: 'ok' | 'down'; checks: Record<string, 'up' | 'down'> }> {
     const checks: Record<string, 'up' | 'down'> = { database: 'down', bus: this.bus.healthy ? 'up' : 'down' };
     try {
       await this.dataSource.query('SELECT 1');
@@ -104,8 +116,10 @@ export class HealthController {
     } catch {
       checks.database = 'down';
     }
+    // Answered, not thrown: the probe's body says what is down (an exception would be reduced to a code).
     if (Object.values(checks).includes('down')) {
-      throw new HttpException({ status: 'down', checks }, HttpStatus.SERVICE_UNAVAILABLE);
+      res.status(HttpStatus.SERVICE_UNAVAILABLE);
+      return { status: 'down', checks };
     }
     return { status: 'ok', checks };
   }
@@ -208,6 +222,7 @@ export class InfrastructureModule {
         { provide: API_KEY_STORE, useFactory: (ds: DataSource) => sqlApiKeyStore(ds, config.apiKeyPepper), inject: [DATA_SOURCE] },
         { provide: CONSUMER_SPECS, useValue: options.consumers ?? [] },
         { provide: APP_FILTER, useClass: ApiExceptionFilter },
+        { provide: APP_PIPE, useClass: EdgeTextPipe },
         ConsumerLagService,
         OutboxRelayService,
         ConnectionCloser,

@@ -17,4 +17,4 @@ export {
   type NumericExtract,
   type NumericRangeConfig,
 } from './numeric-range.scorer';
-export { llmJudgeScorer, DEFAULT_MIN_SCORE, type JudgeConfig } from './llm-judge.scorer';
+export { llmJudgeScorer, DEFAULT_MIN_SCORE, MAX_JUDGE_REPEATS, MIN_JUDGE_REPEATS, type JudgeConfig } from './llm-judge.scorer';

@@ -14,7 +14,7 @@ describe('llm_judge config (S3, S4)', () => {
     const result = validateScorerSpec({ type: 'llm_judge', rubric: 'Polite and correct.' }, {});
     expect(result).toEqual({
       ok: true,
-      scorer: { kind: 'judge', name: 'llm_judge', version: llmJudgeScorer.version, config: { rubric: 'Polite and correct.', minScore: 0.5 } },
+      scorer: { kind: 'judge', name: 'llm_judge', version: llmJudgeScorer.version, config: { rubric: 'Polite and correct.', minScore: 0.5, repeats: 1 } },
     });
     if (result.ok && result.scorer.kind === 'judge') {
       // @ts-expect-error a judge scorer has no score function
@@ -27,7 +27,16 @@ describe('llm_judge config (S3, S4)', () => {
     expect(result.ok && result.scorer.kind === 'judge' && result.scorer.config.minScore).toBe(minScore);
   });
 
+  it.each<[number]>([[2], [3], [10]])('accepts repeats %s (issue 13: flaky verdicts)', (repeats) => {
+    const result = validateScorerSpec({ type: 'llm_judge', rubric: 'r', repeats }, {});
+    expect(result.ok && result.scorer.kind === 'judge' && result.scorer.config.repeats).toBe(repeats);
+  });
+
   it.each<[Record<string, unknown>, string, string]>([
+    [{ type: 'llm_judge', rubric: 'r', repeats: 1 }, 'SCORER_OPTION_INVALID', 'repeats'],
+    [{ type: 'llm_judge', rubric: 'r', repeats: 11 }, 'SCORER_OPTION_INVALID', 'repeats'],
+    [{ type: 'llm_judge', rubric: 'r', repeats: 2.5 }, 'SCORER_OPTION_INVALID', 'repeats'],
+    [{ type: 'llm_judge', rubric: 'r', repeats: '3' }, 'SCORER_OPTION_INVALID', 'repeats'],
     [{ type: 'llm_judge' }, 'SCORER_OPTION_MISSING', 'rubric'],
     [{ type: 'llm_judge', rubric: '' }, 'SCORER_OPTION_INVALID', 'rubric'],
     [{ type: 'llm_judge', rubric: '  \n' }, 'SCORER_OPTION_INVALID', 'rubric'],

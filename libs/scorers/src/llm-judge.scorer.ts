@@ -4,6 +4,8 @@
  *
  * - `rubric` (required): a non-empty string (not only whitespace).
  * - `min_score` (0.5): a number in [0, 1].
+ * - `repeats` (1): an integer in [2, 10] when given. Each case is judged that many times; its verdict is the
+ *   majority (a tie fails) and the run reports how often the k verdicts agreed (docs/judge.md, "Repeats").
  */
 import { ScorerIssueCode, checkOptionKeys, describeType, isAbsent, issue, readFiniteNumber, refuse } from './issues';
 import type { JudgeScorer, ScorerConfigIssue } from './scorer';
@@ -11,12 +13,17 @@ import type { JudgeScorer, ScorerConfigIssue } from './scorer';
 export interface JudgeConfig {
   readonly rubric: string;
   readonly minScore: number;
+  /** How many times each case is judged (1: once, the default). */
+  readonly repeats: number;
 }
 
 export const DEFAULT_MIN_SCORE = 0.5;
+/** `repeats` bounds: below 2 nothing can disagree; above 10 the spend grows faster than what it tells. */
+export const MIN_JUDGE_REPEATS = 2;
+export const MAX_JUDGE_REPEATS = 10;
 
 const NAME = 'llm_judge';
-const OPTIONS = ['rubric', 'min_score'] as const;
+const OPTIONS = ['rubric', 'min_score', 'repeats'] as const;
 
 export const llmJudgeScorer: JudgeScorer<JudgeConfig> = {
   kind: 'judge',
@@ -38,7 +45,13 @@ export const llmJudgeScorer: JudgeScorer<JudgeConfig> = {
     if (minScore !== undefined && (minScore < 0 || minScore > 1)) {
       issues.push(issue(ScorerIssueCode.OPTION_INVALID, 'min_score', `scorer \`llm_judge\`: \`min_score\` must be in [0, 1], got ${minScore}`));
     }
+    const repeats = readFiniteNumber(NAME, raw, 'repeats', issues);
+    if (repeats !== undefined && (!Number.isInteger(repeats) || repeats < MIN_JUDGE_REPEATS || repeats > MAX_JUDGE_REPEATS)) {
+      issues.push(
+        issue(ScorerIssueCode.OPTION_INVALID, 'repeats', `scorer \`llm_judge\`: \`repeats\` must be an integer from ${MIN_JUDGE_REPEATS} to ${MAX_JUDGE_REPEATS}, got ${repeats}`),
+      );
+    }
     if (issues.length > 0 || typeof rubric !== 'string') return refuse(issues);
-    return { ok: true, config: { rubric, minScore: minScore ?? DEFAULT_MIN_SCORE } };
+    return { ok: true, config: { rubric, minScore: minScore ?? DEFAULT_MIN_SCORE, repeats: repeats ?? 1 } };
   },
 };

@@ -1,6 +1,7 @@
 import { parseOptions, required, SERVER_OPTION_HELP, SERVER_OPTIONS, type Command } from '../command';
 import { EXIT } from '../exit-codes';
 import { styles } from '../format';
+import { suiteKeyOf } from '../suite-arg';
 import { clientFor, isObject, url } from '../http';
 
 /**
@@ -12,9 +13,9 @@ export const baselinePinCommand: Command = {
   name: 'baseline pin',
   service: true,
   summary: 'Pin a completed run as the baseline of a suite and subject (G5).',
-  usage: 'evals baseline pin --suite KEY --subject-id ID --run RUN [--subject-kind KIND] [--variant V] [--json]',
+  usage: 'evals baseline pin --suite KEY|FILE --subject-id ID --run RUN [--subject-kind KIND] [--variant V] [--json]',
   options: [
-    '--suite KEY              suite key (required)',
+    '--suite KEY|FILE         suite key, or a suite file standing for its key (required)',
     '--subject-id ID          subject (required)',
     '--run RUN                the completed run to pin (required)',
     '--subject-kind KIND      default agent',
@@ -34,7 +35,7 @@ export const baselinePinCommand: Command = {
       ...SERVER_OPTIONS,
     });
     const body = {
-      suite_key: required(values.suite, '--suite'),
+      suite_key: suiteKeyOf(required(values.suite, '--suite'), io.cwd)!,
       subject_kind: values['subject-kind'] ?? 'agent',
       subject_id: required(values['subject-id'], '--subject-id'),
       ...(values.variant ? { variant: values.variant } : {}),

@@ -19,7 +19,8 @@ describe('unit: the command registry and argument parsing (X5)', () => {
       expect(r.code).toBe(0);
       expect(r.out).toContain(`Usage: ${c.usage}`);
       expect(r.out).toMatch(/Example:\n  .*evals /);
-      expect(r.out).toContain('Exit codes: 0 pass, 1');
+      // A command with codes of its own (evals serve) lists those, not the evaluation ones.
+      expect(r.out).toContain(c.exitCodes ?? 'Exit codes: 0 pass, 1');
     }
   });
 
@@ -210,7 +211,7 @@ describe('unit: commands against a scripted API', () => {
     });
     expect(json(calls[0]).outputs).toHaveLength(fs.readFileSync(path.join(__dirname, '../../../../examples/support-triage.good.outputs.jsonl'), 'utf8').trim().split('\n').length);
     expect(failed.out).toContain('gate 8f1c2a4e-0b1d-4c55-9a8e-3f0e6f1d2c3b: FAIL');
-    expect(failed.out).toContain('- regressed: score dropped 0.12');
+    expect(failed.out).toContain('- regressed: the score dropped 0.120 against baseline ci-4700');
     expect(failed.out).toContain('- judge_credential_missing');
     expect(failed.out).toContain('84.0% (42/50, 95% CI 71.5-91.7%)');
     answer = gateAnswer({ recorded_verdict: 'pass', effective_verdict: 'pass', reasons: [], comparison: null });

@@ -7,6 +7,7 @@ import { styles } from '../format';
 import { clientFor, isObject, url } from '../http';
 import { compareLocal, loadOutputs, loadSuite, scoreLocally } from '../local-evaluation';
 import { localReport } from '../local-report';
+import { baselinePinCommand } from './baseline-pin.command';
 import { gateCommand } from './gate.command';
 import { runCommand } from './run.command';
 import { scorecardCommand } from './scorecard.command';
@@ -17,8 +18,8 @@ const SUBJECT = 'demo-support-bot';
 
 /**
  * `evals demo` (README's first command): the whole path on the service - by default the embedded
- * all-in-one in .evals/, so no server is needed. It pushes an example suite, records a baseline run, gates
- * a regressed candidate against it (the Newcombe comparison and the verdict), shows the finding the
+ * all-in-one in .evals/, so no server is needed. It pushes an example suite, records a baseline run and
+ * pins it (G5), gates a regressed candidate against it (the Newcombe comparison and the verdict), shows the finding the
  * regression raised and the subject's scorecard, then says how to go on. `--local` scores in this process
  * without the service, as `evals score` does.
  */
@@ -54,20 +55,26 @@ async function serviceDemo(root: string, flags: Record<string, unknown>, io: Io)
   step(2, `record a baseline run of ${SUBJECT} with good outputs`);
   await expectExit(runCommand.run(['--suite', SUITE, '--outputs', file(`${SUITE}.good.outputs.jsonl`), '--subject-id', SUBJECT, '--run-id', baselineRun, ...server], io), [EXIT.PASS, EXIT.FAILED], 'run');
 
-  step(3, 'gate a candidate whose outputs regressed, against that baseline (what CI runs; exit 1 blocks the release)');
+  // Pinned rather than named with --baseline on each gate: every later gate of the subject - the README's
+  // follow-up, CI - compares with it. The suite has no llm_judge case, so the gate's verdict is about the
+  // regression alone; the judge's own path (examples/reply-tone.suite.yaml) is in the Next: block.
+  step(3, `pin that run as the baseline of ${SUBJECT} (G5: later gates compare with it)`);
+  await expectExit(baselinePinCommand.run(['--suite', SUITE, '--subject-id', SUBJECT, '--run', baselineRun, ...server], io), [EXIT.PASS], 'baseline pin');
+
+  step(4, 'gate a candidate whose outputs regressed, against that baseline (what CI runs; exit 1 blocks the release)');
   const gate = await expectExit(
-    gateCommand.run(['--suite', SUITE, '--subject-id', SUBJECT, '--outputs', file(`${SUITE}.regressed.outputs.jsonl`), '--run-id', candidateRun, '--baseline', baselineRun, ...server], io),
+    gateCommand.run(['--suite', SUITE, '--subject-id', SUBJECT, '--outputs', file(`${SUITE}.regressed.outputs.jsonl`), '--run-id', candidateRun, ...server], io),
     [EXIT.PASS, EXIT.FAILED],
     'gate',
   );
   io.out(`gate exit code: ${gate}${gate === EXIT.FAILED ? ' (the release would be blocked)' : ''}`);
 
-  step(4, 'the finding the regression raised (also published as finding.reported, G6)');
+  step(5, 'the finding the regression raised (also published as finding.reported, G6)');
   const client = clientFor(flags, io, 60);
   const finding = await client.get(url(client.endpoints.regression, `/v1/findings/${encodeURIComponent(candidateRun)}`));
   io.out(describeFinding(finding.body));
 
-  step(5, `the scorecard of ${SUBJECT} (SC1)`);
+  step(6, `the scorecard of ${SUBJECT} (SC1)`);
   await expectExit(scorecardCommand.run(['--suite', SUITE, '--subject-id', SUBJECT, ...server], io), [EXIT.PASS], 'scorecard');
 
   io.out(
@@ -77,8 +84,19 @@ async function serviceDemo(root: string, flags: Record<string, unknown>, io: Io)
       '  npx evals serve                                  keep the service running on http://127.0.0.1:3000 (data stays in .evals/)',
       `  curl http://127.0.0.1:3000/v1/runs/${candidateRun}`,
       '                                                   the HTTP API while it runs (OpenAPI: /openapi.json)',
-      '  npx evals suite push FILE && npx evals gate --suite KEY --subject-id ID --outputs FILE.jsonl',
+      `  npx evals gate --suite ${SUITE} --subject-id ${SUBJECT} --outputs examples/${SUITE}.regressed.outputs.jsonl`,
+      '                                                   the same gate again, against the pinned baseline (the README\'s next step)',
+      '  npx evals gate --suite FILE.suite.yaml --subject-id ID --outputs FILE.jsonl',
       '                                                   your own suite and outputs, in CI',
+      '  an llm_judge suite (examples/reply-tone.suite.yaml) gates once its judge is certified (docs/calibration.md):',
+      '    JUDGE_PROVIDER=openai JUDGE_MODEL=gpt-4o-2024-08-06 JUDGE_API_KEY=... JUDGE_INPUT_USD_PER_MTOK=2.5 JUDGE_OUTPUT_USD_PER_MTOK=10 npx evals serve',
+      '                                                   point the service at a judge provider (docs/judge.md)',
+      '    npx evals suite push examples/reply-tone.suite.yaml',
+      '    npx evals label --set ITEMS.jsonl             label at least 50 outputs of its cases, 10 pass and 10 fail',
+      '    npx evals calibrate --suite reply-tone --labels ITEMS.labels.jsonl --items ITEMS.jsonl',
+      '                                                   measure the judge against the labels: certified or not',
+      '    npx evals gate --suite examples/reply-tone.suite.yaml --subject-id ID --outputs examples/reply-tone.outputs.jsonl',
+      '                                                   then the gate trusts it, and shows the judge-corrected pass rate',
       '  docs/embedded.md, docs/cli.md, docs/gate.md, docs/EVAL-METHODOLOGY.md   how it works',
     ].join('\n'),
   );

@@ -2,11 +2,14 @@ import { randomUUID } from 'node:crypto';
 import * as path from 'node:path';
 import { integerOption, parseOptions, REPORT_OPTION_HELP, REPORT_OPTIONS, required, SERVER_OPTION_HELP, SERVER_OPTIONS, type Command } from '../command';
 import { emitReport } from '../emit';
-import { CliError, EXIT, UnreachableError } from '../exit-codes';
+import { CliError, EXIT, UnreachableError, UsageError } from '../exit-codes';
+import type { Schemas } from '../api/api-types';
 import { clientFor, isObject, url, type ApiClient } from '../http';
 import { loadOutputList } from '../local-evaluation';
+import { withCaseOfField } from '../outputs-file';
 import { createProgress, NO_PROGRESS, type Progress } from '../progress';
 import { fromGate } from '../report';
+import { classifySuite, explainUnknownSuite, useSuite, useSuiteVersionWithFile } from '../suite-arg';
 import { watchRunProgress } from '../run-watch';
 
 /**
@@ -21,13 +24,14 @@ export const gateCommand: Command = {
   service: true,
   summary: 'Run the regression gate (POST /v1/gate): a blocking CI verdict, exit 0 pass / 1 fail.',
   usage:
-    'evals gate --suite KEY --subject-id ID (--outputs FILE.jsonl | --run-id ID) [--suite-version N] [--subject-kind KIND] [--variant V] [--baseline RUN] [--sample-size N --seed S] [--json] [--junit FILE] [--summary FILE]\n       evals gate --subject-id ID --suite A --outputs a.jsonl --suite B --outputs b.jsonl ... [--subject-kind KIND] [--variant V] [--sample-size N --seed S] [...]',
+    'evals gate --suite KEY|FILE --subject-id ID (--outputs FILE.jsonl | --run-id ID) [--suite-version N] [--subject-kind KIND] [--variant V] [--baseline RUN] [--sample-size N --seed S] [--json] [--junit FILE] [--summary FILE]\n       evals gate --subject-id ID --suite A --outputs a.jsonl --suite B --outputs b.jsonl ... [--subject-kind KIND] [--variant V] [--sample-size N --seed S] [...]',
   options: [
-    '--suite KEY              suite key (required); repeat with --outputs, in pairs, to gate several suites as one family (GT7, Holm)',
+    '--suite KEY|FILE         suite key, or a suite file: pushed first (idempotent) and its version used (required);',
+    '                         repeat with --outputs, in pairs, to gate several suites as one family (GT7, Holm)',
     '--subject-id ID          subject of the run (required)',
-    '--outputs FILE.jsonl     score these outputs as a new run (with --run-id as its idempotency key)',
+    '--outputs FILE.jsonl     score these outputs as a new run (with --run-id as its idempotency key); JSON Lines, a JSON array or pretty-printed',
     '--run-id ID              without --outputs: gate this existing completed run',
-    '--suite-version N        default: the latest version',
+    '--suite-version N        with a key; default: the latest version',
     '--subject-kind KIND      default agent',
     '--variant V              variant of the subject (automatic baseline: same variant, G4)',
     '--baseline RUN           explicit baseline run id (G5)',
@@ -58,34 +62,49 @@ export const gateCommand: Command = {
     const outputFiles = values.outputs ?? [];
     const suiteVersion = integerOption(values['suite-version'], '--suite-version', 1);
     const sampleSize = integerOption(values['sample-size'], '--sample-size', 1);
-    if ((sampleSize === undefined) !== (values.seed === undefined)) throw new CliError(EXIT.USAGE, '--sample-size and --seed go together (GT3: the seed chooses the sample)');
-    const sample = sampleSize !== undefined ? { sample: { size: sampleSize, seed: values.seed } } : {};
+    if ((sampleSize === undefined) !== (values.seed === undefined)) throw new UsageError('--sample-size and --seed go together (GT3: the seed chooses the sample)');
+    const sample = sampleSize !== undefined ? { sample: { size: sampleSize, seed: values.seed! } } : {};
     const subject = () => ({ subject_kind: values['subject-kind'] ?? 'agent', subject_id: required(values['subject-id'], '--subject-id'), ...(values.variant ? { variant: values.variant } : {}) });
     let client: ApiClient;
-    let body: Record<string, unknown>;
+    let body: Schemas['GateRequestBody'] | Schemas['GateFamilyRequestBody'];
     let runId: string | undefined;
     let total: number | null;
+    let keys: string[];
+    let sent: Array<Array<{ case_id: string }>>;
     if (suites.length > 1) {
-      if (outputFiles.length !== suites.length) throw new CliError(EXIT.USAGE, `several suites: give one --outputs FILE.jsonl after each --suite KEY (got ${suites.length} --suite and ${outputFiles.length} --outputs)`);
+      if (outputFiles.length !== suites.length) throw new UsageError(`several suites: give one --outputs FILE.jsonl after each --suite KEY (got ${suites.length} --suite and ${outputFiles.length} --outputs)`);
       for (const [flag, value] of [['--run-id', values['run-id']], ['--baseline', values.baseline], ['--suite-version', values['suite-version']]] as const) {
-        if (value !== undefined) throw new CliError(EXIT.USAGE, `${flag} names one suite's run or version: with several suites, gate each new run against its automatic baseline (leave ${flag} out)`);
+        if (value !== undefined) throw new UsageError(`${flag} names one suite's run or version: with several suites, gate each new run against its automatic baseline (leave ${flag} out)`);
       }
+      const args = suites.map((value) => classifySuite(required(value, '--suite'), io.cwd));
       const who = subject();
       client = clientFor(values, io, 600);
-      const members = suites.map((key, i) => ({ suite_key: required(key, '--suite'), outputs: loadOutputList(path.resolve(io.cwd, outputFiles[i]!)), ...sample }));
+      const outputsOf = outputFiles.map((file) => loadOutputList(path.resolve(io.cwd, file)));
+      const members = [];
+      for (const [i, arg] of args.entries()) {
+        const used = await useSuite(arg, undefined, client, io, 'gate');
+        members.push({ suite_key: used.key, ...(used.version !== undefined ? { suite_version: used.version } : {}), outputs: outputsOf[i]!, ...sample });
+      }
+      keys = members.map((m) => m.suite_key);
+      sent = outputsOf;
       body = { ...who, suites: members };
       total = members.reduce((n, m) => n + m.outputs.length, 0);
     } else {
-      if (outputFiles.length > 1) throw new CliError(EXIT.USAGE, 'one --outputs per --suite');
-      if (!outputFiles[0] && !values['run-id']) throw new CliError(EXIT.USAGE, 'give --outputs FILE.jsonl (a new run) or --run-id ID (an existing run)');
-      required(suites[0], '--suite');
+      if (outputFiles.length > 1) throw new UsageError('one --outputs per --suite');
+      if (!outputFiles[0] && !values['run-id']) throw new UsageError('give --outputs FILE.jsonl (a new run) or --run-id ID (an existing run)');
+      const arg = classifySuite(required(suites[0], '--suite'), io.cwd);
+      if (arg.kind === 'file' && suiteVersion !== undefined) useSuiteVersionWithFile();
       const who = subject();
       client = clientFor(values, io, 600);
+      // Every limit is checked before anything is sent, the suite push included.
       const outputs = outputFiles[0] ? loadOutputList(path.resolve(io.cwd, outputFiles[0])) : undefined;
+      const used = await useSuite(arg, suiteVersion, client, io, 'gate');
+      keys = [used.key];
+      sent = outputs ? [outputs] : [];
       runId = values['run-id'] ?? `cli-${randomUUID()}`;
       body = {
-        suite_key: suites[0],
-        ...(suiteVersion !== undefined ? { suite_version: suiteVersion } : {}),
+        suite_key: used.key,
+        ...(used.version !== undefined ? { suite_version: used.version } : {}),
         ...who,
         ...(values.baseline ? { baseline_run_id: values.baseline } : {}),
         ...(outputs ? { outputs } : {}),
@@ -101,7 +120,9 @@ export const gateCommand: Command = {
     const stopWatch = runId && total !== null && progress !== NO_PROGRESS ? watchRunProgress(client, runId, progress) : () => undefined;
     let gate: unknown;
     try {
-      const answer = await client.post(url(client.endpoints.ingestion, '/v1/gate'), { json: body });
+      const answer = await client.post(url(client.endpoints.ingestion, '/v1/gate'), { json: body }).catch(async (error: unknown) => {
+        throw withCaseOfField(await explainUnknownSuite(error, keys, client, io), sent);
+      });
       stopWatch();
       gate = await untilVerdict(client, answer.body, started + client.timeoutMs, progress, now);
     } finally {

@@ -24,8 +24,7 @@ export const overrideCommand: Command = {
       io.out(JSON.stringify(answer.body, null, 2));
       return EXIT.PASS;
     }
-    const b = isObject(answer.body) ? answer.body : {};
-    const gate = isObject(b.gate) ? b.gate : b;
+    const gate: Partial<typeof answer.body> = isObject(answer.body) ? answer.body : {};
     const s = styles(io.env, io.isTty);
     const effective = typeof gate.effective_verdict === 'string' ? gate.effective_verdict : undefined;
     const recorded = typeof gate.recorded_verdict === 'string' ? gate.recorded_verdict : undefined;

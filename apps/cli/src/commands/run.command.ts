@@ -4,8 +4,10 @@ import { integerOption, parseOptions, REPORT_OPTION_HELP, REPORT_OPTIONS, requir
 import { emitReport } from '../emit';
 import { clientFor, isObject, url, type ApiClient } from '../http';
 import { loadOutputList } from '../local-evaluation';
+import { withCaseOfField } from '../outputs-file';
 import { createProgress, NO_PROGRESS } from '../progress';
 import { fromRunView } from '../report';
+import { classifySuite, explainUnknownSuite, useSuite, useSuiteVersionWithFile } from '../suite-arg';
 import { waitForCompletedRun, watchRunProgress } from '../run-watch';
 
 /**
@@ -18,13 +20,13 @@ export const runCommand: Command = {
   service: true,
   summary: 'Score an outputs file on the service: the run table and the regression comparison.',
   usage:
-    'evals run --suite KEY --outputs FILE.jsonl --subject-id ID [--subject-kind KIND] [--suite-version N] [--variant V] [--baseline RUN] [--run-id ID] [--json] [--junit FILE] [--summary FILE]',
+    'evals run --suite KEY|FILE --outputs FILE.jsonl --subject-id ID [--subject-kind KIND] [--suite-version N] [--variant V] [--baseline RUN] [--run-id ID] [--json] [--junit FILE] [--summary FILE]',
   options: [
-    '--suite KEY              suite key (required)',
-    '--outputs FILE.jsonl     one {"case_id", "output"} object per line (required)',
+    '--suite KEY|FILE         suite key, or a suite file: pushed first (idempotent) and its version used (required)',
+    '--outputs FILE.jsonl     {"case_id", "output"} objects: JSON Lines, a JSON array or pretty-printed (required)',
     '--subject-id ID          the agent (or other subject) the outputs come from (required)',
     '--subject-kind KIND      default agent',
-    '--suite-version N        default: the latest version',
+    '--suite-version N        with a key; default: the latest version',
     '--variant V              e.g. a prompt version; the automatic baseline is the same variant (G4)',
     '--baseline RUN           explicit baseline run id (beats a pinned one, G5)',
     '--run-id ID              idempotency key: the same id again returns the same run (default: cli-<uuid>)',
@@ -33,7 +35,7 @@ export const runCommand: Command = {
     '                         (default --timeout for a run: 600 s)',
   ],
   example:
-    'evals run --suite support-triage --outputs examples/support-triage.good.outputs.jsonl --subject-id support-bot --variant prompt-v7 --junit reports/evals.xml --summary "$GITHUB_STEP_SUMMARY"',
+    'evals run --suite examples/support-triage.suite.yaml --outputs examples/support-triage.good.outputs.jsonl --subject-id support-bot --variant prompt-v7 --junit reports/evals.xml --summary "$GITHUB_STEP_SUMMARY"',
   async run(args, io) {
     const { values } = parseOptions(args, {
       suite: { type: 'string' },
@@ -47,12 +49,15 @@ export const runCommand: Command = {
       ...REPORT_OPTIONS,
       ...SERVER_OPTIONS,
     });
-    const suiteKey = required(values.suite, '--suite');
+    const suiteArg = classifySuite(required(values.suite, '--suite'), io.cwd);
     const outputsFile = required(values.outputs, '--outputs');
     const subjectId = required(values['subject-id'], '--subject-id');
-    const suiteVersion = integerOption(values['suite-version'], '--suite-version', 1);
+    const versionFlag = integerOption(values['suite-version'], '--suite-version', 1);
+    if (suiteArg.kind === 'file' && versionFlag !== undefined) useSuiteVersionWithFile();
     const client = clientFor(values, io, 600);
+    // Every limit is checked before anything is sent, the suite push included.
     const outputs = loadOutputList(path.resolve(io.cwd, outputsFile));
+    const { key: suiteKey, version: suiteVersion } = await useSuite(suiteArg, versionFlag, client, io, 'run');
     const runId = values['run-id'] ?? `cli-${randomUUID()}`;
     const body = {
       run_id: runId,
@@ -62,7 +67,7 @@ export const runCommand: Command = {
       subject_id: subjectId,
       ...(values.variant ? { variant: values.variant } : {}),
       ...(values.baseline ? { baseline_run_id: values.baseline } : {}),
-      source: 'ci',
+      source: 'ci' as const,
       outputs,
     };
     const now = io.now ?? Date.now;
@@ -72,7 +77,9 @@ export const runCommand: Command = {
     const stopWatch = progress === NO_PROGRESS ? () => undefined : watchRunProgress(client, runId, progress);
     let view: unknown;
     try {
-      const answer = await client.post(url(client.endpoints.ingestion, '/v1/runs'), { json: body });
+      const answer = await client.post(url(client.endpoints.ingestion, '/v1/runs'), { json: body }).catch(async (error: unknown) => {
+        throw withCaseOfField(await explainUnknownSuite(error, [suiteKey], client, io), [outputs]);
+      });
       stopWatch();
       view = answer.status === 202 ? await waitForCompletedRun(client, runId, deadline, progress, now) : answer.body;
     } finally {

@@ -2,6 +2,7 @@ import { integerOption, oneOf, parseOptions, SERVER_OPTION_HELP, SERVER_OPTIONS,
 import { EXIT } from '../exit-codes';
 import { formatRate, table } from '../format';
 import { clientFor, isObject, url } from '../http';
+import { suiteKeyOf } from '../suite-arg';
 
 /**
  * `evals scorecard` (SC1, GT6): the scorecards of the read model (`GET /v1/scorecards`), as a table, the
@@ -11,9 +12,9 @@ export const scorecardCommand: Command = {
   name: 'scorecard',
   service: true,
   summary: 'Scorecards per suite and subject: pass rate with CI, mean score, trend (table, CSV or JSON).',
-  usage: 'evals scorecard [--suite KEY] [--subject-kind KIND] [--subject-id ID] [--window N] [--format table|csv|json] [--json]',
+  usage: 'evals scorecard [--suite KEY|FILE] [--subject-kind KIND] [--subject-id ID] [--window N] [--format table|csv|json] [--json]',
   options: [
-    '--suite KEY              only this suite',
+    '--suite KEY|FILE         only this suite (a suite file stands for its key)',
     '--subject-kind KIND      only this subject kind',
     '--subject-id ID          only this subject',
     '--window N               runs the trend spans (2 to 1000; default 10)',
@@ -35,10 +36,10 @@ export const scorecardCommand: Command = {
     const format = values.json ? 'json' : oneOf(values.format, '--format', ['table', 'csv', 'json'] as const, 'table');
     const window = integerOption(values.window, '--window', 2, 1000);
     const client = clientFor(values, io, 60);
-    const query = { suite_key: values.suite, subject_kind: values['subject-kind'], subject_id: values['subject-id'], window, format: format === 'csv' ? 'csv' : 'json' };
+    const query = { suite_key: suiteKeyOf(values.suite, io.cwd), subject_kind: values['subject-kind'], subject_id: values['subject-id'], window, format: format === 'csv' ? 'csv' : 'json' };
     const route = url(client.endpoints.read, '/v1/scorecards', query);
     if (format === 'csv') {
-      const answer = await client.get<string>(route, { expect: 'text' });
+      const answer = await client.get(route, { expect: 'text' as const });
       io.out(answer.body.replace(/\r?\n$/, ''));
       return EXIT.PASS;
     }
@@ -54,7 +55,7 @@ export const scorecardCommand: Command = {
     }
     const rows = [['suite', 'subject', 'runs', 'latest pass rate', 'overall pass rate', 'mean score', 'trend', 'latest verdict']];
     for (const c of cards) {
-      const trend = isObject(c.trend) ? c.trend : {};
+      const trend: Partial<typeof c.trend> = isObject(c.trend) ? c.trend : {};
       const slope = typeof trend.slope_per_run === 'number' ? ` (${trend.slope_per_run >= 0 ? '+' : ''}${(trend.slope_per_run * 100).toFixed(1)} pp/run)` : '';
       rows.push([
         String(c.suite_key),

@@ -1,10 +1,9 @@
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseOptions, SERVER_OPTION_HELP, SERVER_OPTIONS, type Command } from '../command';
-import { CliError, EXIT } from '../exit-codes';
+import { EXIT } from '../exit-codes';
 import { styles } from '../format';
 import { clientFor, isObject, url } from '../http';
-import { loadSuite } from '../local-evaluation';
+import { pushSuiteFile } from '../suite-arg';
 
 /**
  * `evals suite push FILE` (V2, V3): validates the file locally (file, line, case and field for every
@@ -20,21 +19,13 @@ export const suitePushCommand: Command = {
   example: 'evals suite push examples/support-triage.suite.yaml --server http://127.0.0.1:3001',
   async run(args, io) {
     const { values, positionals } = parseOptions(args, { json: { type: 'boolean' }, ...SERVER_OPTIONS }, { min: 1, max: 1, names: 'suite FILE' });
-    const file = path.resolve(io.cwd, positionals[0]);
-    loadSuite(file); // the same validation as the server, offline, with line numbers
-    let yaml: string;
-    try {
-      yaml = fs.readFileSync(file, 'utf8');
-    } catch {
-      throw new CliError(EXIT.USAGE, `cannot read suite file ${file}`);
-    }
     const client = clientFor(values, io, 60);
-    const answer = await client.post(url(client.endpoints.ingestion, '/v1/suites'), { text: yaml, contentType: 'application/yaml' });
+    const pushed = await pushSuiteFile(client, path.resolve(io.cwd, positionals[0]));
     if (values.json) {
-      io.out(JSON.stringify(answer.body, null, 2));
+      io.out(JSON.stringify(pushed.body, null, 2));
       return EXIT.PASS;
     }
-    const body = isObject(answer.body) ? answer.body : {};
+    const body = isObject(pushed.body) ? pushed.body : {};
     const suite = isObject(body.suite) ? body.suite : {};
     const s = styles(io.env, io.isTty);
     const created = body.created === true;

@@ -3,7 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { InProcessBus, type MessageBus } from '@evals/bus';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '@evals/persistence';
-import { ConfigError, JsonLogger, serveOpenApi, type ConfigOptions } from '@evals/platform';
+import { ConfigError, JsonLogger, serveAsyncApi, serveOpenApi, type ConfigOptions, useBodyParsers } from '@evals/platform';
 import { loadIngestionConfig } from '../../../ingestion/src';
 import { loadReadModelConfig } from '../../../read-model/src';
 import { loadRegressionJudge } from '../../../regression/src';
@@ -94,9 +94,9 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
       { logger, bodyParser: false, abortOnError: false },
     );
     cleanups.push(() => app.close());
-    app.useBodyParser('json', { limit: `${ingestion.bodyLimitMb}mb` });
-    app.useBodyParser('text', { limit: `${ingestion.bodyLimitMb}mb`, type: ['application/yaml', 'application/x-yaml', 'text/yaml', 'text/plain'] });
+    useBodyParsers(app, ingestion.bodyLimitMb);
     serveOpenApi(app, 'evals', '0.1.0');
+    serveAsyncApi(app, '0.1.0');
     const host = options.host ?? '127.0.0.1';
     await app.listen(options.port, host);
     const address = app.getHttpServer().address() as { port: number };

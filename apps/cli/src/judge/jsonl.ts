@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
+import { readOutputsFile } from '../outputs-file';
 import { CliError, EXIT } from '../exit-codes';
 
 /**
@@ -122,18 +123,12 @@ export function latestLabels(labels: readonly LabelLine[]): Map<string, LabelLin
   return out;
 }
 
-/** `{case_id, output}` lines (a run's outputs), for `evals compare`. */
+/**
+ * A run's outputs, for `evals compare`: the outputs file of `evals run` (JSON Lines, a JSON array or
+ * pretty-printed, with or without a BOM; errors by the file's line, outputs-file.ts).
+ */
 export function loadCaseOutputs(file: string): Array<{ case_id: string; output: string }> {
-  const out: Array<{ case_id: string; output: string }> = [];
-  const seen = new Set<string>();
-  for (const { line, text } of lines(readText(file, 'outputs file'))) {
-    const o = parseLine(file, line, text);
-    if (typeof o.case_id !== 'string' || !ID.test(o.case_id)) throw new CliError(EXIT.USAGE, `${file}:${line}: case_id must be an id`);
-    if (typeof o.output !== 'string') throw new CliError(EXIT.USAGE, `${file}:${line}: output must be a string`);
-    if (seen.has(o.case_id)) throw new CliError(EXIT.USAGE, `${file}:${line}: case_id ${o.case_id} appears twice`);
-    seen.add(o.case_id);
-    out.push({ case_id: o.case_id, output: o.output });
-  }
+  const out = readOutputsFile(file).map((r) => ({ case_id: r.case_id, output: r.output }));
   if (out.length === 0) throw new CliError(EXIT.USAGE, `${file}: no outputs`);
   return out;
 }

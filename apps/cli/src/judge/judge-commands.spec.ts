@@ -236,6 +236,30 @@ describe('unit: evals calibrate and evals compare talk to the regression app (J4
     await expect(calibrateCommand.run(['--labels', 'items.labels.jsonl', '--items', 'items.jsonl'], changed.io)).rejects.toBeInstanceOf(CliError);
   });
 
+  it('J4 (issue 13): the size targets and the lower-bound option are sent; an insufficient set says what it has, what it needs and that nothing was spent; exit 1', async () => {
+    const dir = setup();
+    const insufficient = {
+      report_id: 'r-2',
+      set_id: 's-1',
+      status: 'insufficient_set',
+      judge_model: 'gpt-4o-2024-08-06',
+      prompt_version: 'judge-v1',
+      scope: `rubric:${sha256Hex('r')}`,
+      report: { status: 'insufficient_set', n: 3, set: { n: 3, human_pass: 1, human_fail: 2, min_items: 60, min_per_class: 12 }, reasons: ['too_few_items', 'too_few_human_passes', 'too_few_human_fails'], judge: { calls: 0 } },
+    };
+    const { io: s, calls } = session(dir, (r) =>
+      r.url.endsWith('/v1/calibration-sets') ? { status: 201, json: { set: { id: 's-1' } } } : r.url.endsWith('/v1/calibrations') ? { status: 201, json: insufficient } : undefined,
+    );
+    const code = await calibrateCommand.run(['--labels', 'items.labels.jsonl', '--items', 'items.jsonl', '--rubric', 'r', '--min-items', '60', '--min-per-class', '12', '--on-lower-bound'], s);
+    expect(code).toBe(EXIT.FAILED);
+    expect(JSON.parse(calls[1]!.body!).targets).toEqual({ min_items: 60, min_per_class: 12, agreement_basis: 'lower_bound' });
+    const text = s.text();
+    expect(text).toContain('set: 3 labelled item(s) - 1 pass, 2 fail; a set certifies only with at least 60 items and 12 of each class');
+    expect(text).toContain('the judge was not called: nothing was spent');
+    expect(text).toContain('status: INSUFFICIENT SET (too_few_items, too_few_human_passes, too_few_human_fails)');
+    expect(text).toContain(`scope rubric:${sha256Hex('r')}`);
+  });
+
   it('compare sends both output files and prints wins, losses, ties and position consistency with its interval', async () => {
     const dir = tmp();
     fs.writeFileSync(path.join(dir, 'a.jsonl'), '{"case_id":"c1","output":"A1"}\n{"case_id":"c2","output":"A2"}\n');

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { parseOptions, required, type Command, type Io } from '../command';
-import { CliError, EXIT } from '../exit-codes';
+import { CliError, EXIT, UsageError } from '../exit-codes';
 import { styles } from '../format';
 import { latestLabels, loadItems, loadLabels, sha256Hex, type HumanVerdict, type LabelItem, type LabelLine } from './jsonl';
 
@@ -144,7 +144,7 @@ export const labelCommand: Command = {
     const { values } = parseOptions(args, { set: { type: 'string' }, out: { type: 'string' } });
     const setFile = path.resolve(io.cwd, required(values.set, '--set'));
     const outFile = values.out ? path.resolve(io.cwd, values.out) : defaultOut(setFile);
-    if (outFile === setFile) throw new CliError(EXIT.USAGE, '--out must not be the --set file');
+    if (outFile === setFile) throw new UsageError('--out must not be the --set file');
     const items = loadItems(setFile);
     const s = styles(io.env, io.isTty);
 

@@ -22,12 +22,30 @@ describe('unit: the gate decision (GT1-GT6)', () => {
     ['judge_uncalibrated', { judge: { used: true, status: 'not_certified', credential_missing: false, cases_not_scored: 0 } }],
     ['judge_uncalibrated', { judge: { used: true, status: 'uncalibrated', credential_missing: false, cases_not_scored: 0 } }],
     ['budget_blocked', { budget: 'blocked' }],
-    ['budget_blocked', { budget: 'throttled' }],
     ['budget_blocked', { budget: 'store_unreadable' }],
   ] as const)('fails with %s', (code, over) => {
     const d = decideGate({ ...ok, ...(over as Partial<GateInputs>) });
     expect(d.verdict).toBe('fail');
     expect(d.reasons.map((r) => r.code)).toEqual([code]);
+  });
+
+  it('issue 13: a throttle warns (its unscored cases count as failed); an allow budget over its limit warns; a block says the estimate and what is left', () => {
+    const plan = { estimate_usd: 0.0123, left_usd: 0.005, scope: 'suite:s', judged: 2, over_limit_scopes: [] };
+    expect(decideGate({ ...ok, budget: 'throttled', budget_plan: plan })).toMatchObject({ verdict: 'pass', warnings: [{ code: 'budget_throttled' }] });
+    const over = decideGate({ ...ok, budget: 'allowed', budget_plan: { ...plan, over_limit_scopes: ['judge'] } });
+    expect(over).toMatchObject({ verdict: 'pass', warnings: [{ code: 'budget_over_limit' }] });
+    const blocked = decideGate({ ...ok, budget: 'blocked', budget_plan: plan });
+    expect(blocked.reasons).toEqual([{ code: 'budget_blocked', message: 'the judge spend estimated at $0.0123 exceeds the $0.0050 left of budget suite:s: no judge spend (GT4)' }]);
+  });
+
+  it('issue 13: verdict stability below the minimum warns judge_unstable, or fails when told to; at or above it says nothing', () => {
+    const stability = { rate: 0.8, lower: 0.49, upper: 0.94, cases: 10, unstable_case_ids: ['j3', 'j7'], min: 0.9, fail: false };
+    const warned = decideGate({ ...ok, stability });
+    expect(warned.verdict).toBe('pass');
+    expect(warned.warnings).toEqual([{ code: 'judge_unstable', message: expect.stringContaining('j3, j7') }]);
+    expect(decideGate({ ...ok, stability: { ...stability, fail: true } })).toMatchObject({ verdict: 'fail', reasons: [{ code: 'judge_unstable' }] });
+    expect(decideGate({ ...ok, stability: { ...stability, rate: 0.9 } }).warnings).toEqual([]);
+    expect(decideGate({ ...ok, stability: null }).warnings).toEqual([]);
   });
 
   it('a pass rate exactly at the threshold passes (R2: >=)', () => {

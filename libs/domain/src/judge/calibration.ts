@@ -8,11 +8,25 @@
  * - verbosity bias: the point-biserial correlation of output length with the judge's verdict, beside the
  *   same for the human labels (a judge that rewards length more than humans do shows a positive excess).
  *
- * Certified when agreement >= the agreement target AND kappa is defined AND kappa >= the kappa target.
- * The defaults (0.85, 0.6) are minimums: a run may raise them, never lower them. A set whose human labels
- * are all one class cannot measure chance-corrected agreement and certifies nothing (`not_certifiable`).
+ * Certified when the set is large enough AND agreement >= the agreement target AND kappa is defined AND
+ * kappa >= the kappa target. "Large enough" is at least 50 labelled items and at least 10 in each human
+ * class: two agreeing items have a 95% agreement interval of 34-100% and certify nothing. A smaller or
+ * one-class set is `insufficient_set`, decided from the human labels alone - before any judge call, so a
+ * refused set costs nothing. Agreement is compared by its point estimate, or (`agreement_basis:
+ * 'lower_bound'`, a raise) by the lower bound of its 95% Wilson interval. Every default is a minimum: a run
+ * may raise it, never lower it.
  */
-import { type CorrelationResult, type Rate, type RateWithInterval, cohenKappa, confusion, pointBiserial, roganGladen, wilson } from '@evals/stats';
+import { createHash } from 'node:crypto';
+import {
+  type CorrelationResult,
+  type Rate,
+  type RateWithInterval,
+  cohenKappa,
+  confusion,
+  correctedPassRate as correctedRate,
+  pointBiserial,
+  wilson,
+} from '@evals/stats';
 
 export interface CalibrationItem {
   readonly human_pass: boolean;
@@ -21,22 +35,50 @@ export interface CalibrationItem {
   readonly output_chars: number;
 }
 
+/** What the agreement target is compared with: the point estimate, or the lower bound of its 95% interval (stricter). */
+export type AgreementBasis = 'estimate' | 'lower_bound';
+
 export interface CalibrationTargets {
   readonly agreement: number;
   readonly kappa: number;
+  /** Labelled items a set needs before it can certify (J4). */
+  readonly min_items: number;
+  /** Labelled items each human class (pass, fail) needs before the set can certify. */
+  readonly min_per_class: number;
+  readonly agreement_basis: AgreementBasis;
 }
 
-/** J4 minimums: a run may raise them, never lower them. */
-export const MIN_CALIBRATION_TARGETS: CalibrationTargets = Object.freeze({ agreement: 0.85, kappa: 0.6 });
+/** J4 minimums: a run may raise them (and ask for the lower bound), never lower them. */
+export const MIN_CALIBRATION_TARGETS: CalibrationTargets = Object.freeze({ agreement: 0.85, kappa: 0.6, min_items: 50, min_per_class: 10, agreement_basis: 'estimate' as const });
 
-export type CalibrationStatus = 'certified' | 'not_certified' | 'not_certifiable';
+/**
+ * `not_certifiable` is kept for reports stored before the set-size rule (a one-class set measured after its
+ * judge calls); a one-class set is `insufficient_set` now, refused before any call.
+ */
+export type CalibrationStatus = 'certified' | 'not_certified' | 'not_certifiable' | 'insufficient_set';
 
 export type CalibrationReason =
   | 'empty_set'
   | 'human_labels_one_class'
+  | 'too_few_items'
+  | 'too_few_human_passes'
+  | 'too_few_human_fails'
   | 'agreement_below_target'
   | 'kappa_undefined'
   | 'kappa_below_target';
+
+/** The human side of a set, checked against the size targets before the judge is asked anything. */
+export interface CalibrationSetCheck {
+  readonly n: number;
+  readonly human_pass: number;
+  readonly human_fail: number;
+  readonly min_items: number;
+  readonly min_per_class: number;
+  /** True when the set may certify (it may still fail the agreement and kappa targets). */
+  readonly sufficient: boolean;
+  /** Why not (empty when sufficient): every shortfall, not just the first. */
+  readonly reasons: readonly CalibrationReason[];
+}
 
 export interface KappaSummary {
   readonly value: number | null;
@@ -69,6 +111,8 @@ export interface CalibrationReport {
   readonly judge_pass_rate: Rate;
   readonly verbosity_bias: VerbosityBias;
   readonly targets: CalibrationTargets;
+  /** The set's size against the size targets (J4). */
+  readonly set: CalibrationSetCheck;
   readonly status: CalibrationStatus;
   /** Why the judge is not certified (empty when certified). */
   readonly reasons: readonly CalibrationReason[];
@@ -98,14 +142,34 @@ export class CalibrationInputError extends Error {
   }
 }
 
+/** Bounds a size target may be raised to: a set is at most 5 000 items (the service's limit). */
+const MAX_SIZE_TARGET = 5_000;
+
 /** The targets of a run: the minimums, raised where asked. A lower (or invalid) target throws. */
 export function resolveCalibrationTargets(targets: Partial<CalibrationTargets> = {}): CalibrationTargets {
   const agreement = resolveTarget('agreement', targets.agreement, MIN_CALIBRATION_TARGETS.agreement, 0);
   const kappa = resolveTarget('kappa', targets.kappa, MIN_CALIBRATION_TARGETS.kappa, -1);
-  return { agreement, kappa };
+  const min_items = resolveSizeTarget('min_items', targets.min_items, MIN_CALIBRATION_TARGETS.min_items);
+  const min_per_class = resolveSizeTarget('min_per_class', targets.min_per_class, MIN_CALIBRATION_TARGETS.min_per_class);
+  const basis = targets.agreement_basis;
+  if (basis !== undefined && basis !== 'estimate' && basis !== 'lower_bound') {
+    throw new CalibrationTargetError('TARGET_INVALID', `agreement_basis must be estimate or lower_bound, got ${String(basis)}`);
+  }
+  return { agreement, kappa, min_items, min_per_class, agreement_basis: basis ?? MIN_CALIBRATION_TARGETS.agreement_basis };
 }
 
-function resolveTarget(name: keyof CalibrationTargets, value: number | undefined, minimum: number, floor: number): number {
+function resolveSizeTarget(name: 'min_items' | 'min_per_class', value: number | undefined, minimum: number): number {
+  if (value === undefined) return minimum;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1 || value > MAX_SIZE_TARGET) {
+    throw new CalibrationTargetError('TARGET_INVALID', `${name} must be an integer from 1 to ${MAX_SIZE_TARGET}, got ${String(value)}`);
+  }
+  if (value < minimum) {
+    throw new CalibrationTargetError('TARGET_BELOW_MINIMUM', `${name} ${value} is below the minimum ${minimum}; targets may be raised, never lowered (J4)`);
+  }
+  return value;
+}
+
+function resolveTarget(name: 'agreement' | 'kappa', value: number | undefined, minimum: number, floor: number): number {
   if (value === undefined) return minimum;
   if (typeof value !== 'number' || !Number.isFinite(value) || value < floor || value > 1) {
     throw new CalibrationTargetError('TARGET_INVALID', `${name} target must be a number in [${floor}, 1], got ${String(value)}`);
@@ -138,10 +202,31 @@ function checkItems(items: readonly CalibrationItem[]): void {
   });
 }
 
+/**
+ * J4: whether a set of human labels is large enough to certify anything - from the labels alone, so the
+ * caller can refuse it before paying for a single judge call. Targets must be resolved already.
+ */
+export function checkCalibrationSet(humanPass: readonly boolean[], targets: CalibrationTargets): CalibrationSetCheck {
+  const n = humanPass.length;
+  const passes = humanPass.filter(Boolean).length;
+  const fails = n - passes;
+  const reasons: CalibrationReason[] = [];
+  if (n === 0) reasons.push('empty_set');
+  else if (passes === 0 || fails === 0) reasons.push('human_labels_one_class');
+  if (n < targets.min_items) reasons.push('too_few_items');
+  if (passes < targets.min_per_class) reasons.push('too_few_human_passes');
+  if (fails < targets.min_per_class) reasons.push('too_few_human_fails');
+  return { n, human_pass: passes, human_fail: fails, min_items: targets.min_items, min_per_class: targets.min_per_class, sufficient: reasons.length === 0, reasons };
+}
+
 /** J4: the calibration report of a judge against human labels. Targets are validated first. */
 export function calibrate(items: readonly CalibrationItem[], targets?: Partial<CalibrationTargets>): CalibrationReport {
   const resolved = resolveCalibrationTargets(targets);
   checkItems(items);
+  const set = checkCalibrationSet(
+    items.map((i) => i.human_pass),
+    resolved,
+  );
   const human = items.map((i) => i.human_pass);
   const judge = items.map((i) => i.judge_pass);
   const lengths = items.map((i) => i.output_chars);
@@ -163,14 +248,12 @@ export function calibrate(items: readonly CalibrationItem[], targets?: Partial<C
   const humanPasses = c.tp + c.fn;
   const reasons: CalibrationReason[] = [];
   let status: CalibrationStatus;
-  if (c.n === 0) {
-    status = 'not_certifiable';
-    reasons.push('empty_set');
-  } else if (humanPasses === 0 || humanPasses === c.n) {
-    status = 'not_certifiable';
-    reasons.push('human_labels_one_class');
+  if (!set.sufficient) {
+    status = 'insufficient_set';
+    reasons.push(...set.reasons);
   } else {
-    if ((c.agreement.value ?? 0) < resolved.agreement) reasons.push('agreement_below_target');
+    const agreement = resolved.agreement_basis === 'lower_bound' ? c.agreement.lower : (c.agreement.value ?? 0);
+    if (agreement < resolved.agreement) reasons.push('agreement_below_target');
     if (kappa.value === null) reasons.push('kappa_undefined');
     else if (kappa.value < resolved.kappa) reasons.push('kappa_below_target');
     status = reasons.length === 0 ? 'certified' : 'not_certified';
@@ -187,29 +270,127 @@ export function calibrate(items: readonly CalibrationItem[], targets?: Partial<C
     judge_pass_rate: rateOf(c.tp + c.fp, c.n),
     verbosity_bias: { judge: judgeBias, human: humanBias, excess },
     targets: resolved,
+    set,
     status,
     reasons,
   };
 }
 
-export interface CorrectedPassRate {
-  /** The judge's apparent pass rate, as given. */
-  readonly apparent: number;
-  /** Rogan-Gladen estimate of the pass rate humans would give, or null when it cannot be corrected. */
-  readonly corrected: number | null;
-  readonly reason?: 'sensitivity_undefined' | 'specificity_undefined' | 'youden_not_positive';
+/**
+ * The judge-corrected pass rate of a run's judge cases (J4, J9, GT6): the rate humans would give, estimated
+ * from the judge's apparent passes and its sensitivity and specificity on the calibration set (Rogan &
+ * Gladen 1978), with the 95% interval of Lang & Reiczigel (2014) that carries the uncertainty of all three
+ * samples (`correctedPassRate` of libs/stats), clamped to [0, 1]. Every denominator is reported.
+ */
+export interface CorrectedJudgePassRate {
+  /** Judge cases passed (x) of judge cases judged (n), as the judge saw them. */
+  readonly apparent: { readonly passed: number; readonly n: number; readonly rate: number | null };
+  /** Sensitivity and specificity from the calibration report: judge passes of human passes, judge fails of human fails. */
+  readonly sensitivity: { readonly x: number; readonly n: number };
+  readonly specificity: { readonly x: number; readonly n: number };
+  /** The corrected rate, or null (see `reason`); the interval is then the whole [0, 1]. */
+  readonly rate: number | null;
+  readonly lower: number;
+  readonly upper: number;
+  readonly level: 0.95;
+  readonly method: 'rogan_gladen_lang_reiczigel_2014';
+  readonly reason?: 'empty' | 'youden_not_positive';
 }
 
 /**
- * The judge's apparent pass rate corrected for its measured sensitivity and specificity (Rogan & Gladen
- * 1978): an estimate of the rate humans would give. Null when the calibration lacks either rate or the
- * judge is no better than chance on it.
+ * Corrects `passed` of `n` judged cases for a calibration's sensitivity and specificity. The counts come
+ * from the report's rates (`numerator` of `denominator`), never from the rounded values.
  */
-export function correctedPassRate(apparent: number, calibration: Pick<CalibrationReport, 'sensitivity' | 'specificity'>): CorrectedPassRate {
-  const sens = calibration.sensitivity.value;
-  const spec = calibration.specificity.value;
-  if (sens === null) return { apparent, corrected: null, reason: 'sensitivity_undefined' };
-  if (spec === null) return { apparent, corrected: null, reason: 'specificity_undefined' };
-  const r = roganGladen(apparent, sens, spec);
-  return r.reason ? { apparent, corrected: null, reason: r.reason } : { apparent, corrected: r.corrected };
+export function correctedJudgePassRate(
+  apparent: { readonly passed: number; readonly n: number },
+  calibration: Pick<CalibrationReport, 'sensitivity' | 'specificity'>,
+): CorrectedJudgePassRate {
+  const se = { x: calibration.sensitivity.numerator, n: calibration.sensitivity.denominator };
+  const sp = { x: calibration.specificity.numerator, n: calibration.specificity.denominator };
+  const r = correctedRate({ x: apparent.passed, n: apparent.n, se, sp });
+  return {
+    apparent: { passed: apparent.passed, n: apparent.n, rate: apparent.n === 0 ? null : apparent.passed / apparent.n },
+    sensitivity: se,
+    specificity: sp,
+    rate: r.point,
+    lower: r.lower,
+    upper: r.upper,
+    level: 0.95,
+    method: 'rogan_gladen_lang_reiczigel_2014',
+    ...(r.reason ? { reason: r.reason } : {}),
+  };
+}
+
+// --- scope -------------------------------------------------------------------------------------------------
+
+/**
+ * What a certification covers (J4): a judge pin (model, prompt version) measured against ONE rubric - named by
+ * its hash - or against the cases of one suite. A judge certified on one rubric says nothing about another.
+ * Written `rubric:<sha256 hex>` or `suite:<suite key>`.
+ */
+export type CalibrationScope = `rubric:${string}` | `suite:${string}`;
+
+/** SHA-256 hex of a rubric's UTF-8 text: how a scope names the rubric a set was labelled against. */
+export function rubricHash(rubric: string): string {
+  return createHash('sha256').update(rubric, 'utf8').digest('hex');
+}
+
+export function rubricScope(rubric: string): CalibrationScope {
+  return `rubric:${rubricHash(rubric)}`;
+}
+
+export function suiteScope(suiteKey: string): CalibrationScope {
+  return `suite:${suiteKey}`;
+}
+
+/**
+ * The scope a set is measured for: its suite when it names one (the cases' own rubrics are judged), else the
+ * rubric its items were labelled against.
+ */
+export function calibrationScopeOf(set: { readonly suite_key: string | null; readonly rubric: string | null }): CalibrationScope {
+  if (set.suite_key !== null) return suiteScope(set.suite_key);
+  if (set.rubric === null) throw new CalibrationInputError('a calibration set needs a rubric or a suite');
+  return rubricScope(set.rubric);
+}
+
+
+/** One `llm_judge` case of a run as the correction sees it: its rubric, whether the judge passed it. */
+export interface JudgedCase {
+  readonly rubric: string;
+  readonly passed: boolean;
+}
+
+export interface ScopedCorrectedPassRate extends CorrectedJudgePassRate {
+  /** The certified scope whose sensitivity and specificity corrected these cases. */
+  readonly scope: CalibrationScope;
+}
+
+/**
+ * The corrected pass rate of a run's judged cases, per certified scope that covers them (J4, J9): the suite's
+ * scope corrects every case at once; otherwise the cases of each certified rubric are corrected by that
+ * rubric's calibration. Cases no certified scope covers are not corrected (and the gate fails them anyway,
+ * `judge_uncalibrated`). Only cases the judge actually judged belong here: an unscored case (no judge, no
+ * credential, a refused budget) was never judged and has no apparent verdict to correct.
+ */
+export function correctedPassRatesByScope(
+  suiteKey: string,
+  cases: readonly JudgedCase[],
+  certified: ReadonlyMap<string, Pick<CalibrationReport, 'sensitivity' | 'specificity'>>,
+): ScopedCorrectedPassRate[] {
+  if (cases.length === 0) return [];
+  const suite = certified.get(suiteScope(suiteKey));
+  if (suite) {
+    const passed = cases.filter((c) => c.passed).length;
+    return [{ scope: suiteScope(suiteKey), ...correctedJudgePassRate({ passed, n: cases.length }, suite) }];
+  }
+  const groups = new Map<CalibrationScope, { passed: number; n: number }>();
+  for (const c of cases) {
+    const scope = rubricScope(c.rubric);
+    if (!certified.has(scope)) continue;
+    const g = groups.get(scope) ?? { passed: 0, n: 0 };
+    groups.set(scope, { passed: g.passed + (c.passed ? 1 : 0), n: g.n + 1 });
+  }
+  return [...groups.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([scope, counts]) => ({ scope, ...correctedJudgePassRate(counts, certified.get(scope)!) }));
 }

@@ -41,19 +41,32 @@ export {
   CalibrationTargetError,
   MIN_CALIBRATION_TARGETS,
   calibrate,
-  correctedPassRate,
+  calibrationScopeOf,
+  checkCalibrationSet,
+  correctedJudgePassRate,
+  correctedPassRatesByScope,
   resolveCalibrationTargets,
+  rubricHash,
+  rubricScope,
+  suiteScope,
 } from './calibration';
 export type {
+  AgreementBasis,
   CalibrationErrorCode,
+  CalibrationScope,
+  CalibrationSetCheck,
+  CorrectedJudgePassRate,
+  JudgedCase,
+  ScopedCorrectedPassRate,
   CalibrationItem,
   CalibrationReason,
   CalibrationReport,
   CalibrationStatus,
   CalibrationTargets,
-  CorrectedPassRate,
   KappaSummary,
   VerbosityBias,
 } from './calibration';
+export { DEFAULT_MIN_JUDGE_STABILITY, MAX_JUDGE_REPEATS_FOR_CALIBRATION, MAX_LISTED_UNSTABLE, majorityOutcome, selfAgreement, verdictStability } from './repeats';
+export type { RepeatedOutcome, VerdictStability } from './repeats';
 export { VERDICT_CACHE_KEY_SCHEME, parseCachedVerdict, verdictCacheKeyMaterial } from './verdict-cache';
 export type { CachedVerdict, VerdictCache, VerdictCacheKeyParts } from './verdict-cache';

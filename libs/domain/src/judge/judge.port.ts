@@ -52,6 +52,11 @@ export interface JudgeVerdict {
 export interface JudgeCallOptions {
   /** Gate only (J6): look the verdict up in the verdict cache first, and record it on a miss. */
   readonly useCache?: boolean;
+  /**
+   * Which of a case's `repeats` this call is (0-based; issue 13). The verdict cache keys it too, so the k
+   * repeats of a case are k recorded verdicts, not one verdict read back k times.
+   */
+  readonly repeat?: number;
 }
 
 export interface JudgePort {

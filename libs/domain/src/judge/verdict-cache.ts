@@ -19,6 +19,8 @@ export interface VerdictCacheKeyParts {
   readonly model: string;
   readonly prompt_version: string;
   readonly scorer_version: string;
+  /** The repeat index (issue 13); 0 or absent is the single call, whose key stays as it always was. */
+  readonly repeat?: number;
 }
 
 /** Canonical JSON of everything the cache key covers (hash it; never store it). */
@@ -34,6 +36,8 @@ export function verdictCacheKeyMaterial(parts: VerdictCacheKeyParts): string {
     model: parts.model,
     prompt_version: parts.prompt_version,
     scorer_version: parts.scorer_version,
+    // Only repeats after the first add the index: existing entries (one call per case) keep matching.
+    ...(parts.repeat !== undefined && parts.repeat > 0 ? { repeat: parts.repeat } : {}),
   });
 }
 

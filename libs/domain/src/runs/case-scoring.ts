@@ -77,6 +77,9 @@ export interface JudgeEvidence {
   readonly judge_output_tokens: number;
   /** true: a recorded verdict (cache hit); false: looked up and missed (gate); null: cache not used. */
   readonly judge_cached: boolean | null;
+  /** `repeats: k` cases only (issue 13): k, and how many of the k calls passed; absent for a single call. */
+  readonly judge_repeats?: number;
+  readonly judge_pass_votes?: number;
 }
 
 /** One case's evidence (R3, D2): the score and a redacted label, a keyed hash of the output, its length. */

@@ -5,7 +5,7 @@ export { MAX_LABEL_CHARS, clampChars, redactLabel } from './redaction';
 export { MAX_LISTED_MISSING, RUN_EVENTS, parseRunEvent, runStreamId } from './run-events';
 export { MAX_EVENT_REASON_ISSUES, decodeRunEvent, isUuid, joinIssues } from './run-event.codec';
 export type { RunEventDecoding } from './run-event.codec';
-export type { CaseResultV1, CasesScoredV1, CasesScoredV2, RunComparedV1, RunEvent, RunEventType, RunJudgeUsageV1, RunOpenedV1, RunScoredV1, RunSealedV1, RunSource } from './run-events';
+export type { CaseResultV1, CasesScoredV1, CasesScoredV2, RunComparedV1, RunEvent, RunEventType, RunJudgeStabilityV1, RunJudgeUsageV1, RunOpenedV1, RunScoredV1, RunSealedV1, RunSource } from './run-events';
 export { evolveRun, summarizeRun } from './run.projection';
 export type { EventContext, RunDoc, RunStatus, RunSummary } from './run.projection';
 export {
@@ -20,6 +20,7 @@ export {
   scoreCase,
 } from './case-scoring';
 export type { CaseEvidence, CompiledCase, CompiledSuite, JudgeCallRecord, JudgeEvidence, ScorableSuite, ScoringContext } from './case-scoring';
+export { repeatedJudgeEvidence } from './judged-repeats';
 export { WORK_SUBJECTS, decodeWork, encodeWork } from './work-messages';
 export type { ScoreWorkV1, SealWorkV1, WorkItem, WorkMessage, WorkMetadata } from './work-messages';
 /** The run's model (R7): `RunModel.decide`, `RunModel.evolve`, `RunModel.foldRun` and the facts it answers. */

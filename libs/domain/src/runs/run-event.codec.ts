@@ -141,6 +141,14 @@ const JUDGE_USAGE: readonly Rule[] = [
   field('prompt_version', orNull(isString), 'isStringOrNull'),
 ];
 
+/** RunJudgeStabilityV1: counts and ids (issue 13). */
+const JUDGE_STABILITY: readonly Rule[] = [
+  field('repeats', isCount, 'isCount'),
+  field('cases', isCount, 'isCount'),
+  field('stable', (v, o) => isCount(v) && (!isCount(o.cases) || v <= o.cases), 'isCountNotAboveCases'),
+  field('unstable_case_ids', isStringArray, 'isStringArray'),
+];
+
 /** `run.opened v1`, `cases.scored v2`...: one key per (type, version) of RunEvent, no other. */
 type RunEventKey = RunEvent extends infer E ? (E extends RunEvent ? `${E['type']} v${E['version']}` : never) : never;
 
@@ -163,6 +171,7 @@ const SCHEMAS: Readonly<Record<RunEventKey, readonly Rule[]>> = {
     field('judge_cache', optional(isBoolean), 'isBoolean'),
     field('judge_skip', optional(orNull(isNonEmptyString)), 'isStringOrNull'),
     field('request_hash', optional(isString), 'isString'),
+    object('judge_throttle', [field('case_ids', isStringArray, 'isStringArray')], true),
   ],
   'outputs.received v1': [RUN_ID],
   'run.sealed v1': [RUN_ID, field('reason', optional(SEAL_REASONS), 'isSealReason')],
@@ -195,6 +204,7 @@ const SCHEMAS: Readonly<Record<RunEventKey, readonly Rule[]>> = {
     field('missing_count', optional(isCountNotAboveN), 'isCountNotAboveN'),
     object('judge', JUDGE_USAGE, false),
     field('expired', optional((v: unknown) => v === true), 'isTrueOrAbsent'),
+    object('judge_stability', JUDGE_STABILITY, false),
   ],
   'run.compared v1': [
     RUN_ID,

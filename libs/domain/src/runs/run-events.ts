@@ -42,6 +42,12 @@ export interface RunOpenedV1 {
   /** GT4: the judge must not be called at all; judge cases fail with this label (e.g. `budget_blocked`). */
   readonly judge_skip?: string | null;
   /**
+   * GT4, a throttling budget (issue 13): only these judge cases may be judged - as many as the budget had
+   * room for - and every other judge case fails `budget_throttled` without a call (unscored, never a pass).
+   * Absent or null: no throttle.
+   */
+  readonly judge_throttle?: { readonly case_ids: readonly string[] } | null;
+  /**
    * R7: hash of the canonical request that opened the run, outputs included: the same run id with the same
    * content is the same run (idempotent), with other content a conflict. Absent in runs opened before it.
    */
@@ -131,6 +137,21 @@ export interface RunScoredV1 {
   readonly judge?: RunJudgeUsageV1;
   /** R7: the run was sealed by expiry, not by its owner (so its EvalResult says so whatever the delivery order). */
   readonly expired?: true;
+  /** Issue 13: the verdict stability of its cases judged with `repeats`; absent when none was. */
+  readonly judge_stability?: RunJudgeStabilityV1;
+}
+
+/**
+ * How often a run's repeated judge verdicts agreed (issue 13), counted from its evidence: the cases judged
+ * `repeats: k` times, those whose k votes agree, and the others by id. The rate and its interval are the
+ * run model's (`RunModel.judgeStability`), computed from these counts.
+ */
+export interface RunJudgeStabilityV1 {
+  readonly repeats: number;
+  readonly cases: number;
+  readonly stable: number;
+  /** In case id order, at most MAX_LISTED_UNSTABLE. */
+  readonly unstable_case_ids: readonly string[];
 }
 
 /**

@@ -12,6 +12,7 @@
  * already happened (the same open, a second seal, a redelivered result) decides no events, so callers may
  * retry freely (consumers are idempotent).
  */
+import { verdictStability, type VerdictStability } from '../judge/repeats';
 import type { RunComparedV1, RunEvent, RunOpenedV1, RunScoredV1 } from './run-events';
 
 export type RunPhase = 'none' | 'open' | 'sealed' | 'scored' | 'compared';
@@ -232,6 +233,29 @@ export function missingAtSeal(state: RunState, suiteCaseIds: readonly string[], 
 export function judgeSkipLabel(state: RunState): string | null {
   const skip = state.opened?.judge_skip;
   return typeof skip === 'string' && skip !== '' ? skip : null;
+}
+
+/**
+ * Per judge case, the label it gets instead of a call, or null when it may be judged: the run's
+ * `judge_skip` for every case, else `budget_throttled` for a case outside a throttling budget's room (GT4).
+ * Built once per run (the throttle's cases as a set).
+ */
+export function judgeSkipLabelFor(state: RunState): (caseId: string) => string | null {
+  const all = judgeSkipLabel(state);
+  if (all !== null) return () => all;
+  const throttle = state.opened?.judge_throttle;
+  if (!throttle) return () => null;
+  const allowed = new Set(throttle.case_ids);
+  return (caseId) => (allowed.has(caseId) ? null : BUDGET_THROTTLED);
+}
+
+/** The label of a judge case a throttling budget had no room for (GT4): unscored, counted as failed. */
+export const BUDGET_THROTTLED = 'budget_throttled';
+
+/** Issue 13: the run's verdict stability with its Wilson interval, or null when no case was judged with repeats. */
+export function judgeStability(state: RunState): VerdictStability | null {
+  const counts = state.result?.judge_stability;
+  return counts ? verdictStability(counts) : null;
 }
 
 /** Whether the judge may be called for this run's `llm_judge` cases. */

@@ -43,6 +43,14 @@ describe('projection: run aggregate (R2, R3)', () => {
     expect([done.scored, done.passed, done.missing_outputs]).toEqual([4, 3, 1]);
   });
 
+  it('issue 13: a run.scored with judge_stability gives the run its stability with the Wilson interval; without it, none', () => {
+    const stability = { repeats: 3, cases: 6, stable: 4, unstable_case_ids: ['c2', 'c5'] };
+    const done = replay([...events.slice(0, 4), { type: 'run.scored', version: 1, data: { run_id: 'r1', n: 4, passed: 3, score_sum: 3, missing_case_ids: ['d'], judge_stability: stability } }])!;
+    const w = wilson(4, 6);
+    expect(done.judge_stability).toEqual({ ...stability, rate: 4 / 6, lower: w.lower, upper: w.upper });
+    expect(replay(events)!.judge_stability).toBeUndefined();
+  });
+
   it('counts a cases.scored v2 (counts only) exactly as the v1 it replaces (results in full), so old logs still rebuild', () => {
     const v2: RunEvent[] = [
       events[0],

@@ -1,10 +1,11 @@
 import { wilson } from '@evals/stats';
+import { verdictStability, type VerdictStability } from '../judge/repeats';
 import type { RunEvent, RunOpenedV1 } from './run-events';
 
 export type RunStatus = 'open' | 'sealed' | 'completed';
 
 /** The mutable run aggregate (R3), as the read model stores it. */
-export interface RunDoc extends Omit<RunOpenedV1, 'sample' | 'judge_cache' | 'judge_skip'> {
+export interface RunDoc extends Omit<RunOpenedV1, 'sample' | 'judge_cache' | 'judge_skip' | 'judge_throttle'> {
   readonly status: RunStatus;
   /** Cases with evidence so far (live progress). */
   readonly scored: number;
@@ -15,6 +16,8 @@ export interface RunDoc extends Omit<RunOpenedV1, 'sample' | 'judge_cache' | 'ju
   readonly completed_at: string | null;
   /** R7: set when nobody sealed the run and the system did, after its time (`run.sealed` reason `expired`). */
   readonly expired?: true;
+  /** Issue 13: how often the judge agreed with itself on the cases it judged with `repeats`, with its Wilson interval. */
+  readonly judge_stability?: VerdictStability;
 }
 
 export interface EventContext {
@@ -56,6 +59,7 @@ export function evolveRun(doc: RunDoc | null, event: RunEvent, ctx: EventContext
         missing_outputs: event.data.missing_count ?? event.data.missing_case_ids.length,
         completed_at: ctx.occurred_at,
         ...(event.data.expired ? { expired: true as const } : {}),
+        ...(event.data.judge_stability ? { judge_stability: verdictStability(event.data.judge_stability) } : {}),
       };
     case 'outputs.received':
     case 'run.compared':

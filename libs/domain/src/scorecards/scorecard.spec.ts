@@ -1,4 +1,5 @@
 import { wilson } from '@evals/stats';
+import { correctedJudgePassRate } from '../judge/calibration';
 import { buildScorecard, SCORECARD_CSV_COLUMNS, scorecardsToCsv, type ScorecardRun } from './scorecard';
 
 const run = (i: number, passed: number, n = 20, verdict = 'no_regression'): ScorecardRun => ({
@@ -36,7 +37,8 @@ describe('unit: scorecards (SC1, GT6)', () => {
   it('an inconclusive latest drop carries the cases per run that would resolve it; any other verdict none (G8)', () => {
     const noisy = buildScorecard([...runs, { ...run(4, 17, 20, 'inconclusive_noise'), comparison: { cases_needed: { per_run: 620, have: 20 } } }])!;
     expect(noisy.latest_cases_needed).toBe(620);
-    expect(scorecardsToCsv([noisy]).split('\r\n')[1].endsWith(',620')).toBe(true);
+    const fields = Object.fromEntries(SCORECARD_CSV_COLUMNS.map((h, i) => [h, scorecardsToCsv([noisy]).split('\r\n')[1]!.split(',')[i]]));
+    expect(fields['latest_cases_needed']).toBe('620');
     expect(card.latest_cases_needed).toBeNull();
     expect(buildScorecard([{ ...run(0, 18), comparison: { cases_needed: { per_run: 5 } } }])!.latest_cases_needed).toBeNull();
   });
@@ -93,7 +95,41 @@ describe('unit: scorecards (SC1, GT6)', () => {
       latest_completeness: 'complete',
       runs_incomplete: '0',
       latest_cases_needed: '',
+      latest_judge_corrected_scope: '',
+      latest_judge_corrected_rate: '',
+      latest_judge_corrected_ci_lower: '',
+      latest_judge_corrected_ci_upper: '',
+      latest_judge_passed: '',
+      latest_judge_n: '',
+      latest_judge_sensitivity_x: '',
+      latest_judge_sensitivity_n: '',
+      latest_judge_specificity_x: '',
+      latest_judge_specificity_n: '',
     });
+  });
+
+  it('J4/J9: the latest run\'s judge-corrected pass rate, with its interval and denominators, in JSON and CSV', () => {
+    const rate = (x: number, n: number) => ({ value: x / n, numerator: x, denominator: n, lower: 0, upper: 1 });
+    // Example 4 (first test) of Lang & Reiczigel (2014): 259 of 509, Se 84/127, Sp 96/109 -> 0.58 to 0.87.
+    const corrected = correctedJudgePassRate({ passed: 259, n: 509 }, { sensitivity: rate(84, 127), specificity: rate(96, 109) });
+    const withJudge = buildScorecard(runs, 10, [{ scope: 'suite:support', ...corrected }])!;
+    expect(withJudge.latest_judge_corrected_pass_rates).toEqual([{ scope: 'suite:support', ...corrected }]);
+    expect(card.latest_judge_corrected_pass_rates).toEqual([]);
+    const [header, row] = scorecardsToCsv([withJudge]).split('\r\n');
+    const fields = Object.fromEntries(header!.split(',').map((h, i) => [h, row!.split(',')[i]]));
+    expect(fields).toMatchObject({
+      latest_judge_corrected_scope: 'suite:support',
+      latest_judge_corrected_rate: corrected.rate!.toFixed(6),
+      latest_judge_corrected_ci_lower: corrected.lower.toFixed(6),
+      latest_judge_corrected_ci_upper: corrected.upper.toFixed(6),
+      latest_judge_passed: '259',
+      latest_judge_n: '509',
+      latest_judge_sensitivity_x: '84',
+      latest_judge_sensitivity_n: '127',
+      latest_judge_specificity_x: '96',
+      latest_judge_specificity_n: '109',
+    });
+    expect([Number(fields['latest_judge_corrected_ci_lower']).toFixed(2), Number(fields['latest_judge_corrected_ci_upper']).toFixed(2)]).toEqual(['0.58', '0.87']);
   });
 
   it('quotes a field with a comma or a quote (RFC 4180)', () => {

@@ -1,4 +1,5 @@
 import { leastSquaresTrend, mean, wilson, TREND_FLAT_EPSILON } from '@evals/stats';
+import type { ScopedCorrectedPassRate } from '../judge/calibration';
 import type { RunCompleteness } from '../runs/run.model';
 
 /** One completed run as a scorecard sees it. */
@@ -62,6 +63,11 @@ export interface Scorecard {
   readonly latest_completeness: RunCompleteness;
   /** G8: when the latest run's drop was `inconclusive_noise`, the cases per run that would resolve it; else null. */
   readonly latest_cases_needed: number | null;
+  /**
+   * J4/J9 (GT6): the latest run's judge-corrected pass rate of its judged `llm_judge` cases, per certified
+   * scope (Rogan-Gladen with the Lang & Reiczigel 95% interval and every denominator); empty when none applies.
+   */
+  readonly latest_judge_corrected_pass_rates: readonly ScopedCorrectedPassRate[];
 }
 
 export const DEFAULT_TREND_WINDOW = 10;
@@ -71,8 +77,11 @@ function rate(passed: number, n: number): RateWithInterval {
   return { rate: n === 0 ? null : passed / n, passed, n, lower: w.lower, upper: w.upper, level: 0.95 };
 }
 
-/** Builds one scorecard from the completed runs of one suite and subject (any order). */
-export function buildScorecard(runs: readonly ScorecardRun[], window = DEFAULT_TREND_WINDOW): Scorecard | null {
+/**
+ * Builds one scorecard from the completed runs of one suite and subject (any order). `latestJudgeCorrected`:
+ * the latest run's corrected judge pass rates, read by the caller (they depend on today's certifications).
+ */
+export function buildScorecard(runs: readonly ScorecardRun[], window = DEFAULT_TREND_WINDOW, latestJudgeCorrected: readonly ScopedCorrectedPassRate[] = []): Scorecard | null {
   if (runs.length === 0) return null;
   const ordered = [...runs].sort((a, b) => (a.completed_at === b.completed_at ? a.run_id.localeCompare(b.run_id) : a.completed_at < b.completed_at ? -1 : 1));
   const latest = ordered[ordered.length - 1];
@@ -107,6 +116,7 @@ export function buildScorecard(runs: readonly ScorecardRun[], window = DEFAULT_T
     latest_verdict: latest.verdict,
     latest_completeness: latest.completeness ?? 'complete',
     latest_cases_needed: latest.verdict === 'inconclusive_noise' ? casesNeeded(latest.comparison) : null,
+    latest_judge_corrected_pass_rates: latestJudgeCorrected,
   };
 }
 
@@ -142,12 +152,31 @@ export const SCORECARD_CSV_COLUMNS = [
   'latest_completeness',
   'runs_incomplete',
   'latest_cases_needed',
+  'latest_judge_corrected_scope',
+  'latest_judge_corrected_rate',
+  'latest_judge_corrected_ci_lower',
+  'latest_judge_corrected_ci_upper',
+  'latest_judge_passed',
+  'latest_judge_n',
+  'latest_judge_sensitivity_x',
+  'latest_judge_sensitivity_n',
+  'latest_judge_specificity_x',
+  'latest_judge_specificity_n',
 ] as const;
 
-function cell(value: string | number | null): string {
+function text(value: string | number | null): string {
   if (value === null) return '';
-  const text = typeof value === 'number' ? (Number.isInteger(value) ? String(value) : value.toFixed(6)) : value;
-  return /[",\n\r]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+  return typeof value === 'number' ? (Number.isInteger(value) ? String(value) : value.toFixed(6)) : value;
+}
+
+function cell(value: string | number | null): string {
+  const t = text(value);
+  return /[",\n\r]/.test(t) ? `"${t.replace(/"/g, '""')}"` : t;
+}
+
+/** One column of the corrected rates: one value per scope, `;`-separated in scope order (usually one scope). */
+function perScope(rates: readonly ScopedCorrectedPassRate[], pick: (r: ScopedCorrectedPassRate) => string | number | null): string | null {
+  return rates.length === 0 ? null : rates.map((r) => text(pick(r))).join(';');
 }
 
 /** RFC 4180 CSV, CRLF line ends, a header row, numbers with six decimals. */
@@ -178,6 +207,16 @@ export function scorecardsToCsv(cards: readonly Scorecard[]): string {
     c.latest_completeness,
     c.runs_incomplete,
     c.latest_cases_needed,
+    perScope(c.latest_judge_corrected_pass_rates, (r) => r.scope),
+    perScope(c.latest_judge_corrected_pass_rates, (r) => r.rate),
+    perScope(c.latest_judge_corrected_pass_rates, (r) => r.lower),
+    perScope(c.latest_judge_corrected_pass_rates, (r) => r.upper),
+    perScope(c.latest_judge_corrected_pass_rates, (r) => r.apparent.passed),
+    perScope(c.latest_judge_corrected_pass_rates, (r) => r.apparent.n),
+    perScope(c.latest_judge_corrected_pass_rates, (r) => r.sensitivity.x),
+    perScope(c.latest_judge_corrected_pass_rates, (r) => r.sensitivity.n),
+    perScope(c.latest_judge_corrected_pass_rates, (r) => r.specificity.x),
+    perScope(c.latest_judge_corrected_pass_rates, (r) => r.specificity.n),
   ]);
   return [SCORECARD_CSV_COLUMNS.join(','), ...rows.map((r) => r.map(cell).join(','))].join('\r\n') + '\r\n';
 }

@@ -2,6 +2,7 @@ import { type Document, isCollection, isNode, LineCounter, parseDocument, visit 
 import { SUITE_ERROR_CODES as E, type SuiteError } from './suite-error';
 import { MAX_SUITE_BYTES } from './suite.limits';
 import { type SuiteValidation, validateSuite } from './suite.validator';
+import { MAX_YAML_NESTING, yamlNestingExceeds } from './yaml-depth';
 
 /** More alias expansions than this is a "billion laughs" document, not a suite. */
 const MAX_ALIAS_COUNT = 100;
@@ -21,6 +22,9 @@ export function parseSuiteYaml(text: string, fileName: string): SuiteValidation 
   if (Buffer.byteLength(text, 'utf8') > MAX_SUITE_BYTES) {
     return fail([{ code: E.SUITE_TOO_LARGE, file: fileName, field: '', message: `the suite file is larger than ${MAX_SUITE_BYTES} bytes` }]);
   }
+  if (yamlNestingExceeds(text)) {
+    return fail([{ code: E.YAML_UNSUPPORTED, file: fileName, field: '', message: `the document is nested more than ${MAX_YAML_NESTING} levels deep` }]);
+  }
   const lines = new LineCounter();
   let doc: Document.Parsed;
   let raw: unknown;
@@ -37,6 +41,10 @@ export function parseSuiteYaml(text: string, fileName: string): SuiteValidation 
       // as a SuiteError), but 'silent' would also drop the multiple-documents error.
       logLevel: 'error',
     });
+    // The yaml library reports a document nested beyond its stack as errors carrying the engine's own
+    // RangeError text; one plain problem says what it means (no internal message reaches a user).
+    const tooDeep = doc.errors.find((e) => /call stack/i.test(e.message));
+    if (tooDeep) return fail([located(E.YAML_UNSUPPORTED, fileName, 'the document is nested too deeply to be read', tooDeep.pos[0], lines)]);
     const problems = [
       ...doc.errors.map((e) => located(E.YAML_SYNTAX, fileName, e.message, e.pos[0], lines)),
       ...doc.warnings.map((w) => located(E.YAML_UNSUPPORTED, fileName, w.message, w.pos[0], lines)),
@@ -53,7 +61,7 @@ export function parseSuiteYaml(text: string, fileName: string): SuiteValidation 
     raw = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
   } catch (error) {
     // The yaml library throws on excessive aliases and, for pathological nesting, on stack depth.
-    const why = error instanceof ReferenceError ? `more than ${MAX_ALIAS_COUNT} alias expansions` : 'the document could not be read';
+    const why = error instanceof ReferenceError ? `more than ${MAX_ALIAS_COUNT} alias expansions` : error instanceof RangeError ? 'the document is nested too deeply to be read' : 'the document could not be read';
     return fail([{ code: E.YAML_UNSUPPORTED, file: fileName, field: '', message: why }]);
   }
   if (raw === null || raw === undefined) {

@@ -171,7 +171,13 @@ function checkJson(value: unknown, path: Path, errs: Collector, depth: number): 
     errs.add(E.VALUE_NOT_JSON, formatPath(path), `nested deeper than ${MAX_VALUE_DEPTH} levels`);
     return REFUSED;
   }
-  if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
+  if (typeof value === 'string') {
+    const problem = unstorableText(value);
+    if (problem === null) return value;
+    errs.add(E.VALUE_NOT_JSON, formatPath(path), `the text contains ${problem}, which a suite cannot store`);
+    return REFUSED;
+  }
+  if (value === null || typeof value === 'boolean') return value;
   if (typeof value === 'number') {
     if (Number.isFinite(value)) return Object.is(value, -0) ? 0 : value;
     errs.add(E.VALUE_NOT_JSON, formatPath(path), `${String(value)} is not a finite number; JSON cannot express it`);
@@ -197,6 +203,11 @@ function checkJson(value: unknown, path: Path, errs: Collector, depth: number): 
           errs.add(E.FIELD_INVALID, formatPath(path), 'the key `__proto__` is not allowed');
           continue;
         }
+        const keyProblem = unstorableText(k);
+        if (keyProblem !== null) {
+          errs.add(E.VALUE_NOT_JSON, formatPath(path), `a key contains ${keyProblem}, which a suite cannot store`);
+          continue;
+        }
         entries.push([k, checkJson(v, [...path, k], errs, depth + 1)]);
       }
       return Object.fromEntries(entries);
@@ -205,6 +216,20 @@ function checkJson(value: unknown, path: Path, errs: Collector, depth: number): 
   const what = value instanceof Uint8Array ? 'binary data (!!binary)' : value instanceof Date ? 'a timestamp' : `a ${typeof value}`;
   errs.add(E.VALUE_NOT_JSON, formatPath(path), `${what} is not a JSON value; use a string`);
   return REFUSED;
+}
+
+// A lone surrogate: a high one not followed by a low one, or a low one not preceded by a high one.
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * Text JSON can carry but a suite cannot keep: U+0000 (PostgreSQL's text and jsonb refuse it) and lone
+ * surrogates (not Unicode, so not UTF-8). Refused with the field, never stored half-way (a candidate's
+ * output may contain them: outputs are hashed and scored, never stored).
+ */
+function unstorableText(text: string): string | null {
+  if (text.includes('\u0000')) return 'a NUL character (U+0000)';
+  if (LONE_SURROGATE.test(text)) return 'a lone surrogate (not valid Unicode)';
+  return null;
 }
 
 function unknownKeys(obj: CheckedObject, allowed: readonly string[], path: Path, errs: Collector, ref?: CaseRef): void {

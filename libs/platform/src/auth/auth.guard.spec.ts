@@ -1,6 +1,8 @@
 import 'reflect-metadata';
 import { Controller, Delete, Get, Global, Module, Post, type INestApplication } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
+import { APP_FILTER, APP_PIPE, NestFactory } from '@nestjs/core';
+import { EdgeTextPipe } from '../edge-text.pipe';
+import { ApiExceptionFilter } from '../api-exception.filter';
 import { JsonLogger } from '../logger';
 import { LOGGER } from '../tokens';
 import { API_KEY_STORE } from './api-key-store';
@@ -74,7 +76,9 @@ async function boot(controllers: Array<new (...args: never[]) => unknown>, setti
   const store = memoryKeyStore();
   const limiter = new MemoryRateLimiter(perMinute);
   @Global()
-  @Module({ providers: [{ provide: LOGGER, useValue: new JsonLogger('test', 'debug', (l) => lines.push(l)) }, { provide: API_KEY_STORE, useValue: store }], exports: [LOGGER, API_KEY_STORE] })
+  // As InfrastructureModule does: the one exception filter answers the domain errors (ApiError) with their
+  // codes, and the global pipe validates the bodies of DTOs marked @ValidateAtEdge.
+  @Module({ providers: [{ provide: LOGGER, useValue: new JsonLogger('test', 'debug', (l) => lines.push(l)) }, { provide: API_KEY_STORE, useValue: store }, { provide: APP_FILTER, useClass: ApiExceptionFilter }, { provide: APP_PIPE, useClass: EdgeTextPipe }], exports: [LOGGER, API_KEY_STORE] })
   class FakeInfrastructure {}
   @Module({
     imports: [FakeInfrastructure, AuthModule.forRoot({ mode: 'required', rateLimitPerMinute: perMinute, redisUrl: '', redisKeyPrefix: 't:', ...settings }, { rateLimiter: limiter })],

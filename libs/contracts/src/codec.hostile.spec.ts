@@ -1,0 +1,95 @@
+import fc from 'fast-check';
+import { fuzzSeed, heapAfterGc, hostileBusMessage, OUTPUT_CANARY, rssOf, Tally } from '../../../test/support/hostile-inputs';
+import { buildAsyncApiDocument } from './asyncapi';
+import { payloadValidators } from './asyncapi.testing';
+import { decodeMessage } from './codec';
+import { DECODE_ERROR_CODES } from './contract-error';
+import type { MessageDefinition } from './message-definition';
+import { MESSAGE_DEFINITIONS } from './registry';
+import { ALL_SUBJECTS } from './subjects';
+
+/**
+ * Issue 18 part 3, the bus edge: generated hostile messages for every subject go through the decoder. Each
+ * one is either accepted - and then matches its AsyncAPI schema - or refused with a dead-letter code; never
+ * an exception, never DECODER_ERROR (the decoder's own bug net), never a reason quoting an output (D1), no
+ * prototype polluted, memory bounded. Replay a failure with FUZZ_SEED=<the printed seed>.
+ */
+const DEFINITIONS = MESSAGE_DEFINITIONS as unknown as readonly MessageDefinition[];
+const CODES = new Set<string>(DECODE_ERROR_CODES);
+const MESSAGES = Number(process.env['FUZZ_BUS_MESSAGES'] ?? 11_000);
+const RAW = 1_500;
+
+const mib = (bytes: number): string => (bytes / 2 ** 20).toFixed(0);
+
+describe('hostile bus messages for every subject, at the decoder (issue 18, R7, D1)', () => {
+  const seed = fuzzSeed();
+  const validatorOf = payloadValidators(buildAsyncApiDocument());
+  const tally = new Tally();
+
+  beforeAll(() => {
+    for (const def of DEFINITIONS) validatorOf(def.schema); // compiled before memory is measured
+    console.log(`hostile bus messages: seed ${seed} (replay: FUZZ_SEED=${seed})`);
+  });
+
+  afterAll(() => {
+    console.log(`hostile bus messages: ${tally.summary()}`);
+  });
+
+  function check(subject: string, bytes: Uint8Array): void {
+    tally.tried++;
+    let result: ReturnType<typeof decodeMessage>;
+    try {
+      result = decodeMessage(subject, bytes);
+    } catch (error) {
+      tally.crashes++;
+      throw error;
+    }
+    if (result.ok) {
+      tally.accepted++;
+      const validate = validatorOf(result.message.schema);
+      expect(validate(result.message) ? 'matches its schema' : validate.errors).toBe('matches its schema');
+      return;
+    }
+    if (result.code === 'DECODER_ERROR') tally.crashes++;
+    expect(result.code).not.toBe('DECODER_ERROR');
+    expect(CODES.has(result.code)).toBe(true);
+    expect(result.reason).not.toContain(OUTPUT_CANARY);
+    tally.refuse(result.code);
+  }
+
+  it(`${MESSAGES} mutated messages (wrong types, extra, missing and prototype keys, deep, huge, NUL, surrogates, invalid UTF-8)`, () => {
+    const before = rssOf();
+    const heapBefore = heapAfterGc();
+    fc.assert(
+      fc.property(hostileBusMessage(DEFINITIONS), (m) => check(m.subject, m.bytes)),
+      { seed, numRuns: MESSAGES },
+    );
+    // Nothing reached a prototype, whatever the keys said.
+    expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
+    expect(Object.prototype).not.toHaveProperty('polluted');
+    const heapGrown = heapAfterGc() - heapBefore;
+    const after = rssOf();
+    console.log(
+      `hostile bus messages: RSS ${mib(before)} MiB before, ${mib(after)} MiB after; ` +
+        `heap after GC ${mib(heapBefore)} MiB before, ${mib(heapBefore + heapGrown)} MiB after`,
+    );
+    // Nothing is retained per message (a leak of 1 KiB each would be 11 MiB), and the process stays bounded
+    // although 8 MiB messages went through.
+    expect(heapGrown).toBeLessThan(8 * 2 ** 20);
+    expect(after).toBeLessThan(768 * 2 ** 20);
+    // The campaign reached every refusal a payload can cause, not only the first gate.
+    for (const code of ['MALFORMED_JSON', 'INVALID_ENVELOPE', 'SCHEMA_MISMATCH', 'INVALID_PAYLOAD', 'OUTPUT_TOO_LARGE']) {
+      expect(tally.refused.get(code) ?? 0).toBeGreaterThan(0);
+    }
+  }, 120_000);
+
+  it(`${RAW} raw byte strings on every subject`, () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...ALL_SUBJECTS), fc.uint8Array({ maxLength: 300 }), (subject, bytes) => {
+        check(subject, bytes);
+      }),
+      { seed, numRuns: RAW },
+    );
+    expect(tally.crashes).toBe(0);
+  });
+});

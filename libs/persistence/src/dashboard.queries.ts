@@ -1,0 +1,205 @@
+import { isSafeId } from '@evals/contracts';
+import { summarizeRun, type RunDoc, type RunStatus, type RunSummary } from '@evals/domain';
+import { JudgeStatusRepository, type JudgeStatus } from './judge-status.repository';
+import type { CaseView } from './run.queries';
+import type { Sql } from './sql';
+import type { DataSource } from 'typeorm';
+
+const ISO = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
+
+/** Filters of the dashboard's runs list (docs/dashboard.md); each one optional. */
+export interface RunListFilter {
+  readonly suite_key?: string;
+  readonly subject_kind?: string;
+  readonly subject_id?: string;
+  readonly variant?: string;
+  /** A regression verdict (`regressed`, `inconclusive_noise`, `no_regression`, `no_baseline`) or `undecided`. */
+  readonly verdict?: string;
+  readonly status?: RunStatus;
+}
+
+/** One row of the runs list: the run's summary (rate, denominator, 95% interval) and its verdict, if decided. */
+export interface RunListItem {
+  readonly run_id: string;
+  readonly suite_key: string;
+  readonly suite_version: number;
+  readonly subject_kind: string;
+  readonly subject_id: string;
+  readonly variant: string | null;
+  readonly status: RunStatus;
+  readonly case_count: number;
+  readonly opened_at: string;
+  readonly completed_at: string | null;
+  readonly summary: RunSummary;
+  readonly verdict: string | null;
+  readonly baseline_run_id: string | null;
+  readonly completeness: string | null;
+}
+
+export interface Page<T> {
+  readonly items: T[];
+  readonly total: number;
+  readonly offset: number;
+  readonly limit: number;
+}
+
+export interface CasePageFilter {
+  /** true: passed cases only; false: failed only. */
+  readonly passed?: boolean;
+}
+
+/**
+ * The read model's list views for the dashboard (issue 17): runs with their verdicts, a run's cases a page
+ * at a time (a 10 000-case run is never sent whole to draw its first page). Read-only snapshots, like
+ * RunQueries; labels and scores only, never an output (D1).
+ */
+export class DashboardQueries {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async runs(filter: RunListFilter, offset: number, limit: number): Promise<Page<RunListItem>> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    const eq = (column: string, value: string | undefined) => {
+      if (value === undefined) return;
+      params.push(value);
+      where.push(`${column} = $${params.length}`);
+    };
+    eq('r.suite_key', filter.suite_key);
+    eq('r.subject_kind', filter.subject_kind);
+    eq('r.subject_id', filter.subject_id);
+    eq('r.variant', filter.variant);
+    eq('r.status', filter.status);
+    if (filter.verdict === 'undecided') where.push('v.run_id IS NULL');
+    else eq('v.verdict', filter.verdict);
+    const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
+    return this.readOnly(async (sql) => {
+      const [count] = await sql.query(`SELECT count(*)::int AS n FROM runs r LEFT JOIN read_run_verdicts v ON v.run_id = r.run_id ${clause}`, params);
+      const rows: Array<{ doc: RunDoc; verdict: string | null; baseline_run_id: string | null; completeness: string | null }> = await sql.query(
+        `SELECT r.doc, v.verdict, v.baseline_run_id, v.completeness FROM runs r LEFT JOIN read_run_verdicts v ON v.run_id = r.run_id ${clause}
+         ORDER BY r.opened_at DESC, r.run_id DESC OFFSET $${params.length + 1} LIMIT $${params.length + 2}`,
+        [...params, offset, limit],
+      );
+      const items = rows.map(({ doc, verdict, baseline_run_id, completeness }) => ({
+        run_id: doc.run_id,
+        suite_key: doc.suite_key,
+        suite_version: doc.suite_version,
+        subject_kind: doc.subject_kind,
+        subject_id: doc.subject_id,
+        variant: doc.variant ?? null,
+        status: doc.status,
+        case_count: doc.case_count,
+        opened_at: doc.opened_at,
+        completed_at: doc.completed_at,
+        summary: summarizeRun(doc),
+        verdict,
+        baseline_run_id,
+        completeness,
+      }));
+      return { items, total: count.n, offset, limit };
+    });
+  }
+
+  /** A run's cases ordered by case id, a page at a time; null when the run is not projected. */
+  async cases(runId: string, filter: CasePageFilter, offset: number, limit: number): Promise<Page<CaseView> | null> {
+    if (!isSafeId(runId)) return null;
+    return this.readOnly(async (sql) => {
+      const [run] = await sql.query(`SELECT 1 FROM runs WHERE run_id = $1`, [runId]);
+      if (!run) return null;
+      const params: unknown[] = [runId];
+      let clause = 'run_id = $1';
+      if (filter.passed !== undefined) {
+        params.push(filter.passed);
+        clause += ' AND passed = $2';
+      }
+      const [count] = await sql.query(`SELECT count(*)::int AS n FROM evidence WHERE ${clause}`, params);
+      const rows = await sql.query(
+        `SELECT case_id, scorer, scorer_version, score, passed, label, to_char(scored_at AT TIME ZONE 'UTC', ${ISO}) AS scored_at
+         FROM evidence WHERE ${clause} ORDER BY case_id OFFSET $${params.length + 1} LIMIT $${params.length + 2}`,
+        [...params, offset, limit],
+      );
+      const items: CaseView[] = rows.map((r: CaseView) => ({ ...r, score: Number(r.score) }));
+      return { items, total: count.n, offset, limit };
+    });
+  }
+
+  private readOnly<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
+    return this.dataSource.transaction('REPEATABLE READ', async (manager) => {
+      await manager.query('SET TRANSACTION READ ONLY');
+      return work(manager);
+    });
+  }
+}
+
+/** One recorded gate in the ingestion app's list (GT5): both verdicts and how many overrides it had. */
+export interface GateListItem {
+  readonly gate_id: string;
+  readonly run_id: string;
+  readonly kind: string;
+  readonly suite_key: string | null;
+  readonly subject_id: string | null;
+  readonly recorded_verdict: 'pass' | 'fail';
+  readonly effective_verdict: 'pass' | 'fail';
+  readonly reasons: string[];
+  readonly warnings: string[];
+  readonly overrides: number;
+  readonly recorded_at: string;
+}
+
+/** Recorded gates, newest first (the ingestion app's `GET /v1/gates`). */
+export class GateListQueries {
+  async list(sql: Sql, filter: { run_id?: readonly string[] }, offset: number, limit: number): Promise<Page<GateListItem>> {
+    const params: unknown[] = [];
+    let clause = '';
+    if (filter.run_id && filter.run_id.length) {
+      params.push(filter.run_id);
+      clause = `WHERE g.run_id = ANY($1::text[])`;
+    }
+    const [count] = await sql.query(`SELECT count(*)::int AS n FROM gate_verdicts g ${clause}`, params);
+    // The effective verdict is the last override's `after` (overrides only ever pass a failed gate, GT5).
+    const rows = await sql.query(
+      `SELECT g.gate_id, g.run_id, g.recorded_verdict, g.report, to_char(g.recorded_at AT TIME ZONE 'UTC', ${ISO}) AS recorded_at,
+              (SELECT count(*)::int FROM gate_overrides o WHERE o.gate_id = g.gate_id) AS overrides,
+              (SELECT o.after FROM gate_overrides o WHERE o.gate_id = g.gate_id ORDER BY o.id DESC LIMIT 1) AS last_after
+       FROM gate_verdicts g ${clause} ORDER BY g.recorded_at DESC, g.gate_id DESC OFFSET $${params.length + 1} LIMIT $${params.length + 2}`,
+      [...params, offset, limit],
+    );
+    const codes = (list: unknown): string[] => (Array.isArray(list) ? list.map((r) => String((r as { code?: unknown })?.code ?? '')) : []);
+    const items: GateListItem[] = rows.map((r: Record<string, any>) => {
+      const report = (r.report ?? {}) as Record<string, any>;
+      return {
+        gate_id: r.gate_id,
+        run_id: r.run_id,
+        kind: report.kind === 'family' ? 'family' : 'suite',
+        suite_key: report.run?.suite_key ?? null,
+        subject_id: report.subject?.id ?? report.run?.subject_id ?? null,
+        recorded_verdict: r.recorded_verdict,
+        effective_verdict: r.last_after ?? r.recorded_verdict,
+        reasons: codes(report.reasons),
+        warnings: codes(report.warnings),
+        overrides: r.overrides,
+        recorded_at: r.recorded_at,
+      };
+    });
+    return { items, total: count.n, offset, limit };
+  }
+}
+
+/** A judge pin's status with the verbosity correlations of its latest report (J4). */
+export type JudgePinStatus = JudgeStatus & { readonly verbosity_bias: unknown };
+
+/** Every judge pin with a calibration report, plus the ones asked for, each with its status (J4). */
+export class JudgePinQueries {
+  constructor(private readonly status = new JudgeStatusRepository()) {}
+
+  async list(sql: Sql, also: ReadonlyArray<{ judge_model: string; prompt_version: string }> = []): Promise<JudgePinStatus[]> {
+    const rows: Array<{ judge_model: string; prompt_version: string; verbosity_bias: unknown }> = await sql.query(
+      `SELECT DISTINCT ON (judge_model, prompt_version) judge_model, prompt_version, report->'verbosity_bias' AS verbosity_bias
+       FROM calibration_reports ORDER BY judge_model, prompt_version, created_at DESC, id DESC LIMIT 500`,
+    );
+    const pins: Array<{ judge_model: string; prompt_version: string; verbosity_bias: unknown }> = [...rows];
+    for (const p of also) if (!pins.some((q) => q.judge_model === p.judge_model && q.prompt_version === p.prompt_version)) pins.push({ ...p, verbosity_bias: null });
+    const out: JudgePinStatus[] = [];
+    for (const p of pins) out.push({ ...(await this.status.status(sql, p.judge_model, p.prompt_version)), verbosity_bias: p.verbosity_bias ?? null });
+    return out;
+  }
+}
