@@ -8,10 +8,11 @@ const Module = require('node:module');
 const path = require('node:path');
 
 const root = path.join(__dirname, '..');
-const swc = require('@swc/core');
 const options = { ...JSON.parse(fs.readFileSync(path.join(root, '.swcrc'), 'utf8')), swcrc: false, sourceMaps: 'inline' };
 const cacheDir = path.join(root, 'node_modules', '.cache', 'evals-cli');
-const salt = `${swc.version}:${JSON.stringify(options)}`;
+// swc's version from its package.json: the compiler itself (a native binding, ~30 ms) loads on a cache miss only.
+const swcVersion = JSON.parse(fs.readFileSync(require.resolve('@swc/core/package.json', { paths: [root] }), 'utf8')).version;
+const salt = `${swcVersion}:${JSON.stringify(options)}`;
 
 const resolve = Module._resolveFilename;
 Module._resolveFilename = function (request, ...rest) {
@@ -27,7 +28,7 @@ Module._extensions['.ts'] = function (module, filename) {
   try {
     code = fs.readFileSync(cached, 'utf8');
   } catch {
-    code = swc.transformSync(source, { ...options, filename }).code;
+    code = require('@swc/core').transformSync(source, { ...options, filename }).code;
     try {
       fs.mkdirSync(cacheDir, { recursive: true });
       fs.writeFileSync(`${cached}.${process.pid}`, code);

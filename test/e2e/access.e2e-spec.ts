@@ -23,7 +23,12 @@ interface RouteRow {
 
 const OPS: Array<[AppName, RouteRow['method'], string, Access]> = [
   ['ingestion', 'POST', '/v1/runs', 'operator'],
+  // A run streamed over HTTP in batches (issue 15): open, outputs, seal.
+  ['ingestion', 'POST', '/v1/streamed-runs', 'operator'],
+  ['ingestion', 'POST', '/v1/streamed-runs/:run_id/outputs', 'operator'],
+  ['ingestion', 'POST', '/v1/streamed-runs/:run_id/seal', 'operator'],
   ['ingestion', 'POST', '/v1/suites', 'operator'],
+  ['ingestion', 'GET', '/v1/suites', 'viewer'],
   ['ingestion', 'GET', '/v1/suites/:key', 'viewer'],
   ['ingestion', 'GET', '/v1/suites/:key/versions/:version', 'viewer'],
   ['ingestion', 'POST', '/v1/gate', 'operator'],
@@ -79,7 +84,7 @@ const routeId = (r: { app: string; method: string; path: string }) => `${r.app} 
 
 /** Concrete values for path parameters: well-formed, naming nothing that exists. */
 function concrete(path: string): string {
-  return path.replace(/:version/g, '1').replace(/:id/g, path.startsWith('/v1/keys') ? 'ffffffffffffffff' : 'access-probe').replace(/:key/g, 'access-probe');
+  return path.replace(/:version/g, '1').replace(/:id/g, path.startsWith('/v1/keys') ? 'ffffffffffffffff' : 'access-probe').replace(/:key/g, 'access-probe').replace(/:run_id/g, 'access-probe');
 }
 
 /** The routes an app mapped at boot, from its log (Nest logs one "Mapped {path, METHOD} route" line per route). */

@@ -39,6 +39,8 @@ jest.setTimeout(240_000);
 const CANARY = `DASH-CANARY-${uniqueSuffix()}`;
 const MODEL = 'gpt-4o-2024-08-06';
 const BIG = 10_000;
+/** The server's public address (EVALS_PUBLIC_URL): pasteable links use it, navigation stays on this origin. */
+const PUBLIC_URL = 'https://evals.example.test';
 /** Cases of the run watched live: three work messages of at most 500. */
 const LIVE = 1_500;
 
@@ -87,7 +89,7 @@ suite('e2e: the dashboard in a browser against `evals serve` (issue 17)', () => 
       dataDir: path.join(dir, 'data'),
       // One work message (up to 500 cases) per scoring transaction, four judge calls at a time: the judged
       // run's evidence lands 500 cases at a time over seconds, long enough to watch.
-      env: { WORKER_MAX_BATCH: '1', JUDGE_CONCURRENCY: '4', JUDGE_PROVIDER: 'openai', JUDGE_MODEL: MODEL, JUDGE_BASE_URL: fake.baseUrl, JUDGE_API_KEY: 'test', JUDGE_MAX_RETRIES: '0', JUDGE_INPUT_USD_PER_MTOK: '2.5', JUDGE_OUTPUT_USD_PER_MTOK: '10' },
+      env: { WORKER_MAX_BATCH: '1', JUDGE_CONCURRENCY: '4', JUDGE_PROVIDER: 'openai', JUDGE_MODEL: MODEL, JUDGE_BASE_URL: fake.baseUrl, JUDGE_API_KEY: 'test', JUDGE_MAX_RETRIES: '0', JUDGE_INPUT_USD_PER_MTOK: '2.5', JUDGE_OUTPUT_USD_PER_MTOK: '10', EVALS_PUBLIC_URL: `${PUBLIC_URL}/` },
     });
     await pushSuite('dash-triage', 40);
     await pushSuite('dash-small', 10);
@@ -100,6 +102,11 @@ suite('e2e: the dashboard in a browser against `evals serve` (issue 17)', () => 
     expect(gate.body.recorded_verdict).toBe('fail');
     // An inconclusive drop: 2 of 10 cases lost, more than the threshold, an interval that reaches zero.
     await run({ suite_key: 'dash-small', run_id: 'small-base', outputs: outputs(10, 0) });
+    // The suite changes between the baseline and the candidate (a new description is a new version, V1), so
+    // "what changed since the baseline" has a real change to show: suite version 1 -> 2.
+    const cases10 = Array.from({ length: 10 }, (_, i) => ({ id: `c${String(i).padStart(5, '0')}`, input: `question ${i}`, expected: 'yes' }));
+    const v2 = await api('POST', '/v1/suites', { key: 'dash-small', description: 'Reworded after the baseline run.', default_scorer: { type: 'exact' }, pass_threshold: 0.8, regression_threshold: 0.1, cases: cases10 });
+    expect(v2.status).toBe(201);
     await run({ suite_key: 'dash-small', run_id: 'small-cand', baseline_run_id: 'small-base', outputs: outputs(10, 2) });
     browser = await launchBrowser();
   }, 240_000);
@@ -165,6 +172,11 @@ suite('e2e: the dashboard in a browser against `evals serve` (issue 17)', () => 
     expect(await fieldText(page, 'difference')).toBe(`${pp(deciding.diff)} (95% CI ${pp(deciding.lower)} to ${pp(deciding.upper)})`);
     expect(await fieldText(page, 'method')).toBe(deciding.method === 'newcombe_paired_10' ? 'Newcombe paired method 10' : 'Newcombe hybrid score');
     expect(await fieldText(page, 'score_drop')).toBe(`${num3(c.score_drop)} / ${num3(c.regression_threshold)}`);
+    // The link to paste into a CI summary is under EVALS_PUBLIC_URL - the same one the CLI's Markdown summary
+    // builds - while the page's own navigation stays relative to the address this tab reached.
+    expect(await fieldText(page, 'share_url')).toBe(`${PUBLIC_URL}/runs/dash-regressed`);
+    expect(await page.locator('[data-field="share_url"] a').getAttribute('href')).toBe(`${PUBLIC_URL}/runs/dash-regressed`);
+    expect(await page.locator('[data-field="baseline"] a').getAttribute('href')).toBe('/runs/dash-base');
     // The chart is drawn by Chart.js on a canvas (not hand-made SVG), and says what it shows.
     const chart = page.locator('[data-chart="difference"] canvas');
     expect(await chart.getAttribute('aria-label')).toContain(`95% interval ${pp(deciding.lower)} to ${pp(deciding.upper)}`);
@@ -196,6 +208,13 @@ suite('e2e: the dashboard in a browser against `evals serve` (issue 17)', () => 
     expect(await fieldText(page, 'verdict')).toBe('inconclusive noise');
     expect(await fieldText(page, 'difference')).toBe(`${pp(deciding.diff)} (95% CI ${pp(deciding.lower)} to ${pp(deciding.upper)})`);
     expect(await fieldText(page, 'finding')).toMatch(/^No finding/);
+    // The baseline ran on suite version 1, the candidate on 2: the API's change report, seen on the page.
+    expect(c.changes).toMatchObject({ anything_changed: true, suite_version: { baseline: 1, run: 2 } });
+    expect((await api('GET', '/v1/runs/small-cand')).body.run.suite_version).toBe(2);
+    expect(await fieldText(page, 'changes')).toBe('suite version 1 → 2');
+    // An unchanged comparison says so.
+    await visit(page, '/runs/dash-steady');
+    expect(await fieldText(page, 'changes')).toBe('nothing (same suite version, judge and scorers)');
     await page.close();
   });
 
@@ -226,6 +245,7 @@ suite('e2e: the dashboard in a browser against `evals serve` (issue 17)', () => 
     expect(triage.trend.slope_per_run).not.toBeNull(); // complete runs only: three runs without a judge case
     expect(await page.locator('[data-field="export_csv"]').getAttribute('href')).toBe('/v1/scorecards?format=csv');
     expect(await page.locator('[data-field="export_json"]').getAttribute('href')).toBe('/v1/scorecards?format=json');
+    expect(await fieldText(page, 'share_url')).toBe(`${PUBLIC_URL}/scorecards`);
     const csv = await fetch(`${server.url}/v1/scorecards?format=csv`);
     expect(csv.headers.get('content-type')).toMatch(/text\/csv/);
     await page.close();
@@ -260,6 +280,7 @@ suite('e2e: the dashboard in a browser against `evals serve` (issue 17)', () => 
     for (const r of before.reasons) expect(await page.locator(`[data-field="reasons"] li[data-code="${r.code}"]`).innerText()).toBe(`${r.code}: ${r.message}`);
     expect(await fieldText(page, 'recorded_verdict')).toBe('fail');
     expect(await fieldText(page, 'effective_verdict')).toBe('fail');
+    expect(await fieldText(page, 'share_url')).toBe(`${PUBLIC_URL}/gates/${g.gate_id}`);
     // Access control is off on the loopback: the page is served as the admin, and offers the override.
     const submit = page.getByRole('button', { name: 'Override to pass' });
     await submit.click();
@@ -287,36 +308,73 @@ suite('e2e: the dashboard in a browser against `evals serve` (issue 17)', () => 
     await page.close();
   });
 
-  it('judges: the configured judge uncalibrated, then certified by a calibration, with agreement against the target, kappa, sensitivity and specificity with denominators', async () => {
+  it('judges: the configured judge uncalibrated, then one row per calibrated scope - two rubrics of one pin, each with its own status, agreement against its target, kappa, sensitivity and specificity with denominators (J4)', async () => {
     const page = await browser.page();
     await visit(page, '/judges', 'judges-uncalibrated');
-    const key = `tr[data-key="${MODEL}|judge-v1"]`;
-    expect(await fieldText(page, 'status', key)).toBe('uncalibrated');
-    expect(await fieldText(page, 'reasons', key)).toBe('never_calibrated');
-    // 60 items, 30 passed by humans; the judge disagrees on 3: agreement 57/60.
-    const items = Array.from({ length: 60 }, (_, i) => {
-      const human = i < 30 ? 'pass' : 'fail';
-      const judgePasses = i < 28 || i === 59;
-      const output = `${judgePasses ? 'JUDGE-PASS' : 'meh'} answer ${i} ${CANARY}`;
-      return { item_id: `i${i}`, human, output };
-    });
+    const unmeasured = `tr[data-key="${MODEL}|judge-v1|"]`;
+    expect(await fieldText(page, 'status', unmeasured)).toBe('uncalibrated');
+    expect(await fieldText(page, 'reasons', unmeasured)).toBe('never_calibrated');
+    expect(await fieldText(page, 'scope', unmeasured)).toBe('none measured');
     const sha = (t: string) => createHash('sha256').update(t, 'utf8').digest('hex');
-    const set = await api('POST', '/v1/calibration-sets', { name: 'dash', rubric: 'Answers the question.', items: items.map((i) => ({ item_id: i.item_id, output_hash: sha(i.output), human_verdict: i.human, output_chars: i.output.length })) });
-    expect(set.status).toBe(201);
-    const cal = await api('POST', '/v1/calibrations', { set_id: set.body.set.id, outputs: items.map((i) => ({ item_id: i.item_id, output: i.output })) });
-    expect(cal.status).toBe(201);
-    expect(cal.body.status).toBe('certified');
+    /** 60 items, 30 passed by humans; the judge passes the items `judgePasses` picks. */
+    const calibrate = async (name: string, rubric: string, judgePasses: (i: number) => boolean) => {
+      const items = Array.from({ length: 60 }, (_, i) => {
+        const human = i < 30 ? 'pass' : 'fail';
+        const output = `${judgePasses(i) ? 'JUDGE-PASS' : 'meh'} answer ${i} ${CANARY}`;
+        return { item_id: `i${i}`, human, output };
+      });
+      const set = await api('POST', '/v1/calibration-sets', { name, rubric, items: items.map((i) => ({ item_id: i.item_id, output_hash: sha(i.output), human_verdict: i.human, output_chars: i.output.length })) });
+      expect(set.status).toBe(201);
+      const cal = await api('POST', '/v1/calibrations', { set_id: set.body.set.id, outputs: items.map((i) => ({ item_id: i.item_id, output: i.output })) });
+      expect(cal.status).toBe(201);
+      return cal.body;
+    };
+    // Rubric A: the judge disagrees on 3 items, agreement 57/60 - certified.
+    expect((await calibrate('dash', 'Answers the question.', (i) => i < 28 || i === 59)).status).toBe('certified');
+    // Rubric B, the same pin: it disagrees on 15 (10 human passes failed, 5 human fails passed), 45/60 - not certified.
+    expect((await calibrate('dash-tone', 'Replies politely.', (i) => i < 20 || i >= 55)).status).toBe('not_certified');
     await visit(page, '/judges', 'judges');
-    const j = (await api('GET', '/v1/judges')).body.judges.find((x: any) => x.judge_model === MODEL);
+    const listed = (await api('GET', '/v1/judges')).body.judges.filter((x: any) => x.judge_model === MODEL);
+    const scopeA = `rubric:${sha('Answers the question.')}`;
+    const scopeB = `rubric:${sha('Replies politely.')}`;
+    // Two scopes of one pin: two rows, and no longer an unmeasured one.
+    expect(listed.map((x: any) => x.scope).sort()).toEqual([scopeA, scopeB].sort());
+    expect(await page.locator(unmeasured).count()).toBe(0);
+    expect(await page.locator(`main tbody tr[data-key^="${MODEL}|judge-v1|"]`).count()).toBe(2);
     const rate = (r: any) => `${pct(r.value)} (${r.numerator}/${r.denominator}, 95% CI ${interval(r.lower, r.upper)})`;
-    expect(await fieldText(page, 'status', key)).toBe('certified');
-    expect(await fieldText(page, 'agreement', key)).toBe(rate(j.agreement));
-    expect(j.agreement).toMatchObject({ numerator: 57, denominator: 60 });
-    expect(await fieldText(page, 'kappa', key)).toBe(num3(j.kappa));
-    expect(await fieldText(page, 'sensitivity', key)).toBe(rate(j.sensitivity));
-    expect(await fieldText(page, 'specificity', key)).toBe(rate(j.specificity));
-    expect(await fieldText(page, 'target', key)).toBe(`agreement ${pct(j.targets.agreement)}, kappa ${num3(j.targets.kappa)}`);
-    expect(await page.evaluate(() => Boolean((window as any).Chart?.getChart(document.querySelector('[data-chart="agreement"] canvas'))))).toBe(true);
+    const expected: Record<string, { status: string; agreed: number; set: string }> = {
+      [scopeA]: { status: 'certified', agreed: 57, set: 'dash' },
+      [scopeB]: { status: 'not_certified', agreed: 45, set: 'dash-tone' },
+    };
+    for (const j of listed) {
+      const key = `tr[data-key="${MODEL}|judge-v1|${j.scope}"]`;
+      const want = expected[j.scope]!;
+      expect(j.status).toBe(want.status);
+      expect(j.agreement).toMatchObject({ numerator: want.agreed, denominator: 60 });
+      expect(await fieldText(page, 'status', key)).toBe(want.status.replace(/_/g, ' '));
+      expect(await fieldText(page, 'reasons', key)).toBe(j.reasons.length ? j.reasons.join(', ') : 'meets every target');
+      expect(await fieldText(page, 'scope', key)).toBe(`rubric ${j.scope.slice('rubric:'.length, 'rubric:'.length + 12)}…`);
+      expect(await fieldText(page, 'set_name', key)).toBe(want.set);
+      expect(await fieldText(page, 'agreement', key)).toBe(rate(j.agreement));
+      expect(await fieldText(page, 'kappa', key)).toBe(num3(j.kappa));
+      expect(await fieldText(page, 'sensitivity', key)).toBe(rate(j.sensitivity));
+      expect(await fieldText(page, 'specificity', key)).toBe(rate(j.specificity));
+      expect(await fieldText(page, 'target', key)).toBe(`agreement ${pct(j.targets.agreement)}, kappa ${num3(j.targets.kappa)}`);
+    }
+    expect(listed.find((x: any) => x.scope === scopeB).reasons.length).toBeGreaterThan(0);
+    // The chart: one interval per scope, each against its own target.
+    const chart = await page.evaluate(() => {
+      const c = (window as any).Chart.getChart(document.querySelector('[data-chart="agreement"] canvas'));
+      return { labels: c.data.labels, datasets: c.data.datasets.map((d: any) => ({ label: d.label, data: d.data })) };
+    });
+    const mine = chart.labels.map((l: string, i: number) => ({ l, i })).filter(({ l }: { l: string }) => l.startsWith(`${MODEL} · judge-v1 · `));
+    expect(mine).toHaveLength(2);
+    for (const { l, i } of mine) {
+      const j = listed.find((x: any) => l.endsWith(`rubric ${x.scope.slice('rubric:'.length, 'rubric:'.length + 12)}…`));
+      expect(chart.datasets[0].data[i]).toEqual([j.agreement.lower * 100, j.agreement.upper * 100]);
+      expect(chart.datasets[2]).toMatchObject({ label: 'target' });
+      expect(chart.datasets[2].data[i].x).toBeCloseTo(j.targets.agreement * 100, 10);
+    }
     await page.close();
   });
 
@@ -409,6 +467,6 @@ suite('e2e: the dashboard in a browser against `evals serve` (issue 17)', () => 
       expect(JSON.stringify((await api('GET', route)).body)).not.toContain(CANARY);
     }
     // A run without a finding answers 404 FINDING_NOT_FOUND (the API's documented answer); nothing else may fail.
-    expect(browser.errors.filter((e) => !/status of 404 .*\/v1\/findings\/(small-cand|live-run|big-run)\)$/.test(e))).toEqual([]);
+    expect(browser.errors.filter((e) => !/status of 404 .*\/v1\/findings\/(small-cand|dash-steady|live-run|big-run)\)$/.test(e))).toEqual([]);
   });
 });

@@ -291,6 +291,38 @@ export function httpApiContract(label: string, start: () => Promise<ContractTarg
         expect(r.json).toMatchObject({ created: true, same_content_as: 1, suite: { version: 3, content_hash: hashV1 } });
       });
 
+      it('GET /v1/suites lists every stored suite by key: latest version, its case count, the number of versions; paged', async () => {
+        // A suite pushed and never run is listed too (the CLI's "did you mean" reads this list).
+        const only = `contract-listed-${sfx}`;
+        expectStatus(await post('ingestion', '/v1/suites', { ...suite, key: only, cases: suite.cases.slice(0, 2) }), 201);
+        const found: Record<string, any> = {};
+        let total = -1;
+        for (let offset = 0; total < 0 || offset < total; offset += 500) {
+          const page = await get('ingestion', `/v1/suites?offset=${offset}&limit=500`);
+          expectStatus(page, 200);
+          expect(page.json).toMatchObject({ offset, limit: 500 });
+          total = page.json.total;
+          const keys = page.json.items.map((i: any) => i.suite_key);
+          expect(keys).toEqual([...keys].sort());
+          for (const item of page.json.items) found[item.suite_key] = item;
+          if (page.json.items.length === 0) break;
+        }
+        expect(Object.keys(found)).toHaveLength(total);
+        expect(found[key]).toMatchObject({ suite_key: key, latest_version: 3, case_count: 3, versions: 3, content_hash: hashV1, description: 'contract test suite' });
+        expect(found[key].created_at).toMatch(ISO);
+        expect(found[key].first_created_at).toMatch(ISO);
+        expect(found[key].first_created_at <= found[key].created_at).toBe(true);
+        expect(found[only]).toMatchObject({ suite_key: only, latest_version: 1, case_count: 2, versions: 1 });
+        const one = await get('ingestion', '/v1/suites?limit=1');
+        expectStatus(one, 200);
+        expect(one.json.items).toHaveLength(1);
+        expect(one.json).toMatchObject({ offset: 0, limit: 1, total });
+        for (const q of ['limit=0', 'limit=501', 'offset=-1', 'offset=x']) {
+          const bad = await get('ingestion', `/v1/suites?${q}`);
+          expect([q, bad.status, bad.json.code, bad.json.field]).toEqual([q, 400, 'INVALID_REQUEST', q.split('=')[0]]);
+        }
+      });
+
       it('unknown suite, unknown version, bad version: 404/404/400 with codes', async () => {
         const none = await get('ingestion', `/v1/suites/contract-none-${sfx}`);
         expect(none.status).toBe(404);

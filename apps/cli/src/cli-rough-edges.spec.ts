@@ -107,19 +107,65 @@ describe('unit: run and gate check the limits before anything is sent', () => {
     expect(r.err).toContain('HTTP 413 OUTPUT_TOO_LARGE: invalid request: outputs[1].output (maxUtf8Bytes) (field: outputs[1].output) (outputs[1] is case route-refund-status)');
   });
 
-  it('more outputs than one run takes, or more bytes than one message carries, are refused the same way', async () => {
+  it('above the inline cap run and gate stream (issue 15): open, batches from the file, seal; a sampled gate is refused locally', async () => {
     const many = path.join(dir, 'many.jsonl');
     fs.writeFileSync(many, Array.from({ length: MAX_INLINE_OUTPUTS + 1 }, (_, i) => JSON.stringify({ case_id: `c${i}`, output: 'x' })).join('\n'));
     const heavy = path.join(dir, 'heavy.jsonl');
     fs.writeFileSync(heavy, Array.from({ length: 20 }, (_, i) => JSON.stringify({ case_id: `c${i}`, output: 'x'.repeat(500 * 1024) })).join('\n'));
-    const { fetch, calls } = fakeFetch(() => ({ status: 500, json: {} }));
-    const tooMany = await cli(['run', '--suite', 's', '--outputs', many, '--subject-id', 'bot'], { fetch });
-    expect(tooMany.code).toBe(2);
-    expect(tooMany.err).toContain(`${many}: 10001 outputs; one run takes at most 10,000 (MAX_INLINE_OUTPUTS`);
-    const tooHeavy = await cli(['gate', '--suite', 's', '--outputs', heavy, '--subject-id', 'bot'], { fetch });
-    expect(tooHeavy.code).toBe(2);
-    expect(tooHeavy.err).toMatch(/the outputs come to 10,240,\d+ bytes \(9\.8 MiB\) as JSON; one run's outputs travel in one message of at most 8,388,608 bytes \(8 MiB\) \(MAX_MESSAGE_BYTES/);
-    expect(calls).toHaveLength(0);
+    const streamed = () =>
+      fakeFetch((r) => {
+        if (r.method === 'POST' && r.url.endsWith('/v1/streamed-runs')) return { status: 200, json: { run_id: json(r).run_id, suite_key: 's', suite_version: 1, case_count: 20_000, created: true, phase: 'open' } };
+        if (r.method === 'POST' && r.url.endsWith('/outputs')) return { status: 200, json: { run_id: 'x', accepted: json(r).outputs.length } };
+        if (r.method === 'POST' && r.url.endsWith('/seal')) return { status: 200, json: runView({ n: 20_000, passed: 18_000 }) };
+        if (r.method === 'POST' && r.url.endsWith('/v1/gate')) return { status: 200, json: gateAnswer() };
+        return undefined;
+      });
+
+    const run = streamed();
+    const r = await cli(['run', '--suite', 's', '--outputs', many, '--subject-id', 'bot', '--run-id', 'big-1', '--json'], { fetch: run.fetch });
+    expect(r.code).toBe(0);
+    const posts = run.calls.filter((c) => c.method === 'POST');
+    expect(posts[0]).toMatchObject({ url: 'http://evals.test:3001/v1/streamed-runs' });
+    expect(json(posts[0])).toEqual({ run_id: 'big-1', suite_key: 's', subject_kind: 'agent', subject_id: 'bot', source: 'ci' });
+    const batches = posts.filter((c) => c.url.endsWith('/v1/streamed-runs/big-1/outputs')).map((c) => json(c).outputs as Array<{ case_id: string }>);
+    expect(batches.every((b) => b.length <= 1000)).toBe(true);
+    expect(batches.flat().map((o) => o.case_id)).toEqual(Array.from({ length: MAX_INLINE_OUTPUTS + 1 }, (_, i) => `c${i}`));
+    expect(posts[posts.length - 1]).toMatchObject({ url: 'http://evals.test:3001/v1/streamed-runs/big-1/seal' });
+    expect(run.calls.some((c) => c.url.endsWith('/v1/runs'))).toBe(false);
+
+    // More bytes than one message carries: streamed too; the gate then decides on the completed run.
+    const gate = streamed();
+    const g = await cli(['gate', '--suite', 's', '--outputs', heavy, '--subject-id', 'bot', '--run-id', 'big-2', '--json'], { fetch: gate.fetch });
+    expect(g.code).toBe(1); // the verdict's: gateAnswer() failed
+    const gatePosts = gate.calls.filter((c) => c.method === 'POST').map((c) => c.url.replace('http://evals.test:3001', ''));
+    expect(gatePosts[0]).toBe('/v1/streamed-runs');
+    expect(gatePosts.slice(-2)).toEqual(['/v1/streamed-runs/big-2/seal', '/v1/gate']);
+    const gateBody = json(gate.calls.find((c) => c.url.endsWith('/v1/gate'))!);
+    expect(gateBody).toMatchObject({ run_id: 'big-2', suite_key: 's', subject_id: 'bot' });
+    expect(gateBody.outputs).toBeUndefined();
+
+    // A sampled gate sends its outputs inline: above the cap it is refused before anything is sent.
+    const refused = fakeFetch(() => ({ status: 500, json: {} }));
+    const s = await cli(['gate', '--suite', 's', '--outputs', many, '--subject-id', 'bot', '--sample-size', '5', '--seed', 'x'], { fetch: refused.fetch });
+    expect(s.code).toBe(2);
+    expect(s.err).toContain(`${many}: 10001 outputs`);
+    expect(s.err).toContain('a sampled gate (--sample-size) sends its outputs inline');
+    expect(refused.calls).toHaveLength(0);
+  });
+
+  it('a batch the service refuses by index names the case; nothing is sealed', async () => {
+    const many = path.join(dir, 'many-bad.jsonl');
+    fs.writeFileSync(many, Array.from({ length: MAX_INLINE_OUTPUTS + 1 }, (_, i) => JSON.stringify({ case_id: `c${i}`, output: 'x' })).join('\n'));
+    const { fetch, calls } = fakeFetch((r) => {
+      if (r.url.endsWith('/v1/streamed-runs')) return { status: 200, json: { run_id: 'big-3', suite_key: 's', suite_version: 1, case_count: 5, created: true, phase: 'open' } };
+      if (r.url.endsWith('/outputs')) return { status: 422, json: { code: 'UNKNOWN_CASE', message: "case c7 is not in the run's suite version", field: 'outputs[7].case_id' } };
+      return undefined;
+    });
+    const r = await cli(['run', '--suite', 's', '--outputs', many, '--subject-id', 'bot', '--run-id', 'big-3'], { fetch });
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('UNKNOWN_CASE');
+    expect(r.err).toContain('(outputs[7] is case c7)');
+    expect(calls.some((c) => c.url.endsWith('/seal'))).toBe(false);
   });
 });
 
@@ -184,9 +230,13 @@ describe('unit: --suite takes a key or a file, for run, gate and score', () => {
   });
 
   it('an unknown key: the server code, the close matches and the known suites (service and files here)', async () => {
-    const { fetch } = fakeFetch((r) => {
+    // The service's suites come from GET /v1/suites: a suite pushed but never run (no scorecard) is suggested.
+    const { fetch, calls } = fakeFetch((r) => {
       if (r.method === 'POST' && r.url.endsWith('/v1/runs')) return { status: 404, json: { code: 'SUITE_NOT_FOUND', message: 'no suite with key support-traige', field: 'suite_key' } };
-      if (r.url === 'http://evals.test:3003/v1/scorecards') return { status: 200, json: { scorecards: [{ suite_key: 'billing-faq' }, { suite_key: 'support-triage-v2' }] } };
+      if (r.url === 'http://evals.test:3001/v1/suites?offset=0&limit=500') {
+        const item = (suite_key: string) => ({ suite_key, latest_version: 1, case_count: 3, versions: 1, description: null, content_hash: 'h', created_at: '2026-01-01T00:00:00.000Z', first_created_at: '2026-01-01T00:00:00.000Z' });
+        return { status: 200, json: { items: [item('billing-faq'), item('support-triage-v2')], total: 2, offset: 0, limit: 500 } };
+      }
       return undefined;
     });
     const r = await cli(['run', '--suite', 'support-traige', '--outputs', GOOD, '--subject-id', 'bot'], { fetch });
@@ -195,6 +245,7 @@ describe('unit: --suite takes a key or a file, for run, gate and score', () => {
     expect(r.err).toContain('no suite support-traige on http://evals.test:3001; did you mean support-triage or support-triage-v2?');
     expect(r.err).toContain('known suites: billing-faq, extraction-json (file examples/extraction-json.suite.yaml, not pushed), reply-tone (file examples/reply-tone.suite.yaml, not pushed), support-triage (file examples/support-triage.suite.yaml, not pushed), support-triage-v2');
     expect(r.err).not.toContain('usage:');
+    expect(calls.some((c) => c.url.includes('/v1/scorecards'))).toBe(false);
   });
 
   it('score --suite KEY scores the stored suite locally; score --suite FILE needs no service', async () => {

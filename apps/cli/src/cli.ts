@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import type { Command, Io } from './command';
-import { COMMANDS, findCommand } from './commands';
+import { COMMAND_INDEX, findCommand } from './commands';
 import { ApiError, CliError, EXIT, UsageError } from './exit-codes';
 
 export type { Io } from './command';
@@ -17,22 +17,29 @@ const ENVIRONMENT = [
   '  NO_COLOR                 no colours; EVALS_NO_PROGRESS: no progress line',
 ];
 
-export function help(name?: string): string {
-  const command = name ? COMMANDS.find((c) => c.name === name) : undefined;
-  if (command) {
-    const lines = [command.summary, '', `Usage: ${command.usage}`];
-    if (command.options && command.options.length > 0) lines.push('', 'Options:', ...command.options.map((o) => `  ${o}`));
-    if (command.environment && command.environment.length > 0) lines.push('', 'Environment:', ...command.environment.map((e) => `  ${e}`));
-    lines.push('', 'Example:', ...command.example.split('\n').map((e) => `  ${e}`), '', command.exitCodes ?? EXIT_LINE);
-    return lines.join('\n');
-  }
-  const width = Math.max(...COMMANDS.map((c) => c.name.length));
+/** The help of one command (loaded for it), or with no or an unknown name the list of commands. */
+export async function help(name?: string): Promise<string> {
+  const entry = name ? COMMAND_INDEX.find((c) => c.name === name) : undefined;
+  return entry ? commandHelp(await entry.load()) : overview();
+}
+
+function commandHelp(command: Command): string {
+  const lines = [command.summary, '', `Usage: ${command.usage}`];
+  if (command.options && command.options.length > 0) lines.push('', 'Options:', ...command.options.map((o) => `  ${o}`));
+  if (command.environment && command.environment.length > 0) lines.push('', 'Environment:', ...command.environment.map((e) => `  ${e}`));
+  lines.push('', 'Example:', ...command.example.split('\n').map((e) => `  ${e}`), '', command.exitCodes ?? EXIT_LINE);
+  return lines.join('\n');
+}
+
+/** Names and summaries only: `evals --help` loads no command (issue 15). */
+function overview(): string {
+  const width = Math.max(...COMMAND_INDEX.map((c) => c.name.length));
   return [
     'evals: score agent outputs against versioned golden suites, with honest statistics.',
     '',
     'Usage: evals COMMAND [options]   (evals COMMAND --help for one command)',
     '',
-    ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    ...COMMAND_INDEX.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     '',
     ...ENVIRONMENT,
     '',
@@ -45,19 +52,20 @@ export async function runCli(argv: readonly string[], io: Io): Promise<number> {
   const args = [...argv];
   if (args.length === 0 || args[0] === '--help' || args[0] === '-h' || args[0] === 'help') {
     const topic = args[0] === 'help' && args.length > 1 ? args.slice(1).join(' ') : undefined;
-    io.out(help(topic));
+    io.out(await help(topic));
     return args.length === 0 ? EXIT.USAGE : EXIT.PASS;
   }
-  const found = findCommand(args);
+  const found = findCommand(args, COMMAND_INDEX);
   if (!found) {
-    io.err(`evals: unknown command ${args.slice(0, 2).join(' ')}\n\n${help()}`);
+    io.err(`evals: unknown command ${args.slice(0, 2).join(' ')}\n\n${overview()}`);
     return EXIT.USAGE;
   }
-  const { command, rest } = found;
+  const { rest } = found;
+  const command = await found.command.load();
   const dashDash = rest.indexOf('--');
   const flags = dashDash === -1 ? rest : rest.slice(0, dashDash);
   if (flags.includes('--help') || flags.includes('-h')) {
-    io.out(help(command.name));
+    io.out(commandHelp(command));
     return EXIT.PASS;
   }
   try {

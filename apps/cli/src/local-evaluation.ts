@@ -3,7 +3,7 @@ import { compareRuns, parseSuiteYaml, type Comparison, type SuiteDefinition, typ
 import type { CompiledScorer, ScoreResult } from '@evals/scorers';
 import { wilson } from '@evals/stats';
 import { CliError, EXIT } from './exit-codes';
-import { checkRunSize, readOutputsFile } from './outputs-file';
+import { readOutputsFile } from './outputs-file';
 
 /**
  * Scores a suite file against an outputs file in this process, with the pure core only: no server, no
@@ -88,15 +88,5 @@ export function compareLocal(run: LocalRun, baseline: LocalRun, threshold: numbe
   return compareRuns({ run_id: run.label, n: run.n, passed: run.passed, score: run.score }, { run_id: baseline.label, n: baseline.n, passed: baseline.passed, score: baseline.score }, threshold);
 }
 
-/**
- * The outputs file as the HTTP API takes it, `[{case_id, output}]`, in file order (same checks as loadOutputs),
- * within the limits of one run (checkRunSize): refused here, before anything is sent.
- * A file with no output is refused here too: the service would refuse the run anyway
- * (422 EMPTY_RUN, R7) - an empty file is almost always a step of the pipeline that failed upstream.
- */
-export function loadOutputList(file: string): Array<{ case_id: string; output: string }> {
-  const rows = readOutputsFile(file);
-  if (rows.length === 0) throw new CliError(EXIT.USAGE, `the outputs file is empty: ${file}`);
-  checkRunSize(rows, file);
-  return rows.map((r) => ({ case_id: r.case_id, output: r.output }));
-}
+// `loadOutputList` lives with the outputs file's other readers; `evals run` loads it without the pure core.
+export { loadOutputList } from './outputs-file';

@@ -39,23 +39,31 @@ export function parseOutputs(text: string, file: string): OutputRow[] {
   const seen = new Map<string, number>();
   for (const [from, to] of spans) {
     const value = parseSpan(text, from, to, refuse);
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) refuse(from, `expected an object {"case_id": ..., "output": ...}, got ${Array.isArray(value) ? 'an array' : value === null ? 'null' : `a ${typeof value}`}`);
-    const r = value as { case_id?: unknown; output?: unknown };
-    if (typeof r.case_id !== 'string' || typeof r.output !== 'string') refuse(from, 'needs a string case_id and a string output');
-    const caseId = r.case_id as string;
-    const output = r.output as string;
-    if (!isSafeId(caseId)) refuse(from, 'case_id must be an id: 1 to 200 letters, digits and . _ : @ -, starting with a letter or digit');
-    const line = lines.at(from);
-    const earlier = seen.get(caseId);
-    if (earlier !== undefined) refuse(from, `second output for case ${caseId} (the first is on line ${earlier})`);
-    const bytes = utf8ByteLength(output);
-    if (bytes > MAX_OUTPUT_BYTES) {
-      refuse(from, `the output of case ${caseId} is ${bytesText(bytes)}; the limit is ${bytesText(MAX_OUTPUT_BYTES)} per output (OUTPUT_TOO_LARGE, docs/contracts.md)`);
-    }
-    seen.set(caseId, line);
-    rows.push({ case_id: caseId, output, line });
+    rows.push(checkRow(value, from, lines.at(from), seen, refuse));
   }
   return rows;
+}
+
+/**
+ * One parsed value of the file as an output row, or its refusal at `from`: an object with a string case_id
+ * (an id) and a string output within MAX_OUTPUT_BYTES, and no second output for a case (`seen`: case id ->
+ * line of its output, filled here).
+ */
+export function checkRow(value: unknown, from: number, line: number, seen: Pick<Map<string, number>, 'get' | 'set'>, refuse: Refuse): OutputRow {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) refuse(from, `expected an object {"case_id": ..., "output": ...}, got ${Array.isArray(value) ? 'an array' : value === null ? 'null' : `a ${typeof value}`}`);
+  const r = value as { case_id?: unknown; output?: unknown };
+  if (typeof r.case_id !== 'string' || typeof r.output !== 'string') refuse(from, 'needs a string case_id and a string output');
+  const caseId = r.case_id as string;
+  const output = r.output as string;
+  if (!isSafeId(caseId)) refuse(from, 'case_id must be an id: 1 to 200 letters, digits and . _ : @ -, starting with a letter or digit');
+  const earlier = seen.get(caseId);
+  if (earlier !== undefined) refuse(from, `second output for case ${caseId} (the first is on line ${earlier})`);
+  const bytes = utf8ByteLength(output);
+  if (bytes > MAX_OUTPUT_BYTES) {
+    refuse(from, `the output of case ${caseId} is ${bytesText(bytes)}; the limit is ${bytesText(MAX_OUTPUT_BYTES)} per output (OUTPUT_TOO_LARGE, docs/contracts.md)`);
+  }
+  seen.set(caseId, line);
+  return { case_id: caseId, output, line };
 }
 
 /**
@@ -103,7 +111,7 @@ export function bytesText(bytes: number): string {
   return kib >= 1 ? `${exact} (${Number.isInteger(kib) ? kib : kib.toFixed(1)} KiB)` : exact;
 }
 
-type Refuse = (offset: number, why: string) => never;
+export type Refuse = (offset: number, why: string) => never;
 type Span = readonly [number, number];
 
 /** One value per non-empty line (JSON Lines), unless the first value spans several lines (pretty-printed). */
@@ -157,7 +165,7 @@ function trailing(text: string, at: number, refuse: Refuse, spans: Span[]): Span
 }
 
 /** The end of the JSON value starting at `at`: brackets counted outside strings; the value itself is parsed later. */
-function valueEnd(text: string, at: number, refuse: Refuse): number {
+export function valueEnd(text: string, at: number, refuse: Refuse): number {
   const c = text[at];
   if (c === '"') return stringEnd(text, at, refuse);
   if (c === '{' || c === '[') {
@@ -178,7 +186,7 @@ function valueEnd(text: string, at: number, refuse: Refuse): number {
   return i === at ? refuse(at, 'not valid JSON') : i;
 }
 
-function stringEnd(text: string, at: number, refuse: Refuse): number {
+export function stringEnd(text: string, at: number, refuse: Refuse): number {
   for (let i = at + 1; i < text.length; i++) {
     if (text[i] === '\\') i++;
     else if (text[i] === '"') return i + 1;
@@ -186,7 +194,7 @@ function stringEnd(text: string, at: number, refuse: Refuse): number {
   return refuse(at, 'a string is not closed');
 }
 
-function parseSpan(text: string, from: number, to: number, refuse: Refuse): unknown {
+export function parseSpan(text: string, from: number, to: number, refuse: Refuse): unknown {
   try {
     return JSON.parse(text.slice(from, to));
   } catch {
@@ -290,7 +298,7 @@ export function syntaxErrorAt(text: string, from: number, to: number): number {
   }
 }
 
-function isJson(s: string): boolean {
+export function isJson(s: string): boolean {
   try {
     JSON.parse(s);
     return true;
@@ -299,13 +307,13 @@ function isJson(s: string): boolean {
   }
 }
 
-function skipSpace(text: string, at: number, end = text.length): number {
+export function skipSpace(text: string, at: number, end = text.length): number {
   let i = at;
   while (i < end && (text[i] === ' ' || text[i] === '\t' || text[i] === '\n' || text[i] === '\r')) i++;
   return i;
 }
 
-function lineEnd(text: string, at: number): number {
+export function lineEnd(text: string, at: number): number {
   const nl = text.indexOf('\n', at);
   return nl === -1 ? text.length : nl;
 }
@@ -328,4 +336,17 @@ class Lines {
     }
     return lo + 1;
   }
+}
+
+/**
+ * The outputs file as the HTTP API takes it, `[{case_id, output}]`, in file order (same checks as loadOutputs),
+ * within the limits of one run (checkRunSize): refused here, before anything is sent.
+ * A file with no output is refused here too: the service would refuse the run anyway
+ * (422 EMPTY_RUN, R7) - an empty file is almost always a step of the pipeline that failed upstream.
+ */
+export function loadOutputList(file: string): Array<{ case_id: string; output: string }> {
+  const rows = readOutputsFile(file);
+  if (rows.length === 0) throw new CliError(EXIT.USAGE, `the outputs file is empty: ${file}`);
+  checkRunSize(rows, file);
+  return rows.map((r) => ({ case_id: r.case_id, output: r.output }));
 }

@@ -177,15 +177,21 @@ async function unknownOf(keys: readonly string[], client: ApiClient): Promise<st
 }
 
 /**
- * The suites we can name: the service's (every suite with a scored run, from `GET /v1/scorecards` - the API
- * has no list of suites) and the suite files in the working directory, `examples/` and `suites/`.
+ * The suites we can name: the service's (`GET /v1/suites` - every suite pushed, run or not) and the suite
+ * files in the working directory, `examples/` and `suites/` that the service does not have.
  */
 export async function knownSuites(client: ApiClient, io: Pick<Io, 'cwd'>): Promise<Array<{ key: string; where: string }>> {
   const found = new Map<string, string>();
   try {
-    const answer = await client.get(url(client.endpoints.read, '/v1/scorecards'), { timeoutMs: 5000 });
-    const cards = isObject(answer.body) && Array.isArray(answer.body.scorecards) ? answer.body.scorecards : [];
-    for (const c of cards) if (isObject(c) && typeof c.suite_key === 'string') found.set(c.suite_key, 'service');
+    // A few pages at most: this is a suggestion list, not an inventory.
+    for (let offset = 0, page = 0; page < 4; page++) {
+      const answer = await client.get(url(client.endpoints.ingestion, `/v1/suites?offset=${offset}&limit=500`), { timeoutMs: 5000 });
+      const items = isObject(answer.body) && Array.isArray(answer.body.items) ? answer.body.items : [];
+      for (const s of items) if (isObject(s) && typeof s.suite_key === 'string') found.set(s.suite_key, 'service');
+      offset += items.length;
+      const total = isObject(answer.body) && typeof answer.body.total === 'number' ? answer.body.total : 0;
+      if (items.length === 0 || offset >= total) break;
+    }
   } catch {
     // The list is a courtesy: the refusal itself is already known.
   }

@@ -11,7 +11,8 @@ export class BudgetDto {
   @ApiPropertyOptional({ ...TIMESTAMP_PROPERTY, nullable: true, description: 'Start of the current window; null for `total`.' }) window_start!: string | null;
   @ApiProperty({ type: 'number', minimum: 0, description: 'US dollars.' }) limit_usd!: number;
   @ApiProperty({ type: 'number', minimum: 0, description: 'US dollars spent in the window: the sum of the judge spend ledger over the scope.' }) spent_usd!: number;
-  @ApiProperty({ type: 'number', minimum: 0, description: 'limit - spent, never below 0.' }) left_usd!: number;
+  @ApiProperty({ type: 'number', minimum: 0, description: 'US dollars held by gates whose judge spend is estimated but not yet in the ledger (GT4: two gates at once cannot both fit the same remaining budget).' }) reserved_usd!: number;
+  @ApiProperty({ type: 'number', minimum: 0, description: 'limit - spent - reserved, never below 0: what the next gate can spend.' }) left_usd!: number;
   @ApiProperty(TIMESTAMP_PROPERTY) updated_at!: string;
 }
 

@@ -18,6 +18,12 @@ export interface GateBudgetAssessment {
   readonly plan: BudgetPlan | null;
 }
 
+/**
+ * How long a gate's hold counts when its gate never comes back (a crashed process): past the longest
+ * synchronous run wait (RUN_TIMEOUT_MS, at most an hour), so a slow run's hold never lapses while it spends.
+ */
+export const RESERVATION_TTL_MS = 2 * 60 * 60 * 1000;
+
 /** `GET /v1/budgets`: one budget with its limit, what its window has spent and what is left. */
 export interface BudgetView {
   readonly scope: string;
@@ -26,6 +32,7 @@ export interface BudgetView {
   readonly window_start: string | null;
   readonly limit_usd: number;
   readonly spent_usd: number;
+  readonly reserved_usd: number;
   readonly left_usd: number;
   readonly updated_at: string;
 }
@@ -55,11 +62,39 @@ export class GateBudget {
     return toJudge.flatMap((c) => estimateJudgeCaseCost(c.compiled, c.output, pricing, this.config.judgeEstimatedOutputTokens) ?? []);
   }
 
-  async assess(suiteKey: string, model: string | null, toJudge: readonly CaseToJudge[]): Promise<GateBudgetAssessment> {
+  /**
+   * Weighs the estimate against the budgets and - with a `gateId`, when the plan spends - holds what it will
+   * spend, in one transaction under one advisory lock (GT4): the next gate's weighing waits for this one's
+   * commit and counts its hold, so two gates at once cannot both fit the same remaining budget. The hold
+   * becomes the actual spend in `record`, or is dropped by `release`.
+   */
+  async assess(suiteKey: string, model: string | null, toJudge: readonly CaseToJudge[], gateId?: string): Promise<GateBudgetAssessment> {
     const cases = this.estimate(toJudge);
-    let rows: BudgetRow[];
+    const now = this.clock.now();
+    let plan: BudgetPlan;
     try {
-      rows = await this.budgets.standings(this.db, budgetScopes(suiteKey, model), this.clock.now());
+      plan = await this.db.transaction(async (tx) => {
+        const holds = gateId !== undefined && cases.some((c) => c.cost_usd > 0);
+        if (holds) await this.budgets.lockSpending(tx);
+        const rows = await this.budgets.standings(tx, budgetScopes(suiteKey, model), now);
+        // What is left is the limit less the ledger's spend and what running gates hold (both shown in the report).
+        const planned = planJudgeSpend(
+          rows.map((r) => ({ ...r, spent_usd: r.spent_usd + (r.reserved_usd ?? 0), ledger_spent_usd: r.spent_usd, reserved_usd: r.reserved_usd ?? 0 })),
+          cases,
+        );
+        const held = planned.decision === 'allowed' ? planned.estimate_usd : planned.decision === 'throttled' ? (planned.judged_estimate_usd ?? 0) : 0;
+        if (holds && held > 0) {
+          await this.budgets.reserve(tx, {
+            gate_id: gateId,
+            amount_usd: held,
+            judge_model: model,
+            suite_key: suiteKey,
+            reserved_at: now.toISOString(),
+            expires_at: new Date(now.getTime() + RESERVATION_TTL_MS).toISOString(),
+          });
+        }
+        return planned;
+      });
     } catch (error) {
       this.logger.event('warn', 'budget store unreadable: judge spend refused (GT4)', {
         suite_key: suiteKey,
@@ -68,17 +103,29 @@ export class GateBudget {
       metrics.judgeBudgetRefusals.inc({ decision: 'store_unreadable' });
       return { decision: 'store_unreadable', plan: null };
     }
-    const plan = planJudgeSpend(rows, cases);
     // Nothing to judge (an existing run, no judge case with an output) spends nothing: allowed.
     const decision: BudgetDecision = plan.decision === 'not_needed' ? 'allowed' : plan.decision;
     if (decision === 'blocked' || decision === 'throttled') metrics.judgeBudgetRefusals.inc({ decision });
     return { decision, plan };
   }
 
-  /** The actual judge spend of a gate's run, appended to the ledger inside the gate's transaction. */
+  /**
+   * The actual judge spend of a gate's run, appended to the ledger inside the gate's transaction, which also
+   * drops the gate's hold: the budgets count the one or the other, never both, never neither.
+   */
   async record(tx: Sql, entry: { gate_id: string; amount_usd: number; judge_model: string | null; suite_key: string }): Promise<void> {
+    await this.budgets.release(tx, entry.gate_id);
     if (!(entry.amount_usd > 0)) return;
     await this.budgets.recordSpend(tx, { ...entry, recorded_at: this.clock.now().toISOString() });
+  }
+
+  /** Drops a gate's hold when the gate failed before its run could spend anything (best effort: a hold left expires). */
+  async release(gateId: string): Promise<void> {
+    try {
+      await this.budgets.release(this.db, gateId);
+    } catch (error) {
+      this.logger.event('warn', 'budget hold not released; it expires by itself (GT4)', { gate_id: gateId, error: error instanceof Error ? `${error.name}: ${error.message}`.slice(0, 300) : 'error' });
+    }
   }
 
   /** `GET /v1/budgets`: every budget, its limit, what its current window has spent (from the ledger) and what is left. */
@@ -100,7 +147,8 @@ export class GateBudget {
         window_start: r.window_start,
         limit_usd: r.limit_usd,
         spent_usd: r.spent_usd,
-        left_usd: Math.max(0, r.limit_usd - r.spent_usd),
+        reserved_usd: r.reserved_usd ?? 0,
+        left_usd: Math.max(0, r.limit_usd - r.spent_usd - (r.reserved_usd ?? 0)),
         updated_at: r.updated_at,
       })),
     };

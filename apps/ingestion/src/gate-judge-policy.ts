@@ -64,7 +64,7 @@ export class GateJudgePolicy {
    * certified `suite:<key>` scope, or a certified `rubric:<hash>` scope for every distinct rubric (J4): a
    * certification on another rubric of the same pin does not count.
    */
-  async assess(suiteKey: string, used: boolean, rubrics: readonly string[] = [], toJudge: readonly CaseToJudge[] = []): Promise<GateJudgeAssessment> {
+  async assess(suiteKey: string, used: boolean, rubrics: readonly string[] = [], toJudge: readonly CaseToJudge[] = [], gateId?: string): Promise<GateJudgeAssessment> {
     const judge = this.config.judge;
     const pin = { model: judge?.model ?? null, prompt_version: judge?.prompt_version ?? null };
     if (!used) return { used, status: null, credential_missing: false, budget: 'not_needed', skip: null, scopes: null, ...pin };
@@ -74,7 +74,8 @@ export class GateJudgePolicy {
       status: calibration.status,
       not_configured: !judge,
       credential_missing: judge !== null && judge.credential_missing,
-      ...(await this.budget(suiteKey, judge?.model ?? null, toJudge)),
+      // A judge the gate will skip anyway spends nothing: weighed (the report shows it), never held.
+      ...(await this.budget(suiteKey, judge?.model ?? null, toJudge, judge && !judge.credential_missing && calibration.status === 'certified' ? gateId : undefined)),
     };
     return { ...facts, skip: judgeSkip(facts), scopes: calibration.scopes, ...pin };
   }
@@ -82,6 +83,11 @@ export class GateJudgePolicy {
   /** Issue 13: the least verdict stability the gate accepts (GATE_JUDGE_MIN_STABILITY), and whether below it fails. */
   stabilityPolicy(): { readonly min: number; readonly fail: boolean } {
     return { min: this.config.judgeMinStability ?? DEFAULT_MIN_JUDGE_STABILITY, fail: this.config.judgeUnstable === 'fail' };
+  }
+
+  /** GT4: drops the gate's budget hold when it failed before its run could spend (see GateService). */
+  release(gateId: string): Promise<void> {
+    return this.budgets.release(gateId);
   }
 
   /** GT4: the judge spend the gate records after the judge calls: the run's judge cost, when the judge was called. */
@@ -129,8 +135,8 @@ export class GateJudgePolicy {
    * GT4 in money (issue 13): `toJudge` are the cases the run would judge, estimated (`repeats` calls each)
    * and weighed against every budget covering the spend. Unreadable store: refused (and logged).
    */
-  private async budget(suiteKey: string, model: string | null, toJudge: readonly CaseToJudge[]): Promise<{ budget: BudgetDecision; budget_plan: BudgetPlan | null }> {
-    const assessed = await this.budgets.assess(suiteKey, model, toJudge);
+  private async budget(suiteKey: string, model: string | null, toJudge: readonly CaseToJudge[], gateId?: string): Promise<{ budget: BudgetDecision; budget_plan: BudgetPlan | null }> {
+    const assessed = await this.budgets.assess(suiteKey, model, toJudge, gateId);
     return { budget: assessed.decision, budget_plan: assessed.plan };
   }
 }

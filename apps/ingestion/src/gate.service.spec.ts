@@ -224,7 +224,14 @@ class Stores {
         .map((b) => ({ period: 'month', window_start: '2026-12-01T00:00:00.000Z', updated_at: NOW.toISOString(), limit_usd: 0, spent_usd: 0, ...b }));
     },
     recordSpend: async (_sql: unknown, e: { gate_id: string; amount_usd: number }) => void this.spend.push({ scope: 'judge', gate_id: e.gate_id, usd: e.amount_usd }),
+    // GT4 holds (the real ones are tested on PostgreSQL: apps/ingestion/src/gate-budget.int-spec.ts).
+    lockSpending: async () => undefined,
+    reserve: async (_sql: unknown, r: { gate_id: string; amount_usd: number }) => void (this.holds.set(r.gate_id, r.amount_usd), this.reserved.push({ gate_id: r.gate_id, usd: r.amount_usd })),
+    release: async (_sql: unknown, gateId: string) => void this.holds.delete(gateId),
   } as unknown as BudgetRepository;
+  /** GT4: the budget holds of gates not yet recorded, by gate id, and every hold ever made. */
+  readonly holds = new Map<string, number>();
+  readonly reserved: Array<{ gate_id: string; usd: number }> = [];
 
   readonly gateRepository = {
     record: async (_sql: unknown, g: { gate_id: string; recorded_verdict: 'pass' | 'fail'; report: Record<string, unknown> }) =>
@@ -396,6 +403,10 @@ describe('unit: the gate (GT1-GT6)', () => {
       expect(allowed.budget).toMatchObject({ decision: 'allowed', left_usd: 1000 });
       expect(allowed.budget.estimate_usd).toBeGreaterThan(0);
       expect(allowed.judge.skipped).toBeNull();
+      // GT4: the estimate was held while the run was judged, and the hold became the recorded spend.
+      expect(roomy.stores.reserved).toEqual([{ gate_id: allowed.gate_id, usd: allowed.budget.estimate_usd }]);
+      expect(roomy.stores.holds.size).toBe(0);
+      expect(roomy.stores.spend.map((x) => x.gate_id)).toEqual([allowed.gate_id]);
 
       const tight = setup();
       tight.stores.budgets = [{ scope: 'suite:judged', mode: 'block', limit_usd: 1, spent_usd: 1 }];
@@ -403,6 +414,7 @@ describe('unit: the gate (GT1-GT6)', () => {
       expect(blocked.reasons.map((r: { code: string }) => r.code)).toContain('budget_blocked');
       expect(blocked.reasons.find((r: { code: string }) => r.code === 'budget_blocked').message).toMatch(/estimated at \$0\.\d{4} exceeds the \$0\.0000 left of budget suite:judged/);
       expect(blocked.judge.skipped).toBe('budget_blocked');
+      expect(tight.stores.reserved).toEqual([]);
 
       const broken = setup();
       broken.stores.budgets = 'unreadable';

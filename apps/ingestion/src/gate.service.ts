@@ -31,7 +31,21 @@ export class GateService {
   async gate(body: unknown): Promise<Record<string, unknown>> {
     if (isObject(body) && body['suites'] !== undefined) return this.family(body);
     const gateId = this.ids.uuid();
-    return (await this.execute(await this.prepare(body, gateId))).report;
+    const prepared = await this.prepare(body, gateId);
+    try {
+      return (await this.execute(prepared)).report;
+    } catch (error) {
+      throw await this.released([gateId], error);
+    }
+  }
+
+  /**
+   * GT4: a gate refused before its run could spend (a request error) drops its budget hold. A run still being
+   * scored (RUN_PENDING) or an unexpected failure keeps it - the run may be spending - until the hold expires.
+   */
+  private async released(gateIds: readonly string[], error: unknown): Promise<unknown> {
+    if (error instanceof IntakeError && error.code !== 'RUN_PENDING') for (const id of gateIds) await this.judges.release(id);
+    return error;
   }
 
   /**
@@ -44,13 +58,18 @@ export class GateService {
     const members = parseFamily(body);
     const familyId = this.ids.uuid();
     const prepared: Prepared[] = [];
-    for (const [i, member] of members.entries()) {
-      const gateId = this.ids.uuid();
-      const common = { subject_kind: body['subject_kind'], subject_id: body['subject_id'], ...(body['variant'] !== undefined ? { variant: body['variant'] } : {}) };
-      prepared.push(await underField(`suites[${i}]`, () => this.prepare({ ...common, ...member }, gateId, true)));
-    }
     const gated: Gated[] = [];
-    for (const [i, p] of prepared.entries()) gated.push(await underField(`suites[${i}]`, () => this.execute(p)));
+    try {
+      for (const [i, member] of members.entries()) {
+        const gateId = this.ids.uuid();
+        const common = { subject_kind: body['subject_kind'], subject_id: body['subject_id'], ...(body['variant'] !== undefined ? { variant: body['variant'] } : {}) };
+        prepared.push(await underField(`suites[${i}]`, () => this.prepare({ ...common, ...member }, gateId, true)));
+      }
+      for (const [i, p] of prepared.entries()) gated.push(await underField(`suites[${i}]`, () => this.execute(p)));
+    } catch (error) {
+      // The members not yet gated (and the one that failed) spent nothing their gate will record.
+      throw await this.released(prepared.slice(gated.length).map((p) => p.gateId), error);
+    }
     const decision = decideGateFamily(gated.map((g) => ({ suite_key: g.report.run.suite_key, decision: g.decision, regression_p: regressionPValue(g.comparison) })));
     const recordedAt = this.clock.now().toISOString();
     const report = {
@@ -107,7 +126,7 @@ export class GateService {
     // existing run is gated), whose estimated cost is weighed against the budgets.
     const outputs = new Map((existingRun ? [] : (request.outputs ?? [])).map((o) => [o.case_id, o.output] as const));
     const toJudge = [...rubrics.keys()].flatMap((id) => (outputs.has(id) ? [{ compiled: compiled.cases.get(id)!, output: outputs.get(id)! }] : []));
-    const judge = await this.judges.assess(request.suite_key, rubrics.size > 0, [...new Set(rubrics.values())], toJudge);
+    const judge = await this.judges.assess(request.suite_key, rubrics.size > 0, [...new Set(rubrics.values())], toJudge, gateId);
     return { gateId, request, sample, existingRun, judge, rubrics };
   }
 

@@ -5,6 +5,7 @@ import { INGESTION_CONFIG, type IngestionConfig } from './config';
 import { InboundConsumer } from './inbound.consumer';
 import { RunIntakeService } from './run-intake.service';
 import { RunsController } from './runs.controller';
+import { StreamedRunsController } from './streamed-runs.controller';
 import { SuitesController } from './suites.controller';
 import { SuiteCatalogService } from './suite-catalog.service';
 import { MonitorService } from './monitor.service';
@@ -36,7 +37,7 @@ export class IngestionModule {
   static features(config: IngestionConfig): DynamicModule {
     return {
       module: IngestionModule,
-      controllers: [RunsController, SuitesController, GateController, GatesListController, BudgetsController],
+      controllers: [RunsController, StreamedRunsController, SuitesController, GateController, GatesListController, BudgetsController],
       providers: [
         { provide: INGESTION_CONFIG, useValue: config },
         // Adapters as providers, so the services get them injected (and tests their fakes).

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { nextSuiteVersion, suiteContentHash, type SuiteDefinition } from '@evals/domain';
-import { PG_UNIQUE_VIOLATION, pgCode, SuiteRepository, type SuiteVersionRecord, type SuiteVersionWithCases } from '@evals/persistence';
+import { PG_UNIQUE_VIOLATION, pgCode, SuiteRepository, type Page, type SuiteSummary, type SuiteVersionRecord, type SuiteVersionWithCases } from '@evals/persistence';
 import { DATA_SOURCE } from '@evals/platform';
 import type { DataSource } from 'typeorm';
 
@@ -52,6 +52,10 @@ export class SuiteCatalogService {
       const stored = (await this.suites.versions(this.db, suite.key)).find((v) => v.version === decision.version)!;
       return { created: true, version: stored, ...(decision.same_content_as ? { same_content_as: decision.same_content_as } : {}) };
     }
+  }
+
+  list(offset: number, limit: number): Promise<Page<SuiteSummary>> {
+    return this.suites.list(this.db, offset, limit);
   }
 
   find(key: string, version?: number): Promise<SuiteVersionWithCases | null> {

@@ -1,12 +1,31 @@
-import { Body, Controller, Get, Headers, Param, Post, Res } from '@nestjs/common';
-import { ApiExtraModels, ApiParam } from '@nestjs/swagger';
-import { ApiRoute, YAML_MEDIA_TYPES } from '@evals/platform';
-import { parseSuiteYaml, validateSuite, type SuiteValidation } from '@evals/domain';
-import type { SuiteVersionWithCases } from '@evals/persistence';
+import { Body, Controller, Get, Headers, Param, Post, Query, Res } from '@nestjs/common';
+import { ApiExtraModels, ApiParam, ApiProperty } from '@nestjs/swagger';
+import { ApiRoute, TIMESTAMP_PROPERTY, YAML_MEDIA_TYPES } from '@evals/platform';
+import { parseSuiteYaml, validateSuite, type SuiteDefinition, type SuiteValidation } from '@evals/domain';
+import type { Page, SuiteSummary, SuiteVersionWithCases } from '@evals/persistence';
 import type { Response } from 'express';
 import { SuiteAnswerDto, SuiteBody, SuitePushedDto } from './ingestion.dto';
 import { IntakeError } from './intake-error';
+import { pageParams } from './page-params';
 import { SuiteCatalogService } from './suite-catalog.service';
+
+export class SuiteListItemDto {
+  @ApiProperty({ description: 'The suite key.' }) suite_key!: string;
+  @ApiProperty({ type: 'integer', minimum: 1, description: 'The latest version.' }) latest_version!: number;
+  @ApiProperty({ type: 'integer', description: 'Cases in the latest version.' }) case_count!: number;
+  @ApiProperty({ type: 'integer', minimum: 1, description: 'How many versions are stored (V1: append-only).' }) versions!: number;
+  @ApiProperty({ type: 'string', nullable: true, description: "The latest version's description." }) description!: string | null;
+  @ApiProperty({ description: "The latest version's content hash (V2)." }) content_hash!: string;
+  @ApiProperty({ ...TIMESTAMP_PROPERTY, description: 'When the latest version was pushed.' }) created_at!: string;
+  @ApiProperty({ ...TIMESTAMP_PROPERTY, description: 'When version 1 was pushed.' }) first_created_at!: string;
+}
+
+export class SuiteListPageDto {
+  @ApiProperty({ type: () => SuiteListItemDto, isArray: true, description: 'By suite key.' }) items!: SuiteListItemDto[];
+  @ApiProperty({ type: 'integer', description: 'Suites stored (not versions).' }) total!: number;
+  @ApiProperty({ type: 'integer' }) offset!: number;
+  @ApiProperty({ type: 'integer' }) limit!: number;
+}
 
 /**
  * Suites over HTTP (V1-V3). `POST /v1/suites` takes the YAML file itself (Content-Type application/yaml
@@ -31,22 +50,22 @@ export class SuitesController {
   })
   @Post()
   async push(@Body() body: SuiteBody | string, @Headers('content-type') contentType: string | undefined, @Res({ passthrough: true }) res: Response): Promise<SuitePushedDto> {
-    const validation: SuiteValidation =
-      typeof body === 'string' || /yaml|text\/plain/.test(contentType ?? '')
-        ? parseSuiteYaml(typeof body === 'string' ? body : '', 'request body')
-        : validateSuite(body, 'request body');
-    if (!validation.ok) {
-      const first = validation.errors[0];
-      throw new IntakeError(
-        'SUITE_INVALID',
-        `the suite is invalid: ${validation.errors.length} problem(s); first: ${first ? `${first.field || 'suite'}${first.case_id ? ` (case ${first.case_id})` : ''}: ${first.message}` : 'unknown'}`,
-        first?.field,
-        { errors: validation.errors },
-      );
-    }
-    const result = await this.catalog.push(validation.suite);
+    const result = await this.catalog.push(validSuite(body, contentType));
     res.status(result.created ? 201 : 200);
     return { created: result.created, ...(result.same_content_as ? { same_content_as: result.same_content_as } : {}), suite: result.version as SuitePushedDto['suite'] };
+  }
+
+  @ApiRoute({
+    tier: 'viewer',
+    summary: 'Stored suites by key, each with its latest version, case count and number of versions',
+    description: 'Every suite pushed, whether or not it was ever run; `offset` (default 0) and `limit` (default 50, at most 500) page it.',
+    ok: { status: 200, type: SuiteListPageDto, description: 'One page of suites.' },
+    errors: ['INVALID_REQUEST'],
+  })
+  @Get()
+  async list(@Query('offset') offset?: string, @Query('limit') limit?: string): Promise<Page<SuiteSummary>> {
+    const page = pageParams(offset, limit);
+    return this.catalog.list(page.offset, page.limit);
   }
 
   @ApiRoute({ tier: 'viewer', summary: "A suite's latest version, with its cases as authored", ok: { status: 200, type: SuiteAnswerDto, description: 'The latest version.' }, errors: ['SUITE_NOT_FOUND'] })
@@ -65,6 +84,27 @@ export class SuitesController {
     if (!Number.isSafeInteger(n) || n < 1) throw new IntakeError('INVALID_REQUEST', 'version must be a positive integer', 'version');
     return view(await this.catalog.find(key, n), key, n);
   }
+}
+
+/**
+ * The suite of a push body, or SUITE_INVALID with every problem (S4). Only the suite leaves this function:
+ * the compiled scorers of every case (which a push does not use) are garbage before the insert starts.
+ */
+function validSuite(body: SuiteBody | string, contentType: string | undefined): SuiteDefinition {
+  const validation: SuiteValidation =
+    typeof body === 'string' || /yaml|text\/plain/.test(contentType ?? '')
+      ? parseSuiteYaml(typeof body === 'string' ? body : '', 'request body')
+      : validateSuite(body, 'request body');
+  if (!validation.ok) {
+    const first = validation.errors[0];
+    throw new IntakeError(
+      'SUITE_INVALID',
+      `the suite is invalid: ${validation.errors.length} problem(s); first: ${first ? `${first.field || 'suite'}${first.case_id ? ` (case ${first.case_id})` : ''}: ${first.message}` : 'unknown'}`,
+      first?.field,
+      { errors: validation.errors },
+    );
+  }
+  return validation.suite;
 }
 
 function view(suite: SuiteVersionWithCases | null, key: string, version?: number): SuiteAnswerDto {

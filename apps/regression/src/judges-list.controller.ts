@@ -16,7 +16,8 @@ export class JudgesListDto {
   @ApiProperty({
     type: 'array',
     items: { type: 'object', additionalProperties: true },
-    description: "Each pin's status as GET /v1/judges/status answers it (status, reasons, n, agreement, kappa, sensitivity, specificity with numerator and denominator and 95% interval, targets), plus verbosity_bias.",
+    description:
+      "One row per calibrated scope (judge model pin + prompt version + scope `rubric:<sha256>` or `suite:<key>`), each by that scope's latest measured report as the gate reads it: status, reasons, scope, set_name, n, agreement, kappa, sensitivity, specificity with numerator, denominator and 95% interval, targets, verbosity_bias. A pin with no measured scope (and the configured judge before any calibration) is one row with status `uncalibrated` and scope null.",
   })
   judges!: JudgePinStatus[];
   @ApiProperty({ type: () => JudgePinDto, nullable: true, description: 'The judge configured on this app, if any.' }) configured!: JudgePinDto | null;
@@ -24,10 +25,11 @@ export class JudgesListDto {
 }
 
 /**
- * `GET /v1/judges` (J4, issue 17): every judge pin (model and prompt version) that has a calibration report,
- * and the judge configured here even when it has none (`uncalibrated`), each with the status of its latest
- * report - agreement with its interval, kappa, sensitivity and specificity with their denominators, the
- * targets and the reasons. One pin's status with the corrected pass rate stays at `GET /v1/judges/status`.
+ * `GET /v1/judges` (J4, issues 13 and 17): every calibrated scope of every judge pin - a certification is per
+ * model pin + prompt version + rubric (by hash) or suite, and the gate trusts only the scope its cases use, so
+ * the list is per scope, not per pin. The judge configured here appears even when it has no measured scope
+ * (`uncalibrated`). Each row: agreement with its interval, kappa, sensitivity and specificity with their
+ * denominators, the targets and the reasons. One scope with the corrected pass rate: `GET /v1/judges/status`.
  */
 @Controller('v1/judges')
 export class JudgesListController {
@@ -38,7 +40,7 @@ export class JudgesListController {
     @Inject(REGRESSION_JUDGE) private readonly judge: LangChainJudge | null,
   ) {}
 
-  @ApiRoute({ tier: 'viewer', summary: 'Every judge pin with its calibration status (J4)', ok: { status: 200, type: JudgesListDto, description: 'The pins.' } })
+  @ApiRoute({ tier: 'viewer', summary: 'Every calibrated judge scope with its status (J4)', ok: { status: 200, type: JudgesListDto, description: 'The scopes.' } })
   @Get()
   async list(): Promise<JudgesListDto> {
     const configured = this.judge ? { judge_model: this.judge.model, prompt_version: this.judge.promptVersion } : null;

@@ -74,9 +74,10 @@ describe('hostile bus messages for every subject, at the decoder (issue 18, R7, 
         `heap after GC ${mib(heapBefore)} MiB before, ${mib(heapBefore + heapGrown)} MiB after`,
     );
     // Nothing is retained per message (a leak of 1 KiB each would be 11 MiB), and the process stays bounded
-    // although 8 MiB messages went through.
+    // although 8 MiB messages went through. RSS is compared with its own start: a Jest worker's RSS before this
+    // test depends on the test files it ran earlier (over 1 GiB was seen in CI), so no absolute bound holds.
     expect(heapGrown).toBeLessThan(8 * 2 ** 20);
-    expect(after).toBeLessThan(768 * 2 ** 20);
+    expect(after - before).toBeLessThan(256 * 2 ** 20);
     // The campaign reached every refusal a payload can cause, not only the first gate.
     for (const code of ['MALFORMED_JSON', 'INVALID_ENVELOPE', 'SCHEMA_MISMATCH', 'INVALID_PAYLOAD', 'OUTPUT_TOO_LARGE']) {
       expect(tally.refused.get(code) ?? 0).toBeGreaterThan(0);

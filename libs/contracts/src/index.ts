@@ -15,6 +15,8 @@ export * from './codec';
 export { ASYNCAPI_VERSION, buildAsyncApiDocument, renderAsyncApiJson, type AsyncApiDocument, type AsyncApiOptions } from './asyncapi';
 export { SchemaGenerationError, type JsonSchema } from './asyncapi-schema';
 export type { FieldIssue, UnknownFieldPolicy } from './validation/dto-validation';
+/** The DTO validator of the bus edge, shared with the HTTP edge (libs/platform body-validation). */
+export { validateDto } from './validation/dto-validation';
 export * from './messages/run-requested.v1.message';
 export * from './messages/output-submitted.v1.message';
 export * from './messages/run-sealed.v1.message';

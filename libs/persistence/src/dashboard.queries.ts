@@ -184,22 +184,42 @@ export class GateListQueries {
   }
 }
 
-/** A judge pin's status with the verbosity correlations of its latest report (J4). */
-export type JudgePinStatus = JudgeStatus & { readonly verbosity_bias: unknown };
+/**
+ * One calibrated scope of a judge pin (J4): the status of the scope's latest measured report, the name of the
+ * set it was measured on, and that report's verbosity correlations.
+ */
+export type JudgePinStatus = JudgeStatus & { readonly set_name: string | null; readonly verbosity_bias: unknown };
 
-/** Every judge pin with a calibration report, plus the ones asked for, each with its status (J4). */
+/**
+ * Every calibrated scope of every judge pin (J4, issue 13): one row per model pin + prompt version + scope
+ * (`rubric:<sha256>` or `suite:<key>`), each by the latest measured report of that scope - the same reports the
+ * gate trusts (`JudgeStatusRepository.scopes`), so a pin certified on one rubric and failing on another shows
+ * both. A pin with no measured scope (only refused sets, reports from before scopes, or just configured) gets
+ * one `uncalibrated` row with scope null.
+ */
 export class JudgePinQueries {
   constructor(private readonly status = new JudgeStatusRepository()) {}
 
   async list(sql: Sql, also: ReadonlyArray<{ judge_model: string; prompt_version: string }> = []): Promise<JudgePinStatus[]> {
-    const rows: Array<{ judge_model: string; prompt_version: string; verbosity_bias: unknown }> = await sql.query(
-      `SELECT DISTINCT ON (judge_model, prompt_version) judge_model, prompt_version, report->'verbosity_bias' AS verbosity_bias
-       FROM calibration_reports ORDER BY judge_model, prompt_version, created_at DESC, id DESC LIMIT 500`,
+    const pins: Array<{ judge_model: string; prompt_version: string }> = await sql.query(
+      `SELECT DISTINCT judge_model, prompt_version FROM calibration_reports ORDER BY judge_model, prompt_version LIMIT 500`,
     );
-    const pins: Array<{ judge_model: string; prompt_version: string; verbosity_bias: unknown }> = [...rows];
-    for (const p of also) if (!pins.some((q) => q.judge_model === p.judge_model && q.prompt_version === p.prompt_version)) pins.push({ ...p, verbosity_bias: null });
-    const out: JudgePinStatus[] = [];
-    for (const p of pins) out.push({ ...(await this.status.status(sql, p.judge_model, p.prompt_version)), verbosity_bias: p.verbosity_bias ?? null });
-    return out;
+    for (const p of also) if (!pins.some((q) => q.judge_model === p.judge_model && q.prompt_version === p.prompt_version)) pins.push({ judge_model: p.judge_model, prompt_version: p.prompt_version });
+    const scopes: JudgeStatus[] = [];
+    for (const p of pins) {
+      const measured = await this.status.scopes(sql, p.judge_model, p.prompt_version);
+      // No measured scope means no measured report at all: `status` answers `uncalibrated`, scope null.
+      scopes.push(...(measured.length > 0 ? measured : [await this.status.status(sql, p.judge_model, p.prompt_version)]));
+    }
+    const ids = scopes.map((s) => s.report_id).filter((id): id is string => id !== null);
+    const extras: Array<{ id: string; set_name: string; verbosity_bias: unknown }> = ids.length
+      ? await sql.query(
+          `SELECT r.id, s.name AS set_name, r.report->'verbosity_bias' AS verbosity_bias
+           FROM calibration_reports r JOIN calibration_sets s ON s.id = r.set_id WHERE r.id = ANY($1::uuid[])`,
+          [ids],
+        )
+      : [];
+    const byId = new Map(extras.map((e) => [e.id, e]));
+    return scopes.map((s) => ({ ...s, set_name: (s.report_id && byId.get(s.report_id)?.set_name) || null, verbosity_bias: (s.report_id && byId.get(s.report_id)?.verbosity_bias) ?? null }));
   }
 }

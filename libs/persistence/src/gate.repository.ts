@@ -51,6 +51,8 @@ export interface BudgetRow {
   readonly period: 'day' | 'month' | 'total';
   readonly limit_usd: number;
   readonly spent_usd: number;
+  /** What running gates hold against this budget for spend not yet in the ledger (unexpired reservations). */
+  readonly reserved_usd: number;
   /** The start of the current window (UTC), or null for `total`. */
   readonly window_start: string | null;
   readonly updated_at: string;
@@ -64,6 +66,24 @@ export interface JudgeSpendEntry {
   readonly suite_key: string;
   readonly recorded_at: string;
 }
+
+/** A gate's hold on the budgets for its estimated judge spend, until its actual spend reaches the ledger. */
+export interface BudgetReservation {
+  readonly gate_id: string;
+  readonly amount_usd: number;
+  readonly judge_model: string | null;
+  readonly suite_key: string;
+  readonly reserved_at: string;
+  readonly expires_at: string;
+}
+
+/** Arbitrary but fixed, beside the run locks' (72_430_002): the advisory lock under which a gate weighs and holds. */
+const BUDGET_LOCK_SPACE = 72_430_003;
+
+/** Which ledger rows or holds a budget's scope covers (the alias `s` has judge_model and suite_key). */
+const COVERS = `(b.scope = 'judge'
+                       OR (left(b.scope, 6) = 'judge:' AND s.judge_model = substr(b.scope, 7))
+                       OR (left(b.scope, 6) = 'suite:' AND s.suite_key = substr(b.scope, 7)))`;
 
 /**
  * The budget port's PostgreSQL adapter (GT4, issue 13). The FinOps module writes `budgets` (scope, limit,
@@ -83,15 +103,16 @@ export class BudgetRepository {
               to_char(b.updated_at AT TIME ZONE 'UTC', ${ISO}) AS updated_at,
               coalesce((
                 SELECT sum(s.amount_usd) FROM budget_spend s
-                WHERE (b.scope = 'judge'
-                       OR (left(b.scope, 6) = 'judge:' AND s.judge_model = substr(b.scope, 7))
-                       OR (left(b.scope, 6) = 'suite:' AND s.suite_key = substr(b.scope, 7)))
+                WHERE ${COVERS}
                   AND (b.period = 'total' OR s.recorded_at >= CASE b.period WHEN 'day' THEN $2::timestamptz ELSE $3::timestamptz END)
-              ), 0)::float8 AS spent_usd
+              ), 0)::float8 AS spent_usd,
+              coalesce((
+                SELECT sum(s.amount_usd) FROM budget_reservations s WHERE ${COVERS} AND s.expires_at > $4::timestamptz
+              ), 0)::float8 AS reserved_usd
        FROM budgets b
        WHERE $1::text[] IS NULL OR b.scope = ANY($1::text[])
        ORDER BY b.scope`,
-      [scopes === null ? null : [...scopes], day, month],
+      [scopes === null ? null : [...scopes], day, month, now.toISOString()],
     );
     return rows.map((r: Record<string, unknown>) => ({
       scope: r['scope'] as string,
@@ -99,9 +120,38 @@ export class BudgetRepository {
       period: r['period'] as BudgetRow['period'],
       limit_usd: Number(r['limit_usd']),
       spent_usd: Number(r['spent_usd']),
+      reserved_usd: Number(r['reserved_usd']),
       window_start: r['window_start'] === null ? null : new Date(r['window_start'] as string | Date).toISOString(),
       updated_at: r['updated_at'] as string,
     }));
+  }
+
+  /**
+   * Serialises the gates' weigh-and-hold (GT4): taken inside the transaction that reads the standings and
+   * inserts the hold, released at its commit, so the next gate's read sees the hold. One key for every
+   * scope: the step is two short statements, and one key cannot deadlock.
+   */
+  async lockSpending(sql: Sql): Promise<void> {
+    await sql.query(`SELECT pg_advisory_xact_lock(${BUDGET_LOCK_SPACE}, 0)`);
+  }
+
+  /** Holds a gate's estimated spend against every budget covering it (counted by `standings` until it expires). */
+  async reserve(sql: Sql, r: BudgetReservation): Promise<void> {
+    // Holds past their expiry count for nothing; they go here, under the same lock, so the table stays small.
+    await sql.query(`DELETE FROM budget_reservations WHERE expires_at <= $1`, [r.reserved_at]);
+    await sql.query(`INSERT INTO budget_reservations (gate_id, amount_usd, judge_model, suite_key, reserved_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)`, [
+      r.gate_id,
+      r.amount_usd,
+      r.judge_model,
+      r.suite_key,
+      r.reserved_at,
+      r.expires_at,
+    ]);
+  }
+
+  /** Drops a gate's hold: with its actual spend appended in the same transaction, or when its run never started. */
+  async release(sql: Sql, gateId: string): Promise<void> {
+    await sql.query(`DELETE FROM budget_reservations WHERE gate_id = $1`, [gateId]);
   }
 
   /** Appends one judge spend to the ledger (append-only); every budget whose scope covers it counts it. */

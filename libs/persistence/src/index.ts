@@ -10,7 +10,7 @@ export { DeadLetterRepository, EVIDENCE_COLUMNS, EvidenceRepository, insertEvide
 export type { DeadLetter, EvidenceAggregate, EvidenceRow } from './evidence.repository';
 export { RunReadModelRepository } from './run-read-model.repository';
 export { SuiteRepository } from './suite.repository';
-export type { SuiteCaseRecord, SuiteVersionRecord, SuiteVersionWithCases } from './suite.repository';
+export type { SuiteCaseRecord, SuiteSummary, SuiteVersionRecord, SuiteVersionWithCases } from './suite.repository';
 export { RunLocks } from './run-locks';
 export { ResultPublications } from './result-publications';
 export { RegressionRepository } from './regression.repository';
@@ -23,7 +23,7 @@ export type { CaseFrame, CaseView, RegressionView, RunView, SseFrame, SummaryFra
 export { MonitorWindowRepository } from './monitor-window.repository';
 export type { MonitorWindowRow } from './monitor-window.repository';
 export { BudgetRepository, GateRepository } from './gate.repository';
-export type { BudgetMode, BudgetRow, GateOverrideRow, JudgeSpendEntry } from './gate.repository';
+export type { BudgetMode, BudgetReservation, BudgetRow, GateOverrideRow, JudgeSpendEntry } from './gate.repository';
 export { API_KEY_NAME_PATTERN, API_KEY_TIERS, ApiKeyRepository, apiKeyHashesEqual, generateApiKey, hashApiKeySecret, isApiKeyId, isApiKeyTier, parseApiKey } from './api-key.repository';
 export type { ApiKeyAuthentication, ApiKeyRecord, ApiKeyTier, IssuedApiKey } from './api-key.repository';
 export { JudgeEvidenceRepository } from './judge-evidence.repository';

@@ -1,5 +1,4 @@
-import { plainToInstance } from 'class-transformer';
-import { validateSync, type ValidationError } from 'class-validator';
+import { validateDto } from '@evals/contracts';
 import { ApiError } from './api-error';
 
 const VALIDATE_AT_EDGE = 'evals:validate-at-edge';
@@ -18,26 +17,20 @@ export function isValidatedAtEdge(type: unknown): type is new () => object {
   return typeof type === 'function' && Reflect.getMetadata(VALIDATE_AT_EDGE, type) === true;
 }
 
-function issuesOf(errors: readonly ValidationError[], parent: string, out: Array<{ field: string; constraint: string }>): void {
-  for (const e of errors) {
-    const field = parent ? `${parent}.${e.property}` : e.property;
-    for (const constraint of Object.keys(e.constraints ?? {})) {
-      // An unknown key is producer-chosen text: report where it is, never its name (D1).
-      out.push(constraint === 'whitelistValidation' ? { field: parent || 'body', constraint: 'unknownField' } : { field, constraint });
-    }
-    if (e.children?.length) issuesOf(e.children, field, out);
-  }
-}
-
-/** Validates a plain body against a class-validator DTO: the instance, or ApiError INVALID_REQUEST with every issue. */
+/**
+ * Validates a plain body against a class-validator DTO with the bus edge's own validator (`validateDto` of
+ * libs/contracts): the same depth limit, the same refusal of prototype keys (`__proto__`, `constructor`,
+ * `prototype`) anywhere in the tree before class-transformer walks it, the same issue vocabulary. Answers
+ * the DTO with the declared fields, or ApiError INVALID_REQUEST with every issue.
+ */
 export function validateBody<T extends object>(type: new () => T, body: unknown): T {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new ApiError('INVALID_REQUEST', 'the body must be a JSON object', 'body');
-  const instance = plainToInstance(type, body, { enableImplicitConversion: false });
-  const errors = validateSync(instance, { whitelist: true, forbidNonWhitelisted: true, forbidUnknownValues: true, validationError: { target: false, value: false } });
-  const issues: Array<{ field: string; constraint: string }> = [];
-  issuesOf(errors, '', issues);
-  if (issues.length > 0) {
+  const result = validateDto(type, body, '', { unknownFields: 'refuse', dropNulls: false });
+  if (!result.ok) {
+    // An issue at the root (an unknown or forbidden key) is reported on `body`, never by the key's name (D1).
+    const issues = result.issues.map((i) => ({ field: i.field || 'body', constraint: i.constraint }));
     throw new ApiError('INVALID_REQUEST', `invalid request: ${issues.map((i) => `${i.field} (${i.constraint})`).join(', ')}`, issues[0]!.field, { issues });
   }
-  return instance;
+  // An instance of the DTO, as the handler's parameter type says, holding only the declared fields checked above.
+  return Object.assign(new type(), result.value);
 }

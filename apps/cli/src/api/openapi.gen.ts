@@ -281,7 +281,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every judge pin with its calibration status (J4) */
+        /** Every calibrated judge scope with its status (J4) */
         get: operations["JudgesList_list"];
         put?: never;
         post?: never;
@@ -445,7 +445,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/suites": {
+    "/v1/streamed-runs": {
         parameters: {
             query?: never;
             header?: never;
@@ -453,6 +453,61 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
+        put?: never;
+        /** Open a run whose outputs follow in batches (R5, R7) */
+        post: operations["StreamedRuns_open"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/streamed-runs/{run_id}/outputs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Submit a batch of outputs to an open run (evals.output.submitted over HTTP) */
+        post: operations["StreamedRuns_submit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/streamed-runs/{run_id}/seal": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Seal a streamed run and wait for its scoring and regression decision (R5, R7) */
+        post: operations["StreamedRuns_seal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/suites": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stored suites by key, each with its latest version, case count and number of versions
+         * @description Every suite pushed, whether or not it was ever run; `offset` (default 0) and `limit` (default 50, at most 500) page it.
+         */
+        get: operations["Suites_list"];
         put?: never;
         /** Push a suite (V1-V3): identical content returns the existing version, new content mints one */
         post: operations["Suites_push"];
@@ -590,7 +645,7 @@ export interface components {
             pins: components["schemas"]["BaselinePinDto"][];
         };
         BudgetDto: {
-            /** @description limit - spent, never below 0. */
+            /** @description limit - spent - reserved, never below 0: what the next gate can spend. */
             left_usd: number;
             /** @description US dollars. */
             limit_usd: number;
@@ -604,6 +659,8 @@ export interface components {
              * @enum {string}
              */
             period: "day" | "month" | "total";
+            /** @description US dollars held by gates whose judge spend is estimated but not yet in the ledger (GT4: two gates at once cannot both fit the same remaining budget). */
+            reserved_usd: number;
             /**
              * @description `judge` (all judge spend), `judge:<model>` (one pin) or `suite:<key>`.
              * @example judge:gpt-4o-2024-08-06
@@ -981,7 +1038,7 @@ export interface components {
         JudgesListDto: {
             /** @description The judge configured on this app, if any. */
             configured: components["schemas"]["JudgePinDto"] | null;
-            /** @description Each pin's status as GET /v1/judges/status answers it (status, reasons, n, agreement, kappa, sensitivity, specificity with numerator and denominator and 95% interval, targets), plus verbosity_bias. */
+            /** @description One row per calibrated scope (judge model pin + prompt version + scope `rubric:<sha256>` or `suite:<key>`), each by that scope's latest measured report as the gate reads it: status, reasons, scope, set_name, n, agreement, kappa, sensitivity, specificity with numerator, denominator and 95% interval, targets, verbosity_bias. A pin with no measured scope (and the configured judge before any calibration) is one row with status `uncalibrated` and scope null. */
             judges: {
                 [key: string]: unknown;
             }[];
@@ -1177,6 +1234,51 @@ export interface components {
             slope_per_run: number | null;
             window: number;
         };
+        StreamedOutputsAcceptedDto: {
+            /** @description Outputs of this batch now on the bus for the scoring workers. */
+            accepted: number;
+            run_id: string;
+        };
+        StreamedOutputsBody: {
+            /** @description At most one output per case over the whole run; a second, different one is dead-lettered DUPLICATE_OUTPUT by the worker. Sending the same batch again is harmless. */
+            outputs: components["schemas"]["InlineOutputV1Dto"][];
+        };
+        StreamedRunDto: {
+            /** @description The cases the run scores; a case without an output at the seal is missing_output (R1). */
+            case_count: number;
+            /** @description false: the run was open already (the same request again). */
+            created: boolean;
+            /**
+             * @description sealed: it takes no more outputs.
+             * @enum {string}
+             */
+            phase: "open" | "sealed";
+            run_id: string;
+            suite_key: string;
+            suite_version: number;
+        };
+        StreamedRunOpenBody: {
+            /** @description An explicit baseline run (G5). */
+            baseline_run_id?: string;
+            /** @description The run to open. The same request again is the same run (idempotent); other content under this id is 409 RUN_ID_CONFLICT. */
+            run_id: string;
+            /**
+             * @description Default: inline.
+             * @enum {string}
+             */
+            source?: "sandbox" | "ci" | "inline" | "session_sample";
+            subject_id: string;
+            /** @description What is evaluated: agent, model, prompt... */
+            subject_kind: string;
+            suite_key: string;
+            /** @description Default: the latest version. */
+            suite_version?: number;
+            variant?: string;
+        };
+        StreamedRunSealBody: {
+            /** @description Default true: answer with the completed run. false: answer 202 RUN_PENDING at once and read the run at GET /v1/runs/{id}. */
+            wait?: boolean;
+        };
         SuiteAnswerDto: {
             suite: components["schemas"]["SuiteVersionWithCasesDto"];
         };
@@ -1222,6 +1324,38 @@ export interface components {
                 [key: string]: unknown;
             } | null;
             tags: string[];
+        };
+        SuiteListItemDto: {
+            /** @description Cases in the latest version. */
+            case_count: number;
+            /** @description The latest version's content hash (V2). */
+            content_hash: string;
+            /**
+             * Format: date-time
+             * @description When the latest version was pushed.
+             */
+            created_at: string;
+            /** @description The latest version's description. */
+            description: string | null;
+            /**
+             * Format: date-time
+             * @description When version 1 was pushed.
+             */
+            first_created_at: string;
+            /** @description The latest version. */
+            latest_version: number;
+            /** @description The suite key. */
+            suite_key: string;
+            /** @description How many versions are stored (V1: append-only). */
+            versions: number;
+        };
+        SuiteListPageDto: {
+            /** @description By suite key. */
+            items: components["schemas"]["SuiteListItemDto"][];
+            limit: number;
+            offset: number;
+            /** @description Suites stored (not versions). */
+            total: number;
         };
         SuitePushedDto: {
             /** @description true: a new version (201); false: the same content as the latest version (200). */
@@ -2820,7 +2954,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The pins. */
+            /** @description The scopes. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3672,6 +3806,510 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ScorecardsDto"];
                     "text/csv": string;
+                };
+            };
+            /** @description `INVALID_REQUEST`: A field is missing, of the wrong type or out of range; `field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_REQUEST";
+                    };
+                };
+            };
+            /** @description `UNAUTHENTICATED`: No API key, an unknown one or a revoked one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description `FORBIDDEN`: The key's tier is below the route's. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; nothing of it is shown. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INTERNAL";
+                    };
+                };
+            };
+        };
+    };
+    StreamedRuns_open: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StreamedRunOpenBody"];
+            };
+        };
+        responses: {
+            /** @description The open run (also for the same request again). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StreamedRunDto"];
+                };
+            };
+            /** @description `INVALID_REQUEST`: A field is missing, of the wrong type or out of range; `field` names it. `MALFORMED_JSON`: The body is not valid JSON. `BODY_TOO_DEEP`: The JSON body nests objects or arrays deeper than the documented limit (checked before parsing). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_REQUEST" | "MALFORMED_JSON" | "BODY_TOO_DEEP";
+                    };
+                };
+            };
+            /** @description `UNAUTHENTICATED`: No API key, an unknown one or a revoked one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description `FORBIDDEN`: The key's tier is below the route's. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description `SUITE_NOT_FOUND`: No suite with that key (or that version is no longer stored). `SUITE_VERSION_NOT_FOUND`: The suite has no such version. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "SUITE_NOT_FOUND" | "SUITE_VERSION_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description `RUN_ID_CONFLICT`: The run id is taken by a run with other content. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "RUN_ID_CONFLICT";
+                    };
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than HTTP_BODY_LIMIT_MB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description `SUITE_INVALID`: The suite is refused; `details.errors` lists every problem with its case and field. `BASELINE_NOT_FOUND`: The explicit baseline run does not exist or is not completed. `BASELINE_OTHER_SUITE`: The baseline is a run of another suite. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "SUITE_INVALID" | "BASELINE_NOT_FOUND" | "BASELINE_OTHER_SUITE";
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: More write requests per minute than the key may make; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying the same request. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; nothing of it is shown. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INTERNAL";
+                    };
+                };
+            };
+        };
+    };
+    StreamedRuns_submit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The run, as POST /v1/streamed-runs opened it. */
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StreamedOutputsBody"];
+            };
+        };
+        responses: {
+            /** @description The batch is on the bus for the scoring workers. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StreamedOutputsAcceptedDto"];
+                };
+            };
+            /** @description `INVALID_REQUEST`: A field is missing, of the wrong type or out of range; `field` names it. `MALFORMED_JSON`: The body is not valid JSON. `BODY_TOO_DEEP`: The JSON body nests objects or arrays deeper than the documented limit (checked before parsing). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_REQUEST" | "MALFORMED_JSON" | "BODY_TOO_DEEP";
+                    };
+                };
+            };
+            /** @description `UNAUTHENTICATED`: No API key, an unknown one or a revoked one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description `FORBIDDEN`: The key's tier is below the route's. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description `UNKNOWN_RUN`: No open run with that id (ingestion). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNKNOWN_RUN";
+                    };
+                };
+            };
+            /** @description `RUN_SEALED`: The run is sealed; it takes no more outputs. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "RUN_SEALED";
+                    };
+                };
+            };
+            /** @description `OUTPUT_TOO_LARGE`: An output is larger than 512 KiB (UTF-8). `PAYLOAD_TOO_LARGE`: The body is larger than HTTP_BODY_LIMIT_MB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "OUTPUT_TOO_LARGE" | "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description `UNKNOWN_CASE`: An output names a case the suite does not have. `DUPLICATE_OUTPUT`: Two outputs for one case. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNKNOWN_CASE" | "DUPLICATE_OUTPUT";
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: More write requests per minute than the key may make; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying the same request. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; nothing of it is shown. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INTERNAL";
+                    };
+                };
+            };
+            /** @description `BUS_UNAVAILABLE`: The message bus did not take the messages; retry the same request after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying the same request. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "BUS_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    StreamedRuns_seal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The run, as POST /v1/streamed-runs opened it. */
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StreamedRunSealBody"];
+            };
+        };
+        responses: {
+            /** @description The completed run, its EvalResult (R3) and its regression decision. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunViewDto"];
+                };
+            };
+            /** @description `RUN_PENDING`: sealed, still being scored; read it at GET /v1/runs/{id}. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description `INVALID_REQUEST`: A field is missing, of the wrong type or out of range; `field` names it. `MALFORMED_JSON`: The body is not valid JSON. `BODY_TOO_DEEP`: The JSON body nests objects or arrays deeper than the documented limit (checked before parsing). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_REQUEST" | "MALFORMED_JSON" | "BODY_TOO_DEEP";
+                    };
+                };
+            };
+            /** @description `UNAUTHENTICATED`: No API key, an unknown one or a revoked one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description `FORBIDDEN`: The key's tier is below the route's. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description `UNKNOWN_RUN`: No open run with that id (ingestion). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNKNOWN_RUN";
+                    };
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than HTTP_BODY_LIMIT_MB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description `EMPTY_RUN`: The outputs list is empty. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "EMPTY_RUN";
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: More write requests per minute than the key may make; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying the same request. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; nothing of it is shown. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INTERNAL";
+                    };
+                };
+            };
+            /** @description `BUS_UNAVAILABLE`: The message bus did not take the messages; retry the same request after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying the same request. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "BUS_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    Suites_list: {
+        parameters: {
+            query: {
+                limit: string;
+                offset: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of suites. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SuiteListPageDto"];
                 };
             };
             /** @description `INVALID_REQUEST`: A field is missing, of the wrong type or out of range; `field` names it. */

@@ -5,7 +5,8 @@ import * as path from 'node:path';
 import { cli, fakeFetch, gateAnswer, networkFailure, runView, REGRESSED_COMPARISON, type Recorded } from '../cli.testing';
 import { integerOption, oneOf, parseOptions } from '../command';
 import { CliError, EXIT } from '../exit-codes';
-import { COMMANDS, commandNames, findCommand } from './index';
+import { COMMANDS } from './all';
+import { COMMAND_INDEX, commandNames, findCommand } from './index';
 
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'evals-cli-'));
 const json = (r: Recorded) => JSON.parse(r.body ?? 'null');
@@ -21,6 +22,14 @@ describe('unit: the command registry and argument parsing (X5)', () => {
       expect(r.out).toMatch(/Example:\n  .*evals /);
       // A command with codes of its own (evals serve) lists those, not the evaluation ones.
       expect(r.out).toContain(c.exitCodes ?? 'Exit codes: 0 pass, 1');
+    }
+  });
+
+  it('the lazy registry names every command, in order, with its own summary (issue 15)', async () => {
+    expect(commandNames()).toEqual(COMMANDS.map((c) => c.name));
+    for (const entry of COMMAND_INDEX) {
+      const command = await entry.load();
+      expect({ name: command.name, summary: command.summary }).toEqual({ name: entry.name, summary: entry.summary });
     }
   });
 

@@ -5,12 +5,12 @@ import { emitReport } from '../emit';
 import { CliError, EXIT, UnreachableError, UsageError } from '../exit-codes';
 import type { Schemas } from '../api/api-types';
 import { clientFor, isObject, url, type ApiClient } from '../http';
-import { loadOutputList } from '../local-evaluation';
-import { withCaseOfField } from '../outputs-file';
+import { bytesText, loadOutputList, withCaseOfField } from '../outputs-file';
 import { createProgress, NO_PROGRESS, type Progress } from '../progress';
 import { fromGate } from '../report';
 import { classifySuite, explainUnknownSuite, useSuite, useSuiteVersionWithFile } from '../suite-arg';
-import { watchRunProgress } from '../run-watch';
+import { waitForCompletedRun, watchRunProgress } from '../run-watch';
+import { fitsInline, scanOutputs, sealStreamedRun, sendStreamedOutputs } from '../streamed-run';
 
 /**
  * `evals gate` (GT1-GT7; docs/gate.md): the same inputs as `POST /v1/gate`. Exit 0 when the gate passes,
@@ -71,6 +71,7 @@ export const gateCommand: Command = {
     let total: number | null;
     let keys: string[];
     let sent: Array<Array<{ case_id: string }>>;
+    let streamed: { file: string; count: number } | null = null;
     if (suites.length > 1) {
       if (outputFiles.length !== suites.length) throw new UsageError(`several suites: give one --outputs FILE.jsonl after each --suite KEY (got ${suites.length} --suite and ${outputFiles.length} --outputs)`);
       for (const [flag, value] of [['--run-id', values['run-id']], ['--baseline', values.baseline], ['--suite-version', values['suite-version']]] as const) {
@@ -96,12 +97,19 @@ export const gateCommand: Command = {
       if (arg.kind === 'file' && suiteVersion !== undefined) useSuiteVersionWithFile();
       const who = subject();
       client = clientFor(values, io, 600);
-      // Every limit is checked before anything is sent, the suite push included.
-      const outputs = outputFiles[0] ? loadOutputList(path.resolve(io.cwd, outputFiles[0])) : undefined;
+      // Every limit is checked before anything is sent, the suite push included. Above the inline cap the
+      // run is streamed first (streamed-run.ts) and the gate decides on it as on any completed run.
+      const file = outputFiles[0] ? path.resolve(io.cwd, outputFiles[0]) : undefined;
+      const scan = file ? scanOutputs(file) : undefined;
+      if (scan && !fitsInline(scan) && sampleSize !== undefined) {
+        throw new CliError(EXIT.USAGE, `${file}: ${scan.count} outputs (${bytesText(scan.jsonBytes)} as JSON) are more than one inline run takes (MAX_INLINE_OUTPUTS, MAX_MESSAGE_BYTES, docs/contracts.md), and a sampled gate (--sample-size) sends its outputs inline: send only the sample's outputs, or gate the whole run without --sample-size`);
+      }
+      const outputs = file && scan && fitsInline(scan) ? loadOutputList(file) : undefined;
       const used = await useSuite(arg, suiteVersion, client, io, 'gate');
       keys = [used.key];
       sent = outputs ? [outputs] : [];
       runId = values['run-id'] ?? `cli-${randomUUID()}`;
+      if (file && scan && !outputs) streamed = { file, count: scan.count };
       body = {
         suite_key: used.key,
         ...(used.version !== undefined ? { suite_version: used.version } : {}),
@@ -111,15 +119,26 @@ export const gateCommand: Command = {
         run_id: runId,
         ...sample,
       };
-      total = outputs ? outputs.length : null;
+      total = outputs ? outputs.length : streamed ? streamed.count : null;
     }
     const now = io.now ?? Date.now;
     const started = now();
     const what = suites.length > 1 ? `gate: scoring ${total} outputs of ${suites.length} suites on the server` : total !== null ? `gate: scoring ${total} outputs on the server` : `gate: checking run ${runId}`;
     const progress = createProgress(io, values.json, what);
-    const stopWatch = runId && total !== null && progress !== NO_PROGRESS ? watchRunProgress(client, runId, progress) : () => undefined;
+    let stopWatch = () => undefined as void;
     let gate: unknown;
     try {
+      if (streamed && runId && 'suite_key' in body) {
+        // The run first, streamed and completed; then the gate on it, as `--run-id` would (the same body without outputs).
+        const opening = { run_id: runId, suite_key: body.suite_key, ...(body.suite_version !== undefined ? { suite_version: body.suite_version } : {}), subject_kind: body.subject_kind, subject_id: body.subject_id, ...(body.variant ? { variant: body.variant } : {}), ...(body.baseline_run_id ? { baseline_run_id: body.baseline_run_id } : {}), source: 'ci' as const };
+        await sendStreamedOutputs(client, opening, streamed.file, streamed.count, progress, (error) => explainUnknownSuite(error, keys, client, io));
+        progress.phase(what);
+        stopWatch = progress === NO_PROGRESS ? stopWatch : watchRunProgress(client, runId, progress);
+        const sealed = await sealStreamedRun(client, runId);
+        if (sealed.status === 202) await waitForCompletedRun(client, runId, started + client.timeoutMs, progress, now);
+      } else if (runId && total !== null && progress !== NO_PROGRESS) {
+        stopWatch = watchRunProgress(client, runId, progress);
+      }
       const answer = await client.post(url(client.endpoints.ingestion, '/v1/gate'), { json: body }).catch(async (error: unknown) => {
         throw withCaseOfField(await explainUnknownSuite(error, keys, client, io), sent);
       });

@@ -3,9 +3,9 @@ import * as path from 'node:path';
 import { integerOption, parseOptions, REPORT_OPTION_HELP, REPORT_OPTIONS, required, SERVER_OPTION_HELP, SERVER_OPTIONS, type Command } from '../command';
 import { emitReport } from '../emit';
 import { clientFor, isObject, url, type ApiClient } from '../http';
-import { loadOutputList } from '../local-evaluation';
-import { withCaseOfField } from '../outputs-file';
+import { loadOutputList, withCaseOfField } from '../outputs-file';
 import { createProgress, NO_PROGRESS } from '../progress';
+import { fitsInline, scanOutputs, sealStreamedRun, sendStreamedOutputs } from '../streamed-run';
 import { fromRunView } from '../report';
 import { classifySuite, explainUnknownSuite, useSuite, useSuiteVersionWithFile } from '../suite-arg';
 import { waitForCompletedRun, watchRunProgress } from '../run-watch';
@@ -55,8 +55,11 @@ export const runCommand: Command = {
     const versionFlag = integerOption(values['suite-version'], '--suite-version', 1);
     if (suiteArg.kind === 'file' && versionFlag !== undefined) useSuiteVersionWithFile();
     const client = clientFor(values, io, 600);
-    // Every limit is checked before anything is sent, the suite push included.
-    const outputs = loadOutputList(path.resolve(io.cwd, outputsFile));
+    // Every limit is checked before anything is sent, the suite push included. Above the inline cap the
+    // outputs are streamed from the file in batches (streamed-run.ts), never all in memory.
+    const file = path.resolve(io.cwd, outputsFile);
+    const scan = scanOutputs(file);
+    const outputs = fitsInline(scan) ? loadOutputList(file) : null;
     const { key: suiteKey, version: suiteVersion } = await useSuite(suiteArg, versionFlag, client, io, 'run');
     const runId = values['run-id'] ?? `cli-${randomUUID()}`;
     const body = {
@@ -68,18 +71,26 @@ export const runCommand: Command = {
       ...(values.variant ? { variant: values.variant } : {}),
       ...(values.baseline ? { baseline_run_id: values.baseline } : {}),
       source: 'ci' as const,
-      outputs,
     };
     const now = io.now ?? Date.now;
     const started = now();
     const deadline = started + client.timeoutMs;
-    const progress = createProgress(io, values.json, `scoring ${outputs.length} outputs on the server`);
-    const stopWatch = progress === NO_PROGRESS ? () => undefined : watchRunProgress(client, runId, progress);
+    const progress = createProgress(io, values.json, `scoring ${scan.count} outputs on the server`);
+    let stopWatch = () => undefined as void;
     let view: unknown;
     try {
-      const answer = await client.post(url(client.endpoints.ingestion, '/v1/runs'), { json: body }).catch(async (error: unknown) => {
-        throw withCaseOfField(await explainUnknownSuite(error, [suiteKey], client, io), [outputs]);
-      });
+      let answer: { status: number; body: unknown };
+      if (outputs) {
+        stopWatch = progress === NO_PROGRESS ? stopWatch : watchRunProgress(client, runId, progress);
+        answer = await client.post(url(client.endpoints.ingestion, '/v1/runs'), { json: { ...body, outputs } }).catch(async (error: unknown) => {
+          throw withCaseOfField(await explainUnknownSuite(error, [suiteKey], client, io), [outputs]);
+        });
+      } else {
+        await sendStreamedOutputs(client, body, file, scan.count, progress, (error) => explainUnknownSuite(error, [suiteKey], client, io));
+        progress.phase(`scoring ${scan.count} outputs on the server`);
+        stopWatch = progress === NO_PROGRESS ? stopWatch : watchRunProgress(client, runId, progress);
+        answer = await sealStreamedRun(client, runId);
+      }
       stopWatch();
       view = answer.status === 202 ? await waitForCompletedRun(client, runId, deadline, progress, now) : answer.body;
     } finally {

@@ -2,6 +2,7 @@ import { integerOption, oneOf, parseOptions, SERVER_OPTION_HELP, SERVER_OPTIONS,
 import { EXIT } from '../exit-codes';
 import { formatRate, table } from '../format';
 import { clientFor, isObject, url } from '../http';
+import { correctedDetails } from '../report';
 import { suiteKeyOf } from '../suite-arg';
 
 /**
@@ -69,6 +70,13 @@ export const scorecardCommand: Command = {
       ]);
     }
     io.out(table(rows));
+    // J4/J9 (GT6): a judged suite's corrected rate is a rate like any other - shown with its interval and
+    // every denominator (apparent passes, Se and Sp of the calibration set), never as a bare point.
+    for (const c of cards) {
+      for (const [label, text] of correctedDetails(c.latest_judge_corrected_pass_rates)) {
+        io.out(`${label}, ${String(c.suite_key)} ${String(c.subject_kind)}/${String(c.subject_id)} (latest run): ${text}`);
+      }
+    }
     return EXIT.PASS;
   },
 };

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { SUITE_HASH_PATTERN, suiteContentHash, suiteHashInput } from './suite-hash';
 import { parseSuiteYaml } from './suite.parser';
@@ -65,6 +66,14 @@ describe('suiteContentHash', () => {
   it('is pinned: stored hashes depend on the canonical form, so changing it is a migration', () => {
     // Computed outside this code: printf 'evals.suite.content.v1\n%s' "$PINNED_CANONICAL" | sha256sum
     expect(hash).toBe('9221549575d9be5d58c896020989baa192d513a5698d5bd7503c424c7c003392');
+  });
+
+  it('is fed case by case (issue 15) yet is exactly the SHA-256 of suiteHashInput, with and without a description', () => {
+    const { description: _description, ...bare } = base;
+    const many = { ...base, cases: Array.from({ length: 250 }, (_, i) => ({ ...base.cases[i % base.cases.length]!, id: `c${i}` })) };
+    for (const suite of [base, bare, many]) {
+      expect(suiteContentHash(suite)).toBe(createHash('sha256').update(suiteHashInput(suite), 'utf8').digest('hex'));
+    }
   });
 
   it('does not depend on YAML formatting, key order, comments, quoting, number spelling or tag order', () => {

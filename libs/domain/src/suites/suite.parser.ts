@@ -25,22 +25,31 @@ export function parseSuiteYaml(text: string, fileName: string): SuiteValidation 
   if (yamlNestingExceeds(text)) {
     return fail([{ code: E.YAML_UNSUPPORTED, file: fileName, field: '', message: `the document is nested more than ${MAX_YAML_NESTING} levels deep` }]);
   }
+  const batched = parseCasesInBatches(text, fileName);
+  if (batched !== undefined) return batched;
+  return parseWhole(text, fileName);
+}
+
+const PARSE_OPTIONS = {
+  prettyErrors: false,
+  version: '1.2',
+  schema: 'core',
+  uniqueKeys: true,
+  // Integers become bigint so that one beyond 2^53 is refused instead of silently rounded.
+  intAsBigInt: true,
+  // 'error', not 'silent': a library must not write warnings to the process (every problem comes back
+  // as a SuiteError), but 'silent' would also drop the multiple-documents error.
+  logLevel: 'error',
+} as const;
+
+/** The whole document at once: any YAML a suite can be written in, with the memory of its full syntax tree. Exported for tests only (not from the library's index). */
+export function parseWhole(text: string, fileName: string): SuiteValidation {
+  const fail = (errors: SuiteError[]): SuiteValidation => ({ ok: false, errors });
   const lines = new LineCounter();
   let doc: Document.Parsed;
   let raw: unknown;
   try {
-    doc = parseDocument(text, {
-      lineCounter: lines,
-      prettyErrors: false,
-      version: '1.2',
-      schema: 'core',
-      uniqueKeys: true,
-      // Integers become bigint so that one beyond 2^53 is refused instead of silently rounded.
-      intAsBigInt: true,
-      // 'error', not 'silent': a library must not write warnings to the process (every problem comes back
-      // as a SuiteError), but 'silent' would also drop the multiple-documents error.
-      logLevel: 'error',
-    });
+    doc = parseDocument(text, { lineCounter: lines, ...PARSE_OPTIONS });
     // The yaml library reports a document nested beyond its stack as errors carrying the engine's own
     // RangeError text; one plain problem says what it means (no internal message reaches a user).
     const tooDeep = doc.errors.find((e) => /call stack/i.test(e.message));
@@ -73,6 +82,152 @@ export function parseSuiteYaml(text: string, fileName: string): SuiteValidation 
   const positioned = result.errors.map((e, i) => ({ e: withPosition(e, doc, lines), i }));
   positioned.sort((a, b) => rank(a.e) - rank(b.e) || (a.e.column ?? 0) - (b.e.column ?? 0) || a.i - b.i);
   return fail(positioned.map((p) => p.e));
+}
+
+/** Cases per parse of the batched reader: the syntax tree of this many cases is held at a time. */
+const CASES_PER_BATCH = 50;
+/** Anchors and aliases (which may cross slices), directives (which change how every slice reads), tab indentation. */
+const NOT_BATCHABLE = /(?:^|[\s[{,])[&*][^\s\]},]|^%|^\t/m;
+
+interface CasesLayout {
+  /** Offset of the first item of the `cases:` block sequence (the header is the text before it). */
+  readonly start: number;
+  /** Offsets where a batch of items starts, then the end of the block. */
+  readonly bounds: number[];
+  /** The 1-based line of each bound. */
+  readonly boundLines: number[];
+}
+
+/**
+ * Issue 15: a suite of 100 000 cases as one YAML document is a syntax tree of millions of nodes (about a
+ * gigabyte). The common layout - top-level fields, then `cases:` as a block sequence that ends the file - is
+ * read in slices instead: the header, then CASES_PER_BATCH items at a time, each slice parsed by the same
+ * parser with the same options and converted at once, so only one slice's tree is alive. The result is the
+ * same value the whole document gives. Anything outside that layout, any YAML problem in a slice (which the
+ * whole-document reader then reports with its positions) or an anchor/alias/tag directive (which may cross
+ * slices) returns undefined, and the caller reads the whole document as before. Validation problems are
+ * positioned by re-parsing only the slice that holds the field.
+ */
+export function parseCasesInBatches(text: string, fileName: string): SuiteValidation | undefined {
+  if (NOT_BATCHABLE.test(text)) return undefined;
+  const layout = casesLayout(text);
+  if (layout === undefined) return undefined;
+  const header = parseSlice(text.slice(0, layout.start));
+  if (header === undefined || header.doc === undefined) return undefined;
+  const root = header.value;
+  if (root === null || typeof root !== 'object' || Array.isArray(root) || (root as Record<string, unknown>)['cases'] !== null) return undefined;
+  const cases: unknown[] = [];
+  for (let b = 0; b + 1 < layout.bounds.length; b++) {
+    const slice = parseSlice(text.slice(layout.bounds[b], layout.bounds[b + 1]));
+    if (slice === undefined || !Array.isArray(slice.value)) return undefined;
+    for (const c of slice.value) cases.push(c);
+  }
+  (root as Record<string, unknown>)['cases'] = cases;
+  const result = validateSuite(root, fileName);
+  if (result.ok) return result;
+  const headerLines = header.lines;
+  const position = (e: SuiteError): SuiteError => {
+    const path = parseFieldPath(e.field);
+    if (path === undefined) return e;
+    if (path[0] === 'cases' && typeof path[1] === 'number' && path[1] < cases.length) {
+      const b = Math.floor(path[1] / CASES_PER_BATCH);
+      const slice = parseSlice(text.slice(layout.bounds[b], layout.bounds[b + 1]));
+      if (slice?.doc === undefined) return e;
+      const located = withPosition({ ...e, field: formatSlicePath([path[1] - b * CASES_PER_BATCH, ...path.slice(2)]) }, slice.doc, slice.lines);
+      return located.line === undefined ? e : { ...e, line: located.line + layout.boundLines[b]! - 1, column: located.column };
+    }
+    if (path[0] === 'cases') return { ...e, line: layout.boundLines[0], column: firstItemColumn(text, layout.start) };
+    return withPosition(e, header.doc!, headerLines);
+  };
+  const positioned = result.errors.map((e, i) => ({ e: position(e), i }));
+  positioned.sort((a, b) => rank(a.e) - rank(b.e) || (a.e.column ?? 0) - (b.e.column ?? 0) || a.i - b.i);
+  return { ok: false, errors: positioned.map((p) => p.e) };
+}
+
+/** A path relative to a slice (whose root is the list of its items), in the validator's format. */
+function formatSlicePath(path: ReadonlyArray<string | number>): string {
+  return path.map((seg) => (typeof seg === 'number' ? `[${seg}]` : /^[A-Za-z_][A-Za-z0-9_]*$/.test(seg) ? `.${seg}` : `[${JSON.stringify(seg)}]`)).join('').replace(/^\./, '');
+}
+
+function firstItemColumn(text: string, start: number): number {
+  let i = start;
+  while (text[i] === ' ') i++;
+  return i - start + 1;
+}
+
+/** One slice through the parser; undefined on any YAML problem (the whole-document reader reports it). */
+function parseSlice(slice: string): { value: unknown; doc: Document.Parsed | undefined; lines: LineCounter } | undefined {
+  const lines = new LineCounter();
+  try {
+    const doc = parseDocument(slice, { lineCounter: lines, ...PARSE_OPTIONS });
+    if (doc.errors.length > 0 || doc.warnings.length > 0) return undefined;
+    let collectionKey = false;
+    visit(doc, {
+      Pair(_, pair) {
+        if (isCollection(pair.key)) collectionKey = true;
+      },
+    });
+    if (collectionKey) return undefined;
+    return { value: doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }), doc, lines };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Finds `cases:` at column 0 followed by a block sequence that runs to the end of the text (only blank and
+ * comment lines after it), and cuts it into batches at item starts. An item starts on a line indented like
+ * the first item and beginning with `-`; any other line at that indentation or less ends the block.
+ */
+function casesLayout(text: string): CasesLayout | undefined {
+  const head = /^cases[ \t]*:[ \t]*(?:#.*)?\r?$/m.exec(text);
+  if (head === null) return undefined;
+  let pos = text.indexOf('\n', head.index);
+  if (pos < 0) return undefined;
+  pos += 1;
+  let line = lineOf(text, pos);
+  let indent = -1;
+  let start = -1;
+  const bounds: number[] = [];
+  const boundLines: number[] = [];
+  let items = 0;
+  while (pos < text.length) {
+    const end = text.indexOf('\n', pos);
+    const next = end < 0 ? text.length : end + 1;
+    let i = pos;
+    while (text.charCodeAt(i) === 32) i++;
+    const c = text[i];
+    const blank = i >= next - 1 || c === '\r' || c === '\n' || c === undefined;
+    if (!blank && c !== '#') {
+      const col = i - pos;
+      const isItem = c === '-' && (text[i + 1] === ' ' || text[i + 1] === '\n' || text[i + 1] === '\r' || i + 1 >= text.length);
+      if (indent < 0) {
+        if (!isItem) return undefined;
+        indent = col;
+        start = pos;
+      }
+      if (col < indent || (col === indent && !isItem)) return undefined; // something follows the block
+      if (col === indent && isItem) {
+        if (items % CASES_PER_BATCH === 0) {
+          bounds.push(pos);
+          boundLines.push(line);
+        }
+        items++;
+      }
+    }
+    pos = next;
+    line++;
+  }
+  if (start < 0) return undefined;
+  bounds.push(text.length);
+  boundLines.push(line);
+  return { start, bounds, boundLines };
+}
+
+function lineOf(text: string, offset: number): number {
+  let n = 1;
+  for (let i = text.indexOf('\n'); i >= 0 && i < offset; i = text.indexOf('\n', i + 1)) n++;
+  return n;
 }
 
 function rank(e: SuiteError): number {

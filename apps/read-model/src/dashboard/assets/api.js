@@ -18,6 +18,15 @@ export async function loadConfig() {
   return config;
 }
 
+/**
+ * The address of a dashboard page to paste elsewhere - a CI summary, a ticket, a chat (docs/dashboard.md):
+ * under EVALS_PUBLIC_URL when the server has one, because the address this tab reached (a tunnel, a port
+ * forward, the loopback) may not be one anybody else can open; else this tab's own origin.
+ */
+export function shareUrl(path) {
+  return `${config.public_url || location.origin}${path}`;
+}
+
 // The key lives for this tab only (sessionStorage), never in a URL.
 export const getKey = () => sessionStorage.getItem(KEY);
 export const setKey = (key) => sessionStorage.setItem(KEY, key.trim());

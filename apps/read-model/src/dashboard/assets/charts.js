@@ -142,22 +142,29 @@ export function trendChart(canvas, runs, trend) {
   });
 }
 
-/** Judges (J4): each pin's agreement with humans as its 95% interval against the target agreement line. */
-export function agreementChart(canvas, judges, target) {
+/**
+ * Judges (J4): each calibrated scope's agreement with humans as its 95% interval, against its own target
+ * (a red tick per scope; one dashed line as well when every scope shares the target).
+ */
+export function agreementChart(canvas, judges, labelOf, fallbackTarget) {
   const rows = judges.filter((j) => j.agreement && j.agreement.value !== null);
+  const labels = rows.map(labelOf);
+  const targets = rows.map((j) => j.targets?.agreement ?? fallbackTarget ?? null);
+  const shared = targets.every((t) => t !== null && t === targets[0]) ? targets[0] : null;
   return make(canvas, {
     type: 'bar',
     data: {
-      labels: rows.map((j) => `${j.judge_model} · ${j.prompt_version}`),
+      labels,
       datasets: [
         { label: 'agreement, 95% interval', data: rows.map((j) => [j.agreement.lower * 100, j.agreement.upper * 100]), backgroundColor: BAND, borderColor: LINE, borderWidth: 2, borderSkipped: false, barPercentage: 0.5 },
-        { type: 'scatter', label: 'agreement', data: rows.map((j) => ({ x: j.agreement.value * 100, y: `${j.judge_model} · ${j.prompt_version}` })), backgroundColor: LINE, pointRadius: 6 },
+        { type: 'scatter', label: 'agreement', data: rows.map((j, i) => ({ x: j.agreement.value * 100, y: labels[i] })), backgroundColor: LINE, pointRadius: 6 },
+        { type: 'scatter', label: 'target', data: rows.map((j, i) => (targets[i] === null ? null : { x: targets[i] * 100, y: labels[i] })), borderColor: FAIL, backgroundColor: FAIL, pointStyle: 'line', rotation: 90, pointRadius: 12, borderWidth: 3 },
       ],
     },
     options: {
       indexAxis: 'y',
       scales: { x: { min: 0, max: 100, title: { display: true, text: 'agreement with human labels, %' }, ticks: { color: INK } }, y: { ticks: { color: INK } } },
-      plugins: { legend: { labels: { color: INK } }, referenceLines: { lines: target ? [{ value: target * 100, color: FAIL, dash: [6, 4], label: `target ${(target * 100).toFixed(0)}%` }] : [] } },
+      plugins: { legend: { labels: { color: INK } }, referenceLines: { lines: shared !== null ? [{ value: shared * 100, color: FAIL, dash: [6, 4], label: `target ${(shared * 100).toFixed(0)}%` }] : [] } },
     },
     plugins: [referenceLines],
   });

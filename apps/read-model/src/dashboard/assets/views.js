@@ -1,5 +1,5 @@
 // The pages. Each one reads the API and renders text; charts repeat what the text says.
-import { api, download, runFrames, url } from './api.js';
+import { api, download, runFrames, shareUrl, url } from './api.js';
 import { agreementChart, differenceChart, trendChart } from './charts.js';
 import { badge, changesText, clear, facts, frac, h, interval, link, methodName, num3, pager, pct, pp, ppInterval, runLink, table, when } from './dom.js';
 
@@ -19,6 +19,12 @@ function withParams(path, values) {
   for (const [k, v] of Object.entries(values)) if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
   const s = q.toString();
   return s ? `${path}?${s}` : path;
+}
+
+/** A page's pasteable address (EVALS_PUBLIC_URL when set): the navigation links stay relative to this tab. */
+function shareLink(path) {
+  const href = shareUrl(path);
+  return h('a', { href }, href);
 }
 
 function filterForm(fields, values, onSubmit) {
@@ -132,6 +138,7 @@ export async function runPage(main, runId, signal) {
       ['Variant', run.variant ?? 'none', 'variant'],
       ['Source', run.source ?? '', 'source'],
       ['Opened', when(run.opened_at), 'opened_at'],
+      ['Link', shareLink(`/runs/${encodeURIComponent(run.run_id)}`), 'share_url'],
     ]),
     liveBox,
     summaryBox,
@@ -340,7 +347,7 @@ export async function scorecardsPage(main) {
       values,
       (v) => go(withParams('/scorecards', v)),
     ),
-    h('p', {}, exportLink('csv'), ' · ', exportLink('json')),
+    h('p', {}, exportLink('csv'), ' · ', exportLink('json'), ' · Link: ', h('span', { 'data-field': 'share_url' }, shareLink(withParams('/scorecards', values)))),
     data.scorecards.length ? cards : h('p', { class: 'muted', 'data-empty': 'true' }, 'No decided run yet: a scorecard needs a run the regression app has compared.'),
   );
   for (const card of data.scorecards) {
@@ -454,6 +461,7 @@ export async function gatePage(main, gateId, _signal, who) {
       g.run ? ['Pass rate', `${pct(g.run.pass_rate)} (${frac(g.run.passed, g.run.n)}, 95% CI ${interval(g.run.pass_rate_ci?.lower, g.run.pass_rate_ci?.upper)})`, 'pass_rate'] : null,
       g.judge ? ['Judge', `${g.judge.status ?? 'n/a'}${g.judge.cases_not_scored ? `, ${g.judge.cases_not_scored} case(s) not scored` : ''}`, 'judge'] : null,
       ['Recorded at', when(g.recorded_at), 'recorded_at'],
+      ['Link', shareLink(`/gates/${encodeURIComponent(g.gate_id)}`), 'share_url'],
     ]),
     h('h2', {}, 'Reasons'),
     h('div', { 'data-field': 'reasons' }, list(g.reasons)),
@@ -513,24 +521,35 @@ export async function gatePage(main, gateId, _signal, who) {
 
 // ------------------------------------------------------------------------------------------------ judges
 
+/** A certification's scope as a person reads it: `suite <key>`, or `rubric <first 12 hex of its sha256>…`. */
+export function scopeText(scope) {
+  if (!scope) return 'none measured';
+  if (scope.startsWith('suite:')) return `suite ${scope.slice('suite:'.length)}`;
+  if (scope.startsWith('rubric:')) return `rubric ${scope.slice('rubric:'.length, 'rubric:'.length + 12)}…`;
+  return scope;
+}
+
 export async function judgesPage(main) {
   const data = await api('regression', '/v1/judges');
   const rate = (r) => (r ? `${pct(r.value)} (${frac(r.numerator, r.denominator)}, 95% CI ${interval(r.lower, r.upper)})` : 'n/a');
   const corr = (c) => (c ? (c.r === null ? `n/a (${c.reason ?? 'undefined'}, n=${c.n})` : `${num3(c.r)} (n=${c.n})`) : 'n/a');
-  const target = data.judges.find((j) => j.targets)?.targets?.agreement ?? data.minimum_targets?.agreement;
-  const canvas = h('canvas', { role: 'img', 'aria-label': 'Agreement of each calibrated judge with human labels, 95% intervals, against the target' });
+  const label = (j) => `${j.judge_model} · ${j.prompt_version} · ${scopeText(j.scope)}`;
+  const canvas = h('canvas', { role: 'img', 'aria-label': 'Agreement of each calibrated judge scope with human labels, 95% intervals, against its target' });
   clear(
     main,
     h('h1', {}, 'Judges'),
     h('p', {}, data.configured ? `Configured judge: ${data.configured.judge_model} · ${data.configured.prompt_version}` : 'No judge is configured on this service.'),
+    h('p', { class: 'muted' }, 'A certification holds for one scope - the model pin, the prompt version and the rubric (by hash) or suite it was measured on; a gate trusts the judge only on the scopes its cases use (J4).'),
     table({
-      caption: 'Each judge pin (model and prompt version) with its latest calibration against human labels (J4).',
-      key: (j) => `${j.judge_model}|${j.prompt_version}`,
+      caption: 'Each calibrated scope of each judge pin with its latest measured calibration against human labels (J4).',
+      key: (j) => `${j.judge_model}|${j.prompt_version}|${j.scope ?? ''}`,
       rows: data.judges,
       empty: 'No judge has been calibrated, and none is configured.',
       columns: [
         { label: 'Model', field: 'model', cell: (j) => j.judge_model },
         { label: 'Prompt', field: 'prompt_version', cell: (j) => j.prompt_version },
+        { label: 'Scope', field: 'scope', cell: (j) => h('span', { title: j.scope ?? '' }, scopeText(j.scope)) },
+        { label: 'Set', field: 'set_name', cell: (j) => j.set_name ?? 'n/a' },
         { label: 'Status', field: 'status', cell: (j) => badge(j.status) },
         { label: 'Why', field: 'reasons', cell: (j) => (j.reasons.length ? j.reasons.join(', ') : 'meets every target') },
         { label: 'Items', num: true, field: 'n', cell: (j) => (j.n === null ? 'n/a' : String(j.n)) },
@@ -545,5 +564,5 @@ export async function judgesPage(main) {
     }),
     data.judges.some((j) => j.agreement) ? h('div', { class: 'chart small', 'data-chart': 'agreement' }, canvas) : null,
   );
-  if (data.judges.some((j) => j.agreement)) agreementChart(canvas, data.judges, target);
+  if (data.judges.some((j) => j.agreement)) agreementChart(canvas, data.judges, label, data.minimum_targets?.agreement);
 }
