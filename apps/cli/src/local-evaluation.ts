@@ -1,5 +1,5 @@
 import * as fs from 'node:fs';
-import { compareRuns, parseSuiteYaml, type Comparison, type SuiteDefinition, type SuiteError } from '@evals/domain';
+import { compareRuns, parseSuiteYaml, validateSuite, type Comparison, type SuiteDefinition, type SuiteError } from '@evals/domain';
 import type { CompiledScorer, ScoreResult } from '@evals/scorers';
 import { wilson } from '@evals/stats';
 import { CliError, EXIT } from './exit-codes';
@@ -41,6 +41,13 @@ export class SuiteRefused extends CliError {
   constructor(readonly errors: readonly SuiteError[]) {
     super(EXIT.USAGE, errors.map(describeSuiteError).join('\n'));
   }
+}
+
+/** A suite given as data (e.g. fetched from the service), checked by the same validation as a file. */
+export function checkSuite(raw: unknown, label: string): { suite: SuiteDefinition; scorers: readonly CompiledScorer[] } {
+  const parsed = validateSuite(raw, label);
+  if (!parsed.ok) throw new SuiteRefused(parsed.errors);
+  return { suite: parsed.suite, scorers: parsed.scorers };
 }
 
 export function describeSuiteError(e: SuiteError): string {

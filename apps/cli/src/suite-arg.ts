@@ -1,12 +1,19 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { isSuiteKey } from '@evals/contracts';
-import { validateSuite, type SuiteDefinition } from '@evals/domain';
+import type { SuiteDefinition } from '@evals/domain';
 import type { CompiledScorer } from '@evals/scorers';
 import type { Io } from './command';
 import { ApiError, CliError, EXIT, UsageError } from './exit-codes';
 import { isObject, url, type ApiClient } from './http';
-import { loadSuite, SuiteRefused } from './local-evaluation';
+
+/**
+ * The suite parser and the scorers (libs/domain, yaml) are loaded only when a suite file or a fetched suite
+ * is read: `evals run --suite <key>` needs neither (issue 15, the CLI's start-up).
+ */
+function localEvaluation(): typeof import('./local-evaluation') {
+  return require('./local-evaluation') as typeof import('./local-evaluation');
+}
 
 /**
  * `--suite` takes a suite key or a suite file, for every command (docs/cli.md, "--suite: a key or a file"):
@@ -31,7 +38,7 @@ export function classifySuite(value: string, cwd: string): SuiteArg {
 export function suiteKeyOf(value: string | undefined, cwd: string): string | undefined {
   if (value === undefined) return undefined;
   const arg = classifySuite(value, cwd);
-  return arg.kind === 'key' ? arg.key : loadSuite(arg.file).suite.key;
+  return arg.kind === 'key' ? arg.key : localEvaluation().loadSuite(arg.file).suite.key;
 }
 
 /** For `Command.service`: whether `--suite` in raw arguments names a key (a service is needed) rather than a file. */
@@ -68,7 +75,7 @@ export interface PushAnswer {
 
 /** Validates a suite file offline (file, line, case, field), then `POST /v1/suites` as YAML. */
 export async function pushSuiteFile(client: ApiClient, file: string): Promise<PushAnswer> {
-  loadSuite(file);
+  localEvaluation().loadSuite(file);
   let yaml: string;
   try {
     yaml = fs.readFileSync(file, 'utf8');
@@ -129,9 +136,8 @@ export async function fetchSuite(client: ApiClient, key: string, version: number
       ...(Array.isArray(c.tags) && c.tags.length > 0 ? { tags: c.tags } : {}),
     })),
   };
-  const parsed = validateSuite(raw, `${key} (from the service)`);
-  if (!parsed.ok) throw new SuiteRefused(parsed.errors);
-  return { suite: parsed.suite, scorers: parsed.scorers, version: typeof stored.version === 'number' ? stored.version : 0 };
+  const parsed = localEvaluation().checkSuite(raw, `${key} (from the service)`);
+  return { ...parsed, version: typeof stored.version === 'number' ? stored.version : 0 };
 }
 
 /**
