@@ -293,11 +293,18 @@ function isCount(value: unknown): value is number {
 export async function writeState(journalFile: string, state: JournalState): Promise<void> {
   const file = stateFileOf(journalFile);
   const temp = `${file}${STATE_TEMP_SUFFIX}`;
-  const line = encodeRecord({ k: 'state', ...state } as unknown as JournalRecord, 0);
+  await replaceFileDurably(file, temp, encodeRecord({ k: 'state', ...state } as unknown as JournalRecord, 0));
+}
+
+/**
+ * Replaces `file` by `data` so that a crash leaves either the old or the new file: written aside to `temp`
+ * (owner-only: journals carry raw payloads), synced, renamed over it, the directory synced.
+ */
+export async function replaceFileDurably(file: string, temp: string, data: string): Promise<void> {
   try {
     const out = await fsp.open(temp, 'w', 0o600);
     try {
-      await out.writeFile(line);
+      await out.writeFile(data);
       await out.sync();
     } finally {
       await out.close();

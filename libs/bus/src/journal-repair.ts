@@ -1,7 +1,7 @@
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { acquireLock, removeLeftoverTemporaries } from './in-process.journal';
-import { encodeRecord, readJournal, syncDirectory, writeState, type DroppedRecord, type JournalRecord } from './journal-file';
+import { encodeRecord, readJournal, replaceFileDurably, writeState, type DroppedRecord, type JournalRecord } from './journal-file';
 
 /** What `repairJournals` found and did for one stream's journal. */
 export interface JournalRepair {
@@ -72,21 +72,7 @@ async function repairOne(file: string, stream: string): Promise<JournalRepair> {
   const gen = Math.max(contents.gen, contents.state?.gen ?? 0) + 1;
   const head: JournalRecord = { k: 'head', v: 2, stream, gen, lastSeq };
   const data = [head, ...kept].map((record, n) => encodeRecord(record, n)).join('');
-  const temp = `${file}.compacting`;
-  try {
-    const out = await fsp.open(temp, 'w', 0o600);
-    try {
-      await out.writeFile(data);
-      await out.sync();
-    } finally {
-      await out.close();
-    }
-    await fsp.rename(temp, file);
-  } catch (error) {
-    await fsp.rm(temp, { force: true }).catch(() => undefined);
-    throw error;
-  }
-  await syncDirectory(path.dirname(file));
+  await replaceFileDurably(file, `${file}.compacting`, data);
   await writeState(file, { stream, gen, bytes: Buffer.byteLength(data), lastSeq });
   return report;
 }
