@@ -40,4 +40,7 @@ Module._extensions['.ts'] = function (module, filename) {
   module._compile(code, filename);
 };
 
-process.setSourceMapsEnabled(true);
+// Stack traces point into the TypeScript sources only when asked (`EVALS_SOURCE_MAPS=1`, or node's own
+// --enable-source-maps): with maps on, Node decodes and keeps the map of every compiled module - about 55 MiB of
+// an idle `evals serve` (issue 15, docs/benchmarks.md). The inline maps stay in the compiled code either way.
+if (process.env.EVALS_SOURCE_MAPS === '1') process.setSourceMapsEnabled(true);

@@ -452,6 +452,30 @@ describe('deploy/k8s - Kustomize base and overlays', () => {
     );
   });
 
+  it('caps every app\'s V8 heap well under its container\'s memory limit, as compose and the benchmarks do (issue 15)', () => {
+    const mib = (q: string): number => {
+      const m = /^(\d+)(Mi|Gi)$/.exec(String(q));
+      return m ? Number(m[1]) * (m[2] === 'Gi' ? 1024 : 1) : NaN;
+    };
+    const composeServices: Record<string, Json> = (docsOf(path.join(COMPOSE_DIR, 'compose.yaml'))[0]?.doc ?? {}).services ?? {};
+    problems(
+      [...APPS.keys()].flatMap((app) => {
+        const c = (find('Deployment', app)?.spec?.template?.spec?.containers ?? []).find((x: Json) => x.name === app);
+        if (!c) return [];
+        const options: string | undefined = (c.env ?? []).find((e: Json) => e.name === 'NODE_OPTIONS')?.value;
+        const cap = Number(/--max-old-space-size=(\d+)/.exec(options ?? '')?.[1]);
+        const limit = mib(c.resources?.limits?.memory);
+        const out: string[] = [];
+        if (!Number.isFinite(cap)) out.push(`${app}: no NODE_OPTIONS --max-old-space-size`);
+        // The rest of the process (code, young generation, buffers, native memory) needs room too.
+        else if (!(cap * 2 <= limit)) out.push(`${app}: a heap of ${cap} MB is more than half of the ${limit} Mi limit`);
+        const composed = composeServices[app]?.environment?.NODE_OPTIONS;
+        if (composed !== options) out.push(`${app}: compose sets NODE_OPTIONS ${composed}, k8s ${options}`);
+        return out;
+      }),
+    );
+  });
+
   it('keeps secrets out of the ConfigMap', () => {
     problems(Object.keys(configMap?.data ?? {}).filter((k) => SECRET_NAME.test(k) || k === 'DATABASE_URL').map((k) => `evals-config holds ${k}, a secret`));
   });

@@ -3,9 +3,9 @@
  * in-process bus, no servers. Run: `npm run bench:embedded`. Prints numbers only and asserts nothing
  * (docs/testing.md); docs/benchmarks.md explains them.
  *
- *   0. raw baseline, in this process: PGlite behind its socket server (the same adapter the service uses),
- *      evidence-shaped rows inserted through `pg` in statements of 1 000 rows, one transaction each, into a
- *      table with evidence's columns and primary key;
+ *   0. raw baseline, in this process: PGlite reached by `pg` in-process (the same adapter the service uses),
+ *      evidence-shaped rows inserted in statements of 1 000 rows, one transaction each, into a table with
+ *      evidence's columns and primary key; then the same through PGlite's socket server (the path before);
  *   1. start-up: `evals serve` on a fresh data directory (PGlite initdb + every migration) until it listens,
  *      then stopped and started again on the same directory (a reopen);
  *   2. throughput: BENCH_RUNS (default 10) synchronous `POST /v1/runs` of BENCH_RUN_CASES (default 2 000)
@@ -25,7 +25,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Client } from 'pg';
-import { startEmbeddedPostgres } from '@evals/persistence';
+import { inProcessPgStream, startEmbeddedPostgres } from '@evals/persistence';
 import { startEmbeddedServe, type EmbeddedServe } from '../../test/support/embedded-process';
 import { summarize as summarizeProfile } from '../pipeline/profile-summary';
 
@@ -105,9 +105,10 @@ async function profileControl(phase: string): Promise<void> {
   await new Promise((r) => setTimeout(r, 500)); // the hook polls every 100 ms
 }
 
-async function rawInsertBaseline(rows: number): Promise<number> {
-  const pg = await startEmbeddedPostgres();
-  const db = new Client({ connectionString: pg.url });
+async function rawInsertBaseline(rows: number, connection: 'in-process' | 'socket'): Promise<number> {
+  const pg = await startEmbeddedPostgres(undefined, { connection });
+  const stream = inProcessPgStream(pg.url);
+  const db = new Client({ connectionString: pg.url, ...(stream ? { stream } : {}) });
   await db.connect();
   try {
     await db.query(`CREATE TABLE bench_evidence (
@@ -152,9 +153,11 @@ function percentile(sorted: number[], p: number): number {
 
 async function main(): Promise<void> {
   log(`embedded all-in-one benchmark: ${os.cpus().length} cores, Node ${process.version}`);
-  log('0. raw baseline: PGlite through its socket server, 1 000-row INSERT statements');
-  const raw = await rawInsertBaseline(RAW_ROWS);
+  log('0. raw baseline: PGlite through `pg` in-process (as the serve reaches it), 1 000-row INSERT statements');
+  const raw = await rawInsertBaseline(RAW_ROWS, 'in-process');
   log(`   ${fmt(RAW_ROWS)} evidence-shaped rows: ${fmt(raw)} rows/s`);
+  const rawSocket = await rawInsertBaseline(RAW_ROWS, 'socket');
+  log(`   the same through PGlite's socket server (the serve's path before issue 15): ${fmt(rawSocket)} rows/s`);
 
   if (PROFILE_DIR) {
     fs.mkdirSync(PROFILE_DIR, { recursive: true });
@@ -222,6 +225,7 @@ async function main(): Promise<void> {
     log(
       JSON.stringify({
         raw_insert_rows_per_s: Math.round(raw),
+        raw_insert_socket_rows_per_s: Math.round(rawSocket),
         startup_fresh_s: Number(fresh.seconds.toFixed(2)),
         startup_reopen_s: Number(reopen.seconds.toFixed(2)),
         runs: RUNS,

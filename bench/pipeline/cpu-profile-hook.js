@@ -11,8 +11,8 @@ const path = require('node:path');
 const inspector = require('node:inspector');
 
 const dir = process.env.EVALS_BENCH_PROFILE_DIR;
-const main = process.argv.find((a) => /apps[\\/][^\\/]+[\\/]src[\\/]main\.ts$/.test(a));
-// The apps of bench:pipeline (apps/<app>/src/main.ts), or `evals serve` of bench:embedded.
+const main = process.argv.find((a) => /apps[\\/][^\\/]+[\\/]src[\\/]main\.[jt]s$/.test(a));
+// The apps of bench:pipeline (apps/<app>/src/main.ts from source, dist/apps/<app>/src/main.js built), or `evals serve` of bench:embedded.
 const app = main ? path.basename(path.dirname(path.dirname(main))) : process.argv.includes('serve') ? 'serve' : null;
 if (dir && app) {
   const control = path.join(dir, 'control');

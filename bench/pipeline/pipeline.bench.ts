@@ -1,7 +1,10 @@
 /**
  * End-to-end benchmark of the durable pipeline (docs/pipeline.md): ingestion, scoring-worker, read-model and
  * regression started as separate processes (test/support/app-processes.ts) on the real PostgreSQL and NATS
- * JetStream, in a fresh schema with prefixed streams and subjects. Run: `npm run bench:pipeline`.
+ * JetStream, in a fresh schema with prefixed streams and subjects. Run: `npm run bench:pipeline`. The apps
+ * run as deployed: compiled (dist/, rebuilt when stale; BENCH_APPS=source: through @swc-node/register), each
+ * with the NODE_OPTIONS (V8 heap cap) of its Deployment in deploy/k8s/base (BENCH_APP_HEAP=none: without) -
+ * bench/pipeline/app-runtime.ts.
  * Prints numbers only and asserts nothing (docs/testing.md); docs/benchmarks.md explains every number.
  *
  * Phases, in this order:
@@ -38,6 +41,7 @@ import { runStreamId } from '@evals/domain';
 import { startCluster, stopProcess, type AppCluster, type AppName } from '../../test/support/app-processes';
 import { createTestSchema, uniqueSuffix, type TestSchema } from '../../test/support/isolation';
 import { testServers } from '../../test/support/servers';
+import { appEnvs, appRuntime, ensureBuilt } from './app-runtime';
 import { summarize as summarizeProfile } from './profile-summary';
 
 // --- configuration --------------------------------------------------------------------------------------
@@ -70,6 +74,8 @@ const PHASE_TIMEOUT_S = intEnv('BENCH_PHASE_TIMEOUT_S', 600);
 const PHASES = new Set((process.env.BENCH_PHASES ?? 'streamed,batched,latency').split(',').map((x) => x.trim()));
 /** Extra environment for the apps, as JSON (e.g. '{"WORKER_MAX_BATCH":"50"}'); empty: the defaults. */
 const APP_ENV: Record<string, string> = process.env.BENCH_APP_ENV ? JSON.parse(process.env.BENCH_APP_ENV) : {};
+/** BENCH_APPS: `dist` (default; the compiled apps, as deployed) or `source` (through @swc-node/register): app-runtime.ts. */
+const APP_RUNTIME = appRuntime();
 /**
  * Diagnostic: when set, every app loads cpu-profile-hook.js (NODE_OPTIONS=--require; no app code changes)
  * and writes one V8 CPU profile per phase into this directory, summarised after the phase.
@@ -81,6 +87,8 @@ if (PROFILE_DIR) {
   APP_ENV.NODE_OPTIONS = `${APP_ENV.NODE_OPTIONS ?? ''} --require ${path.join(__dirname, 'cpu-profile-hook.js')}`.trim();
   APP_ENV.EVALS_BENCH_PROFILE_DIR = PROFILE_DIR;
 }
+/** Each app's NODE_OPTIONS: its Deployment's in deploy/k8s/base (the V8 heap cap; BENCH_APP_HEAP=none: V8's own), then BENCH_APP_ENV's. */
+const APP_ENVS = appEnvs(['ingestion', 'scoring-worker', 'read-model', 'regression'], APP_ENV);
 
 async function profilePhase(phase: string | null): Promise<void> {
   if (!PROFILE_DIR) return;
@@ -565,6 +573,8 @@ async function main(): Promise<void> {
 
   log(`pipeline benchmark: ${fmt(CASES)} cases, batched runs of ${fmt(BATCH_RUN)}, ${fmt(INFLIGHT)} publishes in flight; node ${process.version}, ${os.cpus().length} cores, ${os.cpus()[0]?.model ?? '?'}`);
   if (Object.keys(APP_ENV).length > 0) log(`app environment overrides: ${JSON.stringify(APP_ENV)}`);
+  log(APP_RUNTIME === 'dist' ? ensureBuilt() : 'apps: from source through @swc-node/register (BENCH_APPS=source)');
+  log(`apps' NODE_OPTIONS: ${Object.keys(APP_ENVS).length === 0 ? 'none' : Object.entries(APP_ENVS).map(([a, e]) => `${a} ${e.NODE_OPTIONS}`).join('; ')}`);
 
   const schema: TestSchema = await createTestSchema('bench');
   cleanups.push(() => schema.drop());
@@ -607,7 +617,7 @@ async function main(): Promise<void> {
     log('\n[1] starting ingestion, scoring-worker, read-model, regression as separate processes');
     const tBoot = now();
     // Started one by one on an empty cluster, so an app that fails to boot never leaves the others running.
-    cluster = await startCluster({ schema: schema.schema, streamPrefix, subjectPrefix, apps: [], env: APP_ENV });
+    cluster = await startCluster({ schema: schema.schema, streamPrefix, subjectPrefix, apps: [], env: APP_ENV, runtime: APP_RUNTIME, appEnv: APP_ENVS });
     const theCluster = cluster;
     cleanups.push(() => theCluster.stopAll());
     for (const app of APPS) {
@@ -982,6 +992,8 @@ async function main(): Promise<void> {
       cases: CASES,
       cores: os.cpus().length,
       app_env: APP_ENV,
+      apps_runtime: APP_RUNTIME,
+      apps_node_options: Object.fromEntries(Object.entries(APP_ENVS).map(([a, e]) => [a, e.NODE_OPTIONS])),
       raw: { copy_rows: RAW_ROWS, copy_method: copy.method, copy_rows_per_s: round(copy.rate), jetstream_msgs: RAW_MSGS, jetstream_msg_bytes: raw.bytes, jetstream_msgs_per_s: round(raw.rate) },
       streamed: streamed ? { ...summarize(streamed, copy.rate, raw.rate), publishers: PUBLISHERS, db: streamed.db } : null,
       batched: batched ? { ...summarize(batched, copy.rate, raw.rate), runs: batchRuns, cases_per_run: BATCH_RUN, db: batched.db } : null,

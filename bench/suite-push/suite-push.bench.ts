@@ -8,7 +8,10 @@
  * `yaml,json` (default). BENCH_SERVE_NODE_OPTIONS: Node options of the serve process. Prints numbers only
  * and asserts nothing but the answers; the last line is one JSON object.
  * BENCH_SUITE_TARGETS: `serve` (default) and/or `ingestion` - the ingestion app alone as its own process on
- * the machine's PostgreSQL and NATS (a fresh schema and stream prefix, dropped afterwards).
+ * the machine's PostgreSQL and NATS (a fresh schema and stream prefix, dropped afterwards), started as
+ * BENCH_APPS says (default `dist`, the compiled app as deployed; `source`: through @swc-node/register) -
+ * bench/pipeline/app-runtime.ts - with the NODE_OPTIONS of its Deployment in deploy/k8s/base (its V8 heap
+ * cap; BENCH_APP_HEAP=none: V8's own sizing), then BENCH_SERVE_NODE_OPTIONS.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -16,6 +19,7 @@ import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
+import { appEnvs, appRuntime, ensureBuilt } from '../pipeline/app-runtime';
 import { startCluster } from '../../test/support/app-processes';
 import { startEmbeddedServe } from '../../test/support/embedded-process';
 import { createTestSchema, uniqueSuffix } from '../../test/support/isolation';
@@ -110,7 +114,7 @@ async function startServer(target: 'serve' | 'ingestion', dataDir: string): Prom
   const schema = await createTestSchema('bench_suite');
   const suffix = uniqueSuffix();
   const streamPrefix = `BENCHSUITE_${suffix}_`;
-  const cluster = await startCluster({ schema: schema.schema, streamPrefix, subjectPrefix: `benchsuite_${suffix}`, apps: ['ingestion'], env: { LOG_LEVEL: 'warn', HTTP_BODY_LIMIT_MB: '256', ...serveOptions() } });
+  const cluster = await startCluster({ schema: schema.schema, streamPrefix, subjectPrefix: `benchsuite_${suffix}`, apps: ['ingestion'], runtime: appRuntime(), appEnv: appEnvs(['ingestion'], serveOptions()), env: { LOG_LEVEL: 'warn', HTTP_BODY_LIMIT_MB: '256', ...serveOptions() } });
   const app = cluster.apps.get('ingestion')!;
   return {
     url: cluster.url('ingestion', ''),
@@ -131,6 +135,10 @@ async function startServer(target: 'serve' | 'ingestion', dataDir: string): Prom
 
 async function main(): Promise<void> {
   log(`suite push benchmark: ${fmt(CASES)} cases, ${os.cpus().length} cores, Node ${process.version}`);
+  if (TARGETS.includes('ingestion')) {
+    log(appRuntime() === 'dist' ? ensureBuilt() : 'apps: from source through @swc-node/register (BENCH_APPS=source)');
+    log(`ingestion's NODE_OPTIONS: ${appEnvs(['ingestion'], serveOptions())['ingestion']?.NODE_OPTIONS ?? 'none'}`);
+  }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'evals-bench-suite-push-'));
   const results: Record<string, unknown> = {};
   try {
@@ -167,7 +175,7 @@ async function main(): Promise<void> {
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
-  log(JSON.stringify({ bench: 'suite-push', cases: CASES, ...results }));
+  log(JSON.stringify({ bench: 'suite-push', cases: CASES, ...(TARGETS.includes('ingestion') ? { apps_runtime: appRuntime() } : {}), ...results }));
 }
 
 main().catch((error) => {

@@ -16,7 +16,7 @@ export interface Io {
   readonly errIsTty?: boolean;
   /** Raw write to stderr without a line break (progress line). */
   readonly writeErr?: (text: string) => void;
-  /** Defaults to the global fetch. */
+  /** Defaults to requests over node:http (http-transport.ts); tests pass a fake. */
   readonly fetch?: typeof fetch;
   /** Milliseconds; defaults to Date.now. */
   readonly now?: () => number;

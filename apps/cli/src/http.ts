@@ -1,6 +1,7 @@
 import { ApiError, CliError, EXIT, UnreachableError } from './exit-codes';
 import { positiveSeconds, type Io } from './command';
 import type { AnswerOf, ApiUrl, BodyOf, PlainUrl } from './api/api-types';
+import { nodeTransport, type Transport, type TransportAnswer } from './http-transport';
 
 /**
  * The CLI's HTTP side: where the three APIs live, and one client that turns every way a request can end
@@ -93,13 +94,14 @@ export interface RequestOptions {
 }
 
 export class ApiClient {
-  private readonly fetchImpl: typeof fetch;
+  private readonly fetchImpl: Transport;
 
   constructor(
     readonly endpoints: Endpoints,
     private readonly options: { apiKey?: string; timeoutMs: number; fetch?: typeof fetch },
   ) {
-    this.fetchImpl = options.fetch ?? fetch;
+    // Not the global fetch by default: http-transport.ts says why.
+    this.fetchImpl = options.fetch ?? nodeTransport;
   }
 
   /** The --timeout of the command, in milliseconds. */
@@ -141,7 +143,7 @@ export class ApiClient {
     }
     const timeoutMs = options.timeoutMs ?? this.options.timeoutMs;
     const where = origin(url);
-    let res: Response;
+    let res: TransportAnswer;
     try {
       res = await this.fetchImpl(url, { method, headers, body, signal: AbortSignal.timeout(timeoutMs), redirect: 'follow' });
     } catch (error) {

@@ -32,10 +32,22 @@ export function loadSuite(file: string): { suite: SuiteDefinition; scorers: read
   } catch {
     throw new CliError(EXIT.USAGE, `cannot read suite file ${file}`);
   }
+  if (lastLoaded?.file === file && lastLoaded.text === text) return lastLoaded.loaded;
   const parsed = parseSuiteYaml(text, file);
   if (!parsed.ok) throw new SuiteRefused(parsed.errors);
-  return { suite: parsed.suite, scorers: parsed.scorers };
+  const loaded = { suite: parsed.suite, scorers: parsed.scorers };
+  lastLoaded = text.length <= MEMO_MAX_CHARS ? { file, text, loaded } : undefined;
+  return loaded;
 }
+
+/**
+ * The last suite file read, by its exact text: a command checked locally before the embedded service
+ * starts (cli.ts) reads its suite file twice in one process, and parsing a 10 000-case file is a tenth of
+ * a second or more each time. Only files up to MEMO_MAX_CHARS: a larger one is not kept alive for the
+ * rest of the command.
+ */
+let lastLoaded: { file: string; text: string; loaded: { suite: SuiteDefinition; scorers: readonly CompiledScorer[] } } | undefined;
+const MEMO_MAX_CHARS = 4 * 1024 * 1024;
 
 export class SuiteRefused extends CliError {
   constructor(readonly errors: readonly SuiteError[]) {

@@ -1,5 +1,5 @@
 import * as fs from 'node:fs';
-import { isSafeId, MAX_INLINE_OUTPUTS, MAX_MESSAGE_BYTES, MAX_OUTPUT_BYTES, utf8ByteLength } from '@evals/contracts';
+import { isSafeId, MAX_INLINE_OUTPUTS, MAX_MESSAGE_BYTES, MAX_OUTPUT_BYTES, utf8ByteLength } from '@evals/limits';
 import { CliError, EXIT } from './exit-codes';
 
 /**

@@ -1,5 +1,5 @@
 import * as fs from 'node:fs';
-import { MAX_INLINE_OUTPUTS, MAX_MESSAGE_BYTES, utf8ByteLength } from '@evals/contracts';
+import { MAX_INLINE_OUTPUTS, MAX_MESSAGE_BYTES, utf8ByteLength } from '@evals/limits';
 import { CliError, EXIT } from './exit-codes';
 import { url, type ApiClient } from './http';
 import { ENVELOPE_ALLOWANCE, withCaseOfField } from './outputs-file';

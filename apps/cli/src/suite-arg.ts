@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { isSuiteKey } from '@evals/contracts';
+import { isSuiteKey } from '@evals/limits';
 import type { SuiteDefinition } from '@evals/domain';
 import type { CompiledScorer } from '@evals/scorers';
 import type { Io } from './command';

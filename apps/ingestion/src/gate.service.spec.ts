@@ -83,9 +83,13 @@ class MemoryRuns {
   }
 
   async decideAndAppend(runId: string, command: RunCommand): Promise<boolean> {
+    return (await this.decide(runId, command)).appended;
+  }
+
+  async decide(runId: string, command: RunCommand) {
     const decided = RunModel.decide(command, (await this.load(runId)).state);
     this.streams.set(runId, [...this.stream(runId), ...decided.map((event) => ({ event, occurred_at: NOW.toISOString() }))]);
-    return decided.length > 0;
+    return { appended: decided.length > 0, run: await this.load(runId) };
   }
 }
 

@@ -1,33 +1,61 @@
 import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import { CONSUMERS, contractSubject, type BusMessage, type MessageBus, type Subscription } from '@evals/bus';
-import { decodeMessage, SUBJECTS } from '@evals/contracts';
+import { decodeMessage, SUBJECTS, type AnyMessage } from '@evals/contracts';
 import type { WorkItem } from '@evals/domain';
 import { DeadLetterRepository, type DeadLetter } from '@evals/persistence';
 import { DATA_SOURCE, LOGGER, MESSAGE_BUS, metrics, type JsonLogger } from '@evals/platform';
+import { performance } from 'node:perf_hooks';
 import type { DataSource } from 'typeorm';
+import { AckFloorProbe, BatchSettlement, Limiter } from './inbound-lanes';
 import { IntakeError } from './intake-error';
 import { MonitorService } from './monitor.service';
 import { RunIntakeService, type Causation, type RunTicket } from './run-intake.service';
 
-interface PendingRun {
-  readonly items: WorkItem[];
-  readonly messages: BusMessage[];
-  readonly cause: Causation;
-}
-
 /** How long a message for a run not opened yet waits before it is tried again. */
 const UNKNOWN_RUN_RETRY_MS = 500;
 const SEAL_WAIT_RETRY_MS = 100;
+/**
+ * Runs of one micro-batch handled at once. Each waits mostly on round trips (PostgreSQL, JetStream): a few
+ * dozen overlap their bus round trips with the database's, whose own bound is the connection pool
+ * (DATABASE_POOL_SIZE); a seal waiting for the ack floor does not hold a slot.
+ */
+const MAX_CONCURRENT_RUNS = 32;
+/** Session signals open and feed monitor window runs named inside the monitor: they keep one lane, in order. */
+const SIGNAL_LANE = '\0session-signals';
+
+/** One decoded message of a micro-batch, in the lane of its run. */
+interface Entry {
+  readonly msg: BusMessage;
+  readonly subject: string;
+  readonly message: AnyMessage;
+  readonly cause: Causation;
+}
+
+type Letter = { letter: DeadLetter; msg: BusMessage };
+
+interface LaneStats {
+  seals: number;
+  sealsHandedBack: number;
+  sealWaitMs: number;
+}
 
 /**
  * The durable consumer of EVALS_INBOUND (docs/pipeline.md step 1). Every message is validated at the edge:
  * a malformed or invalid one is dead-lettered with its reason - never its body - and acknowledged, and the
  * consumer goes on. Outputs of one micro-batch for one run are forwarded as one work message.
+ *
+ * A micro-batch is split into lanes, one per run: a lane keeps its messages in stream order (open, then
+ * outputs, then seal), and lanes run concurrently (issue 15: each run.requested and run.sealed handled
+ * alone, in turn, made 50 runs a second the bound, waiting on round trips). Each message is acknowledged
+ * only once its effects are durable. A seal still needs every earlier output of its run forwarded: those
+ * in the batch are before it in its lane; for the others it asks the ack floor, below the batch's own
+ * messages (BatchSettlement.sealFloor), and one consumer-info request answers every seal ready at once.
  */
 @Injectable()
 export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private subscription: Subscription | undefined;
   private readonly deadLetters = new DeadLetterRepository();
+  private readonly floor: AckFloorProbe;
 
   constructor(
     private readonly intake: RunIntakeService,
@@ -35,7 +63,9 @@ export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicatio
     @Inject(DATA_SOURCE) private readonly db: DataSource,
     @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
     @Inject(LOGGER) private readonly logger: JsonLogger,
-  ) {}
+  ) {
+    this.floor = new AckFloorProbe((seq) => this.bus.allAcknowledgedBefore(CONSUMERS.ingestion, seq));
+  }
 
   async onApplicationBootstrap(): Promise<void> {
     this.subscription = await this.bus.consume(CONSUMERS.ingestion, {
@@ -51,95 +81,165 @@ export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicatio
 
   async handle(batch: readonly BusMessage[]): Promise<void> {
     metrics.messagesHandled.inc({ consumer: 'ingestion' }, batch.length);
-    const pending = new Map<string, PendingRun>();
-    // One look-up per run per micro-batch, not per output: the stream is re-read only after this batch
-    // opened or sealed the run itself.
-    const tickets = new Map<string, RunTicket | null>();
-    const ticketOf = async (runId: string) => {
-      if (!tickets.has(runId)) tickets.set(runId, await this.intake.ticket(runId));
-      return tickets.get(runId)!;
-    };
-    const letters: Array<{ letter: DeadLetter; msg: BusMessage }> = [];
-    const flush = async () => {
-      for (const [runId, run] of pending) {
-        await this.intake.forward(runId, run.items, run.cause);
-        await ackAll(run.messages);
-      }
-      pending.clear();
-      await this.deadLetter(letters.splice(0));
-    };
-
-    for (const msg of batch) {
+    const lanes = new Map<string, Entry[]>();
+    const decodedBatch: Array<{ msg: BusMessage; subject: string; decoded: ReturnType<typeof decodeMessage> }> = batch.map((msg) => {
       const subject = contractSubject(this.bus.names, msg.subject);
-      const decoded = decodeMessage(subject, msg.data);
+      return { msg, subject, decoded: decodeMessage(subject, msg.data) };
+    });
+    const barriers = decodedBatch.filter((d) => d.decoded.ok && laneOf(d.decoded.message) === SIGNAL_LANE).map((d) => d.msg.seq);
+    const settlement = new BatchSettlement(batch.map((m) => m.seq), barriers);
+    const letters = new LetterSink((entries) => this.deadLetter(entries), settlement);
+    for (const { msg, subject, decoded } of decodedBatch) {
       if (!decoded.ok) {
-        letters.push({ msg, letter: { subject, code: decoded.code, reason: decoded.reason, message_id: decoded.message_id ?? null, stream_seq: msg.seq } });
+        letters.add({ msg, letter: { subject, code: decoded.code, reason: decoded.reason, message_id: decoded.message_id ?? null, stream_seq: msg.seq } });
         continue;
       }
       const message = decoded.message;
       const cause: Causation = { message_id: message.metadata.message_id, correlation_id: message.metadata.correlation_id };
-      try {
-        switch (message.type) {
-          case SUBJECTS.RUN_REQUESTED: {
-            await flush();
-            const d = message.data;
-            tickets.delete(d.run_id);
-            await this.intake.open({ ...d, outputs: d.outputs?.map((o) => ({ case_id: o.case_id, output: o.output })) }, cause);
-            await msg.ackConfirmed();
-            break;
-          }
-          case SUBJECTS.OUTPUT_SUBMITTED: {
-            const d = message.data;
-            const ticket = await ticketOf(d.run_id);
-            if (!ticket) {
-              // The run.requested may still be on its way (another ingestion process): wait, then give up.
-              if (msg.deliveryCount >= CONSUMERS.ingestion.deadLetterAfter) throw new IntakeError('UNKNOWN_RUN', `no run ${d.run_id}`, 'data.run_id');
-              await flush();
-              msg.nak(UNKNOWN_RUN_RETRY_MS);
-              break;
-            }
-            if (this.intake.sealedIn(ticket)) throw new IntakeError('RUN_SEALED', `run ${d.run_id} is sealed`, 'data.run_id');
-            if (!ticket.caseIds.has(d.case_id)) throw new IntakeError('UNKNOWN_CASE', `case ${d.case_id} is not in the run's suite version`, 'data.case_id');
-            const run = pending.get(d.run_id) ?? { items: [], messages: [], cause };
-            run.items.push({ case_id: d.case_id, output: d.output });
-            run.messages.push(msg);
-            pending.set(d.run_id, run);
-            break;
-          }
-          case SUBJECTS.RUN_SEALED: {
-            await flush();
-            // Outputs published before the seal may still be in another ingestion process's hands.
-            if (!(await this.bus.allAcknowledgedBefore(CONSUMERS.ingestion, msg.seq))) {
-              msg.nak(SEAL_WAIT_RETRY_MS);
-              break;
-            }
-            tickets.delete(message.data.run_id);
-            await this.intake.seal(message.data.run_id, cause);
-            await msg.ackConfirmed();
-            break;
-          }
-          case SUBJECTS.SESSION_SIGNAL: {
-            await flush();
-            await this.monitor.admit(message.data, cause);
-            await msg.ackConfirmed();
-            break;
-          }
-          default:
-            letters.push({ msg, letter: { subject, code: 'UNSUPPORTED_SUBJECT', reason: `no consumer for ${subject}`, message_id: cause.message_id, stream_seq: msg.seq } });
-        }
-      } catch (error) {
-        // A transient failure (the bus did not take a forward): the batch is redelivered, never dead-lettered.
-        if (!(error instanceof IntakeError) || error.transient) throw error;
-        letters.push({
-          msg,
-          letter: { subject, code: error.code, reason: `${error.field ?? 'data'}: ${error.message}`, message_id: cause.message_id, stream_seq: msg.seq },
-        });
+      const key = laneOf(message);
+      if (key === null) {
+        letters.add({ msg, letter: { subject, code: 'UNSUPPORTED_SUBJECT', reason: `no consumer for ${subject}`, message_id: cause.message_id, stream_seq: msg.seq } });
+        continue;
       }
+      const lane = lanes.get(key);
+      if (lane) lane.push({ msg, subject, message, cause });
+      else lanes.set(key, [{ msg, subject, message, cause }]);
     }
-    await flush();
+
+    const limiter = new Limiter(MAX_CONCURRENT_RUNS);
+    const started = performance.now();
+    const requests = this.floor.requests;
+    const stats: LaneStats = { seals: 0, sealsHandedBack: 0, sealWaitMs: 0 };
+    const results = await Promise.allSettled([...lanes.values()].map((lane) => this.runLane(lane, limiter, settlement, letters, stats)));
+    await letters.drained();
+    // What a batch cost and what its seals waited for (LOG_LEVEL=debug): where the inbound path's latency goes.
+    this.logger.event('debug', 'inbound batch', {
+      messages: batch.length,
+      runs: lanes.size,
+      ms: Math.round(performance.now() - started),
+      seals: stats.seals,
+      seals_handed_back: stats.sealsHandedBack,
+      seal_wait_ms: Math.round(stats.sealWaitMs),
+      floor_requests: this.floor.requests - requests,
+    });
+    // A transient failure (the bus did not take a forward): the batch is redelivered, never dead-lettered.
+    // Every lane ran to its end or its failure first, so nothing is acknowledged after the batch is handed back.
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    letters.throwIfFailed();
   }
 
-  private async deadLetter(entries: Array<{ letter: DeadLetter; msg: BusMessage }>): Promise<void> {
+  /** One run's messages in stream order; outputs in a row are forwarded together. */
+  private async runLane(lane: readonly Entry[], limiter: Limiter, settlement: BatchSettlement, letters: LetterSink, stats: LaneStats): Promise<void> {
+    await limiter.acquire();
+    let ticket: RunTicket | null | undefined;
+    let pending: { items: WorkItem[]; entries: Entry[]; cause: Causation } | null = null;
+    let index = 0;
+    const refuse = (entry: Entry, error: unknown) => {
+      if (!(error instanceof IntakeError) || error.transient) throw error;
+      letters.add({
+        msg: entry.msg,
+        letter: { subject: entry.subject, code: error.code, reason: `${error.field ?? 'data'}: ${error.message}`, message_id: entry.cause.message_id, stream_seq: entry.msg.seq },
+      });
+    };
+    const flush = async () => {
+      if (!pending) return;
+      const { items, entries, cause } = pending;
+      const runId = (entries[0].message.data as { run_id: string }).run_id;
+      let refused: unknown = null;
+      try {
+        await this.intake.forward(runId, items, cause, ticket ?? undefined);
+        await ackAll(entries.map((e) => e.msg));
+      } catch (error) {
+        refused = error;
+      }
+      // A refusal of the run model (sealed meanwhile by another process) dead-letters each output; anything
+      // else fails the lane with these outputs still pending, to be handed back.
+      if (refused !== null) for (const entry of entries) refuse(entry, refused);
+      else settlement.acked(entries.map((e) => e.msg.seq));
+      pending = null;
+    };
+    try {
+      for (; index < lane.length; index++) {
+        const entry = lane[index];
+        const { msg, message, cause } = entry;
+        if (message.type !== SUBJECTS.OUTPUT_SUBMITTED) await flush();
+        try {
+          switch (message.type) {
+            case SUBJECTS.RUN_REQUESTED: {
+              const d = message.data;
+              ticket = undefined;
+              await this.intake.open({ ...d, outputs: d.outputs?.map((o) => ({ case_id: o.case_id, output: o.output })) }, cause);
+              await msg.ackConfirmed();
+              settlement.acked([msg.seq]);
+              break;
+            }
+            case SUBJECTS.OUTPUT_SUBMITTED: {
+              const d = message.data;
+              if (ticket === undefined) ticket = await this.intake.ticket(d.run_id);
+              if (!ticket) {
+                // The run.requested may still be on its way (another ingestion process): wait, then give up.
+                if (msg.deliveryCount >= CONSUMERS.ingestion.deadLetterAfter) throw new IntakeError('UNKNOWN_RUN', `no run ${d.run_id}`, 'data.run_id');
+                msg.nak(UNKNOWN_RUN_RETRY_MS);
+                settlement.notAcked([msg.seq]);
+                break;
+              }
+              if (this.intake.sealedIn(ticket)) throw new IntakeError('RUN_SEALED', `run ${d.run_id} is sealed`, 'data.run_id');
+              if (!ticket.caseIds.has(d.case_id)) throw new IntakeError('UNKNOWN_CASE', `case ${d.case_id} is not in the run's suite version`, 'data.case_id');
+              pending ??= { items: [], entries: [], cause };
+              pending.items.push({ case_id: d.case_id, output: d.output });
+              pending.entries.push(entry);
+              break;
+            }
+            case SUBJECTS.RUN_SEALED: {
+              // Outputs published before the seal may still be in another process's hands (or a batch handed
+              // back): the ack floor tells, asked below this batch's messages that other lanes still hold.
+              limiter.release();
+              const waitFrom = performance.now();
+              let acknowledged: boolean;
+              try {
+                const from = await settlement.sealFloor(msg.seq);
+                acknowledged = from !== null && (await this.floor.allAcknowledgedBefore(from));
+              } finally {
+                await limiter.acquire();
+              }
+              stats.seals++;
+              stats.sealWaitMs += performance.now() - waitFrom;
+              if (!acknowledged) {
+                stats.sealsHandedBack++;
+                msg.nak(SEAL_WAIT_RETRY_MS);
+                settlement.notAcked([msg.seq]);
+                break;
+              }
+              ticket = undefined;
+              await this.intake.seal(message.data.run_id, cause);
+              await msg.ackConfirmed();
+              settlement.acked([msg.seq]);
+              break;
+            }
+            case SUBJECTS.SESSION_SIGNAL: {
+              await this.monitor.admit(message.data, cause);
+              await msg.ackConfirmed();
+              settlement.acked([msg.seq]);
+              break;
+            }
+          }
+        } catch (error) {
+          refuse(entry, error);
+        }
+      }
+      await flush();
+    } catch (error) {
+      // This lane stops here; its messages not settled are handed back with the batch. Seals waiting on them
+      // in other lanes learn they were not acknowledged.
+      settlement.notAcked([...(pending?.entries ?? []), ...lane.slice(index)].map((e) => e.msg.seq));
+      throw error;
+    } finally {
+      limiter.release();
+    }
+  }
+
+  private async deadLetter(entries: readonly Letter[]): Promise<void> {
     if (entries.length === 0) return;
     await this.deadLetters.add(this.db, entries.map((e) => e.letter));
     for (const e of entries) {
@@ -147,6 +247,71 @@ export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicatio
       this.logger.event('warn', 'message dead-lettered', { subject: e.letter.subject, code: e.letter.code, message_id: e.letter.message_id ?? null, stream_seq: e.letter.stream_seq ?? null });
       e.msg.ack();
     }
+  }
+}
+
+/** The lane of a decoded inbound message: its run, or null for a subject this consumer does not take. */
+function laneOf(message: AnyMessage): string | null {
+  switch (message.type) {
+    case SUBJECTS.RUN_REQUESTED:
+    case SUBJECTS.OUTPUT_SUBMITTED:
+    case SUBJECTS.RUN_SEALED:
+      return message.data.run_id;
+    case SUBJECTS.SESSION_SIGNAL:
+      return SIGNAL_LANE;
+    default:
+      return null;
+  }
+}
+
+/**
+ * The micro-batch's dead letters, written together: whatever lanes refuse while a write is in flight goes
+ * into the next one (one insert per round, not per message). Each is acknowledged once written.
+ */
+class LetterSink {
+  private queued: Letter[] = [];
+  private writing: Promise<void> | null = null;
+  private failure: { error: unknown } | null = null;
+
+  constructor(
+    private readonly write: (entries: readonly Letter[]) => Promise<void>,
+    private readonly settlement: BatchSettlement,
+  ) {}
+
+  add(entry: Letter): void {
+    this.queued.push(entry);
+    this.writing ??= this.pump();
+  }
+
+  /** Resolves once everything added so far is written (or failed). */
+  async drained(): Promise<void> {
+    while (this.writing) await this.writing;
+  }
+
+  throwIfFailed(): void {
+    if (this.failure) throw this.failure.error;
+  }
+
+  private async pump(): Promise<void> {
+    // Let the lanes that are refusing right now add theirs to this write.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    while (this.queued.length > 0) {
+      const entries = this.queued;
+      this.queued = [];
+      const seqs = entries.map((e) => e.msg.seq);
+      if (this.failure) {
+        this.settlement.notAcked(seqs);
+        continue;
+      }
+      try {
+        await this.write(entries);
+        this.settlement.acked(seqs);
+      } catch (error) {
+        this.failure = { error };
+        this.settlement.notAcked(seqs);
+      }
+    }
+    this.writing = null;
   }
 }
 

@@ -23,10 +23,15 @@ class MemoryStreams {
     return { state: RunModel.foldRun(events), version: events.length };
   }
 
-  async decideAndAppend(runId: string, command: RunCommand, _cause: Causation): Promise<boolean> {
+  async decideAndAppend(runId: string, command: RunCommand, cause: Causation): Promise<boolean> {
+    return (await this.decide(runId, command, cause)).appended;
+  }
+
+  /** Always decided on the stream as it is (a `known` state is only an optimisation of the real one). */
+  async decide(runId: string, command: RunCommand, _cause: Causation) {
     const decided = RunModel.decide(command, (await this.load(runId)).state);
     for (const event of decided) this.log.push({ run_id: runId, event, at: this.now.toISOString() });
-    return decided.length > 0;
+    return { appended: decided.length > 0, run: await this.load(runId) };
   }
 
   types(runId: string): string[] {

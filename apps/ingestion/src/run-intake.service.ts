@@ -1,11 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { compileSuite, RunModel, sampleCaseIds, type RunCommand, type RunOpenedV1, type RunState, type WorkItem } from '@evals/domain';
-import { SuiteRepository, type SuiteVersionWithCases } from '@evals/persistence';
+import { SuiteRepository, type LoadedRun, type SuiteVersionWithCases } from '@evals/persistence';
 import { DATA_SOURCE } from '@evals/platform';
 import type { DataSource } from 'typeorm';
 import { INGESTION_CONFIG, type IngestionConfig } from './config';
 import { busUnavailable, IntakeError, underRunRules } from './intake-error';
-import { canonicalOutputs, requestMessageId, runRequestHash, type RunRequestContent } from './run-request-hash';
+import { hashRunRequest, requestMessageId, type RunRequestContent } from './run-request-hash';
 import { RunStreams, type Causation } from './run-streams';
 import { WorkPublisher } from './work-publisher';
 
@@ -76,9 +76,11 @@ export class RunIntakeService {
    * without scoring anything twice. A bus that does not take a message answers BUS_UNAVAILABLE (503).
    */
   async open(cmd: OpenRunCommand, cause: Causation): Promise<{ created: boolean; ticket: RunTicket }> {
-    const requestHash = runRequestHash(cmd, this.config.hmacSecret);
-    const outputs = cmd.outputs ? canonicalOutputs(cmd.outputs) : null;
-    const existing = await this.ticket(cmd.run_id);
+    // The outputs come back sorted and keyed: the work messages carry their hashes on to the evidence.
+    const { hash: requestHash, outputs, detailKey } = hashRunRequest(cmd, this.config.hmacSecret);
+    // The stream is read once here; what the open and the seal below append is folded on, not read back.
+    const loaded = await this.streams.load(cmd.run_id);
+    const existing = await this.ticketOf(cmd.run_id, loaded);
     let opened: RunOpenedV1;
     if (existing) {
       // Nothing new is opened: the model compares the request hash with the one the run was opened with.
@@ -120,15 +122,15 @@ export class RunIntakeService {
     const command: RunCommand = { type: 'open', data: opened, request_hash: requestHash, outputs: outputs ? outputs.length : null };
     // A concurrent request for the same run id may win the append: decided again, it is the same run if it
     // asked the same thing, else RUN_ID_CONFLICT.
-    const created = await underRunRules(() => this.streams.decideAndAppend(cmd.run_id, command, cause));
-    let ticket = (await this.ticket(cmd.run_id))!;
+    const { appended: created, run } = await underRunRules(() => this.streams.decide(cmd.run_id, command, cause, loaded));
+    let ticket = (await this.ticketOf(cmd.run_id, run))!;
     if (outputs) {
       const work: Causation = { message_id: requestMessageId(cmd.run_id, requestHash), correlation_id: cause.correlation_id };
-      await this.onTheBus(() => this.work.forward(cmd.run_id, outputs.filter((o) => ticket.caseIds.has(o.case_id)), work));
+      await this.onTheBus(() => this.work.forward(cmd.run_id, outputs.filter((o) => ticket.caseIds.has(o.case_id)), work, detailKey));
       // Only now that every output is on the bus: sealed (a no-op when a previous attempt got this far).
-      await underRunRules(() => this.streams.decideAndAppend(cmd.run_id, { type: 'seal', run_id: cmd.run_id, received: outputs.length }, cause));
+      const sealed = await underRunRules(() => this.streams.decide(cmd.run_id, { type: 'seal', run_id: cmd.run_id, received: outputs.length }, cause, ticket));
       await this.onTheBus(() => this.work.seal(cmd.run_id, work));
-      ticket = (await this.ticket(cmd.run_id))!;
+      ticket = (await this.ticketOf(cmd.run_id, sealed.run))!;
     }
     return { created, ticket };
   }
@@ -147,7 +149,10 @@ export class RunIntakeService {
 
   /** The run as the intake sees it, folded from its own stream; null when never opened. */
   async ticket(runId: string): Promise<RunTicket | null> {
-    const { state, version } = await this.streams.load(runId);
+    return this.ticketOf(runId, await this.streams.load(runId));
+  }
+
+  private async ticketOf(runId: string, { state, version }: LoadedRun): Promise<RunTicket | null> {
     const data = state.opened;
     if (!data) return null;
     const cached = this.tickets.get(runId);
@@ -200,11 +205,11 @@ export class RunIntakeService {
    * Forwards outputs that follow over the bus (`evals.output.submitted`, a monitor signal). The run's first
    * output is recorded on its stream before it is forwarded (`outputs.received`, once), so a seal can tell a
    * run that received outputs from one that received none (EMPTY_RUN); a crash in between redelivers the
-   * inbound messages, which then forward.
+   * inbound messages, which then forward. `known`: the run's ticket, just read by the caller (saves a read).
    */
-  async forward(runId: string, items: readonly WorkItem[], cause: Causation): Promise<void> {
+  async forward(runId: string, items: readonly WorkItem[], cause: Causation, known?: RunTicket): Promise<void> {
     if (items.length === 0) return;
-    await underRunRules(() => this.streams.decideAndAppend(runId, { type: 'receive_outputs', run_id: runId }, cause));
+    await underRunRules(() => this.streams.decide(runId, { type: 'receive_outputs', run_id: runId }, cause, known));
     await this.work.forward(runId, items, cause);
   }
 

@@ -1,4 +1,31 @@
-import { canonicalOutputs, requestMessageId, runRequestHash, type RunRequestContent } from './run-request-hash';
+import { createHash } from 'node:crypto';
+import { canonicalJson, detailHash, detailKeyId } from '@evals/domain';
+import { canonicalOutputs, hashRunRequest, requestMessageId, runRequestHash, type RunRequestContent } from './run-request-hash';
+
+/** The request hash as it was defined before the outputs were written by hand: stored hashes must still match. */
+function referenceHash(request: RunRequestContent, key: string): string {
+  const content = {
+    suite_key: request.suite_key,
+    suite_version: request.suite_version ?? null,
+    subject_kind: request.subject_kind,
+    subject_id: request.subject_id,
+    variant: request.variant ?? null,
+    baseline_run_id: request.baseline_run_id ?? null,
+    source: request.source,
+    sample: request.sample ? { size: request.sample.size, seed: request.sample.seed } : null,
+    judge_cache: request.judge_cache === true,
+    judge_skip: request.judge_skip ?? null,
+    ...(request.judge_throttle ? { judge_throttle: [...request.judge_throttle.case_ids] } : {}),
+    outputs: request.outputs ? canonicalOutputs(request.outputs).map((o) => [o.case_id, detailHash(key, o.output)]) : null,
+  };
+  return createHash('sha256').update(canonicalJson(content), 'utf8').digest('hex');
+}
+
+/** A small deterministic generator (no Math.random: a failure must replay). */
+function lcg(seed: number): () => number {
+  let x = seed >>> 0;
+  return () => (x = (Math.imul(x, 1664525) + 1013904223) >>> 0) / 2 ** 32;
+}
 
 const KEY = 'request-hash-key-0123456789-0123456789';
 
@@ -72,5 +99,40 @@ describe('unit: the run request hash (R7)', () => {
     expect(requestMessageId('ci-1', h)).toBe(`ci-1:${h.slice(0, 32)}`);
     expect(requestMessageId('ci-2', h)).not.toBe(requestMessageId('ci-1', h));
     expect(requestMessageId('ci-1', runRequestHash({ ...base, subject_id: 'x' }, KEY))).not.toBe(requestMessageId('ci-1', h));
+  });
+
+  it('is the same hash, byte for byte, as the canonical JSON of the whole content (random requests, odd strings)', () => {
+    const rnd = lcg(15);
+    const pick = <T>(xs: readonly T[]) => xs[Math.floor(rnd() * xs.length)];
+    const strings = ['a', 'é', '"quoted"', 'back\\slash', 'line\nbreak', '\u0000nul', '🙂', '\ud800', 'outputs', '},"x":['];
+    for (let i = 0; i < 300; i++) {
+      const outputs = rnd() < 0.2 ? undefined : Array.from({ length: Math.floor(rnd() * 6) }, (_, j) => ({ case_id: `${pick(strings)}${j}`, output: pick(strings).repeat(1 + j) }));
+      const request: RunRequestContent = {
+        suite_key: pick(strings),
+        ...(rnd() < 0.5 ? { suite_version: 1 + Math.floor(rnd() * 9) } : {}),
+        subject_kind: pick(['agent', 'prompt']),
+        subject_id: pick(strings),
+        ...(rnd() < 0.5 ? { variant: pick(strings) } : {}),
+        ...(rnd() < 0.3 ? { baseline_run_id: pick(strings) } : {}),
+        source: pick(['ci', 'inline', 'sandbox'] as const) as RunRequestContent['source'],
+        ...(outputs ? { outputs } : {}),
+        ...(rnd() < 0.3 ? { sample: { size: 1 + Math.floor(rnd() * 5), seed: pick(strings) } } : {}),
+        ...(rnd() < 0.5 ? { judge_cache: rnd() < 0.5 } : {}),
+        ...(rnd() < 0.3 ? { judge_skip: pick(strings) } : {}),
+        ...(rnd() < 0.3 ? { judge_throttle: { case_ids: [pick(strings), pick(strings)] } } : {}),
+      };
+      expect(runRequestHash(request, KEY)).toBe(referenceHash(request, KEY));
+    }
+  });
+
+  it('hands back the outputs it hashed: sorted by case id, each with its keyed hash, and the key id', () => {
+    const hashed = hashRunRequest(base, KEY);
+    expect(hashed.hash).toBe(runRequestHash(base, KEY));
+    expect(hashed.detailKey).toBe(detailKeyId(KEY));
+    expect(hashed.outputs).toEqual([
+      { case_id: 'c1', output: 'one', detail_hash: detailHash(KEY, 'one') },
+      { case_id: 'c2', output: 'two', detail_hash: detailHash(KEY, 'two') },
+    ]);
+    expect(hashRunRequest({ ...base, outputs: undefined }, KEY).outputs).toBeNull();
   });
 });

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { canonicalJson, detailHash, type RunSource, type WorkItem } from '@evals/domain';
+import { canonicalJson, detailHash, detailKeyId, type RunSource, type WorkItem } from '@evals/domain';
 
 /** What of a run request decides whether a second request under the same run id is the same run. */
 export interface RunRequestContent {
@@ -20,10 +20,6 @@ export interface RunRequestContent {
   readonly judge_throttle?: { readonly case_ids: readonly string[] };
 }
 
-function sha256(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex');
-}
-
 /** Case ids in one fixed order (UTF-16 code units, as canonicalJson sorts keys), whatever the request's order. */
 function byCaseId(a: WorkItem, b: WorkItem): number {
   return a.case_id < b.case_id ? -1 : a.case_id > b.case_id ? 1 : 0;
@@ -32,6 +28,19 @@ function byCaseId(a: WorkItem, b: WorkItem): number {
 /** The outputs in the order they are hashed and forwarded: by case id, so a retry in another order is the same. */
 export function canonicalOutputs(outputs: readonly WorkItem[]): WorkItem[] {
   return [...outputs].sort(byCaseId);
+}
+
+/** An output as the intake forwards it: with its keyed hash, made once for the request hash and the evidence. */
+export interface KeyedWorkItem extends WorkItem {
+  readonly detail_hash: string;
+}
+
+/** A run request's hash, and its outputs in canonical order, each with its keyed hash (null: none inline). */
+export interface HashedRunRequest {
+  readonly hash: string;
+  readonly outputs: KeyedWorkItem[] | null;
+  /** `detailKeyId` of the key: a work message carrying these hashes names it, so a worker knows they are its own. */
+  readonly detailKey: string;
 }
 
 /**
@@ -43,22 +52,52 @@ export function canonicalOutputs(outputs: readonly WorkItem[]): WorkItem[] {
  * plain hash of a one-output run would let anyone who reads the event log confirm a guessed "yes".
  */
 export function runRequestHash(request: RunRequestContent, key: string): string {
-  const content = {
-    suite_key: request.suite_key,
-    suite_version: request.suite_version ?? null,
-    subject_kind: request.subject_kind,
-    subject_id: request.subject_id,
-    variant: request.variant ?? null,
+  return hashRunRequest(request, key).hash;
+}
+
+/**
+ * The request hash (`runRequestHash`) with the outputs it hashed: sorted by case id and carrying their keyed
+ * hash, which the work messages hand on so the worker need not HMAC every output a second time.
+ */
+export function hashRunRequest(request: RunRequestContent, key: string): HashedRunRequest {
+  // canonicalJson sorts keys: everything before "outputs", the outputs, everything after. The outputs are
+  // written by hand (a case id is escaped as canonicalJson escapes any string; a hash is plain hex), which
+  // spares thousands of small arrays per request; the text is the same, byte for byte.
+  const before = {
     baseline_run_id: request.baseline_run_id ?? null,
-    source: request.source,
-    sample: request.sample ? { size: request.sample.size, seed: request.sample.seed } : null,
     judge_cache: request.judge_cache === true,
     judge_skip: request.judge_skip ?? null,
     // Only when present, so the hash of every other request stays what it was.
     ...(request.judge_throttle ? { judge_throttle: [...request.judge_throttle.case_ids] } : {}),
-    outputs: request.outputs ? canonicalOutputs(request.outputs).map((o) => [o.case_id, detailHash(key, o.output)]) : null,
   };
-  return sha256(canonicalJson(content));
+  const after = {
+    sample: request.sample ? { size: request.sample.size, seed: request.sample.seed } : null,
+    source: request.source,
+    subject_id: request.subject_id,
+    subject_kind: request.subject_kind,
+    suite_key: request.suite_key,
+    suite_version: request.suite_version ?? null,
+    variant: request.variant ?? null,
+  };
+  const hash = createHash('sha256');
+  hash.update(canonicalJson(before).slice(0, -1), 'utf8');
+  let outputs: KeyedWorkItem[] | null = null;
+  if (request.outputs) {
+    outputs = new Array<KeyedWorkItem>(request.outputs.length);
+    let text = ',"outputs":[';
+    const sorted = canonicalOutputs(request.outputs);
+    for (let i = 0; i < sorted.length; i++) {
+      const o = sorted[i];
+      const keyed = { case_id: o.case_id, output: o.output, detail_hash: detailHash(key, o.output) };
+      outputs[i] = keyed;
+      text += `${i === 0 ? '' : ','}[${JSON.stringify(o.case_id)},"${keyed.detail_hash}"]`;
+    }
+    hash.update(`${text}],`, 'utf8');
+  } else {
+    hash.update(',"outputs":null,', 'utf8');
+  }
+  hash.update(canonicalJson(after).slice(1), 'utf8');
+  return { hash: hash.digest('hex'), outputs, detailKey: detailKeyId(key) };
 }
 
 /**

@@ -38,16 +38,41 @@ export class RunStreams {
    * anything was appended. Throws `RunRuleError` when the command breaks a rule of the model.
    */
   async decideAndAppend(runId: string, command: RunCommand, cause: Causation): Promise<boolean> {
+    return (await this.decide(runId, command, cause)).appended;
+  }
+
+  /**
+   * `decideAndAppend`, and the run as it is afterwards (folded here, not read back). `known` is a state the
+   * caller has just read: decided on first, it saves a read; if it is stale the append conflicts and the
+   * command is decided again on the stream as it is, and a refusal on it is checked on a fresh read too,
+   * so the answer is the same as without it.
+   */
+  async decide(runId: string, command: RunCommand, cause: Causation, known?: LoadedRun): Promise<{ appended: boolean; run: LoadedRun }> {
+    let current = known ?? (await this.load(runId));
+    let fresh = known === undefined;
     for (let attempt = 1; ; attempt++) {
-      const { state, version } = await this.load(runId);
-      const decided = RunModel.decide(command, state);
-      if (decided.length === 0) return false;
+      let decided: RunEvent[];
       try {
-        await this.db.transaction((m) => this.events.append(m, runStreamId(runId), version, decided.map((e) => this.event(e, cause))));
-        return true;
+        decided = RunModel.decide(command, current.state);
+      } catch (error) {
+        if (fresh) throw error;
+        current = await this.load(runId);
+        fresh = true;
+        continue;
+      }
+      if (decided.length === 0) return { appended: false, run: current };
+      const events = decided.map((e) => this.event(e, cause));
+      try {
+        await this.db.transaction((m) => this.events.append(m, runStreamId(runId), current.version, events));
       } catch (error) {
         if (!(error instanceof StreamVersionConflict) || attempt >= MAX_APPEND_ATTEMPTS) throw error;
+        current = await this.load(runId);
+        fresh = true;
+        continue;
       }
+      let state = current.state;
+      decided.forEach((e, i) => (state = RunModel.evolve(state, e, events[i].metadata.occurred_at)));
+      return { appended: true, run: { state, version: current.version + decided.length } };
     }
   }
 

@@ -82,7 +82,7 @@ export class StreamedRunsController {
     const mac = createHmac('sha256', this.config.hmacSecret);
     for (const o of items) mac.update(o.case_id).update('\0').update(o.output).update('\0');
     const messageId = `${runId}:batch:${mac.digest('hex').slice(0, 32)}`;
-    await this.intake.forward(runId, items, { message_id: messageId, correlation_id: runId }).catch((error: unknown) => {
+    await this.intake.forward(runId, items, { message_id: messageId, correlation_id: runId }, ticket).catch((error: unknown) => {
       throw error instanceof IntakeError ? error : busUnavailable(error);
     });
     return { run_id: runId, accepted: items.length };

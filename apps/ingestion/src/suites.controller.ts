@@ -1,7 +1,7 @@
 import { Body, Controller, Get, Headers, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiExtraModels, ApiParam, ApiProperty } from '@nestjs/swagger';
 import { ApiRoute, TIMESTAMP_PROPERTY, YAML_MEDIA_TYPES } from '@evals/platform';
-import { parseSuiteYaml, validateSuite, type SuiteDefinition, type SuiteValidation } from '@evals/domain';
+import { parseSuiteYaml, validateSuite, type SuiteCheck, type SuiteDefinition } from '@evals/domain';
 import type { Page, SuiteSummary, SuiteVersionWithCases } from '@evals/persistence';
 import type { Response } from 'express';
 import { SuiteAnswerDto, SuiteBody, SuitePushedDto } from './ingestion.dto';
@@ -87,14 +87,14 @@ export class SuitesController {
 }
 
 /**
- * The suite of a push body, or SUITE_INVALID with every problem (S4). Only the suite leaves this function:
- * the compiled scorers of every case (which a push does not use) are garbage before the insert starts.
+ * The suite of a push body, or SUITE_INVALID with every problem (S4). Every case's scorer is compiled to
+ * check it, and none is kept (a push scores nothing; issue 15: 100 000 of them are tens of megabytes).
  */
 function validSuite(body: SuiteBody | string, contentType: string | undefined): SuiteDefinition {
-  const validation: SuiteValidation =
+  const validation: SuiteCheck =
     typeof body === 'string' || /yaml|text\/plain/.test(contentType ?? '')
-      ? parseSuiteYaml(typeof body === 'string' ? body : '', 'request body')
-      : validateSuite(body, 'request body');
+      ? parseSuiteYaml(typeof body === 'string' ? body : '', 'request body', { scorers: false })
+      : validateSuite(body, 'request body', { scorers: false });
   if (!validation.ok) {
     const first = validation.errors[0];
     throw new IntakeError(

@@ -98,20 +98,25 @@ export class EvidenceWriter {
     for (const runId of runIds) {
       // One fixed order (case id) for every transaction, so concurrent inserts of one run never deadlock.
       const ordered = byRun.get(runId)!.sort(byCaseId);
-      const owners = new Map<CaseEvidence, Received<ScoreWorkV1>>(ordered.map((r) => [r.evidence, r.owner]));
       const written = await this.evidence.insert(
         tx,
         ordered.map((r) => r.evidence),
       );
       if (written.length === 0) continue;
-      inserted.push(...written);
+      for (const e of written) inserted.push(e);
+      // Every row written (the usual case) comes back in `ordered`'s order: its owner is found by position;
+      // a map of the run's rows is built only when that is not so.
+      let owners: Map<CaseEvidence, Received<ScoreWorkV1>> | undefined;
+      const ownerOf = (e: CaseEvidence, i: number): Received<ScoreWorkV1> =>
+        ordered[i]?.evidence === e ? ordered[i].owner : (owners ??= new Map(ordered.map((r) => [r.evidence, r.owner]))).get(e)!;
       // The event's stream is named after the earliest message that contributed a new row: every case of that
       // message has evidence once this commits, so no later transaction can name the same stream.
-      let cause = owners.get(written[0])!;
+      let cause = ownerOf(written[0], 0);
       let passed = 0;
       let scoreSum = 0;
-      for (const e of written) {
-        const owner = owners.get(e)!;
+      for (let i = 0; i < written.length; i++) {
+        const e = written[i];
+        const owner = ownerOf(e, i);
         if (owner.msg.seq < cause.msg.seq) cause = owner;
         if (e.passed) passed++;
         scoreSum += e.score;
@@ -142,11 +147,14 @@ export class EvidenceWriter {
     inserted: readonly CaseEvidence[],
     repeats: readonly Repeat[],
   ): Promise<{ redelivered: number; refused: Map<Received<ScoreWorkV1>, Refused> }> {
-    const wasInserted = new Set(inserted);
-    const pending: Repeat[] = [
-      ...rows.filter((r) => !wasInserted.has(r.evidence)).map((r) => ({ owner: r.owner, runId: r.evidence.run_id, caseId: r.evidence.case_id, hash: r.evidence.detail_hash })),
-      ...repeats,
-    ];
+    // Every row inserted (the usual case): only the repeats are left to compare.
+    const wasInserted = inserted.length === rows.length ? null : new Set(inserted);
+    const pending: Repeat[] = wasInserted
+      ? [
+          ...rows.filter((r) => !wasInserted.has(r.evidence)).map((r) => ({ owner: r.owner, runId: r.evidence.run_id, caseId: r.evidence.case_id, hash: r.evidence.detail_hash })),
+          ...repeats,
+        ]
+      : [...repeats];
     const refused = new Map<Received<ScoreWorkV1>, Refused>();
     if (pending.length === 0) return { redelivered: 0, refused };
     const key = (runId: string, caseId: string) => `${runId}\u0000${caseId}`;

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { baseCaseId, detailHash, judgeSkippedEvidence, scoreCase, type ScoreWorkV1 } from '@evals/domain';
+import { baseCaseId, detailHash, detailKeyId, judgeSkippedEvidence, scoreCase, type ScoreWorkV1 } from '@evals/domain';
 import { EventStamper } from './event-stamper';
 import { EvidenceWriter, type Owned, type Repeat } from './evidence-writer';
 import { judgeJobs, type JudgeJob, type WorkerJudge } from './judge-scoring';
@@ -55,7 +55,10 @@ export class OutputScorer {
       for (const r of received) {
         settlement.ack.push(r.msg);
         const unknown: string[] = [];
+        // The ingestion's hashes stand in for ours only when they were made with our key (else: hashed here).
+        const keyed = r.data.detail_key !== undefined && r.data.detail_key === detailKeyId(this.settings.hmacSecret);
         for (const item of r.data.items) {
+          const hash = keyed ? item.detail_hash : undefined;
           // A monitor run (D3) scores one suite case per sampled session: evidence ids are `<case>@<session>`.
           const base = run.monitor ? suite.cases.get(baseCaseId(item.case_id)) : undefined;
           const compiled = suite.cases.get(item.case_id) ?? (base && { ...base, case_id: item.case_id });
@@ -63,19 +66,19 @@ export class OutputScorer {
             unknown.push(item.case_id);
           } else if (seen.has(item.case_id)) {
             // Compared, inside the transaction, with the row the case ends up holding.
-            repeats.push({ owner: r, runId, caseId: item.case_id, hash: detailHash(this.settings.hmacSecret, item.output) });
+            repeats.push({ owner: r, runId, caseId: item.case_id, hash: hash ?? detailHash(this.settings.hmacSecret, item.output) });
           } else {
             seen.add(item.case_id);
             const skip = compiled.scorer.kind === 'judge' ? skipFor(compiled.case_id) : null;
             if (compiled.scorer.kind === 'judge' && skip) {
-              const evidence = judgeSkippedEvidence(compiled, item.output, skip, scoring);
+              const evidence = judgeSkippedEvidence(compiled, item.output, skip, scoring, hash);
               outcome.judge.labels[evidence.label] = (outcome.judge.labels[evidence.label] ?? 0) + 1;
               rows.push({ evidence, owner: r });
             } else if (compiled.scorer.kind === 'judge' && this.judge) {
               // Graded below, concurrently, before the transaction (S3).
               jobs.push({ job: { compiled, output: item.output, msg: r.msg, useCache: run.opened.judge_cache === true, ctx: scoring }, owner: r });
             } else {
-              rows.push({ evidence: scoreCase(compiled, item.output, scoring), owner: r });
+              rows.push({ evidence: scoreCase(compiled, item.output, scoring, hash), owner: r });
             }
           }
         }

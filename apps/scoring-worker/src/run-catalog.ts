@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { compileSuite, RunModel, type CompiledSuite, type RunOpenedV1 } from '@evals/domain';
 import { EventStore, SuiteRepository, loadRun, type Sql } from '@evals/persistence';
 
@@ -18,6 +18,14 @@ export interface OpenedRun {
 }
 
 /**
+ * Compiled cases the suite cache holds at most (issue 15): a compiled case is about 500 bytes, so ~100 MB.
+ * Bounded by cases, not versions: 64 versions of 100 000 cases would be gigabytes.
+ */
+export const SUITE_CACHE_CASES = 200_000;
+/** Optional provider of another bound (tests). */
+export const SUITE_CACHE_CASES_TOKEN = 'RUN_CATALOG_SUITE_CACHE_CASES';
+
+/**
  * The runs and suite versions the worker scores against. A run is folded through the run's model (never
  * read by hand); its `run.opened` facts and its suite version, compiled, are immutable once written (a
  * suite version never changes - V2), so both are cached in memory, bounded; only what was found is cached.
@@ -25,12 +33,16 @@ export interface OpenedRun {
 @Injectable()
 export class RunCatalog {
   private readonly runs = new BoundedCache<string, OpenedRun>(20_000);
-  private readonly suites = new BoundedCache<string, CompiledSuite>(64);
+  private readonly suites: BoundedCache<string, CompiledSuite>;
 
   constructor(
     private readonly events: EventStore,
     private readonly suiteRepository: SuiteRepository,
-  ) {}
+    /** The suite cache's bound in compiled cases; the version in use is kept even when larger alone. */
+    @Optional() @Inject(SUITE_CACHE_CASES_TOKEN) suiteCacheCases?: number,
+  ) {
+    this.suites = new BoundedCache<string, CompiledSuite>(suiteCacheCases ?? SUITE_CACHE_CASES, (suite) => Math.max(1, suite.cases.size));
+  }
 
   /** The run's opening facts, or null while the run is unknown (not opened). */
   async run(sql: Sql, runId: string): Promise<OpenedRun | null> {
@@ -56,10 +68,17 @@ export class RunCatalog {
   }
 }
 
-/** A Map that forgets its least recently used entry beyond `capacity`. */
+/**
+ * A Map that forgets its least recently used entries while their total weight (one each by default) is
+ * beyond `capacity`; the entry just set is always kept.
+ */
 class BoundedCache<K, V> {
   private readonly map = new Map<K, V>();
-  constructor(private readonly capacity: number) {}
+  private total = 0;
+  constructor(
+    private readonly capacity: number,
+    private readonly weigh: (value: V) => number = () => 1,
+  ) {}
 
   get(key: K): V | undefined {
     const value = this.map.get(key);
@@ -71,8 +90,17 @@ class BoundedCache<K, V> {
   }
 
   set(key: K, value: V): void {
-    this.map.delete(key);
+    const old = this.map.get(key);
+    if (old !== undefined) {
+      this.map.delete(key);
+      this.total -= this.weigh(old);
+    }
     this.map.set(key, value);
-    if (this.map.size > this.capacity) this.map.delete(this.map.keys().next().value as K);
+    this.total += this.weigh(value);
+    while (this.total > this.capacity && this.map.size > 1) {
+      const [oldestKey, oldest] = this.map.entries().next().value as [K, V];
+      this.map.delete(oldestKey);
+      this.total -= this.weigh(oldest);
+    }
   }
 }

@@ -8,11 +8,13 @@ import {
   RUN_EVENTS,
   WORK_SUBJECTS,
   detailHash,
+  detailKeyId,
   encodeWork,
   runStreamId,
   type CasesScoredV2,
   type RunOpenedV1,
   type RunScoredV1,
+  type ScoreWorkV1,
   type WorkItem,
 } from '@evals/domain';
 import { EventStore, RunLocks, SuiteRepository, createDataSource, migrate, type NewEvent } from '@evals/persistence';
@@ -164,11 +166,11 @@ describe('integration: scoring worker (docs/pipeline.md step 2)', () => {
   }
 
   /** Publishes a work message; returns its message id (the Nats-Msg-Id is separate, so a copy can be re-sent). */
-  async function publishScore(runId: string, items: WorkItem[], messageId = randomUUID(), natsId = randomUUID()): Promise<{ messageId: string; payload: string; seq: number }> {
+  async function publishScore(runId: string, items: WorkItem[], messageId = randomUUID(), natsId = randomUUID(), data: ScoreWorkV1 = { run_id: runId, items }): Promise<{ messageId: string; payload: string; seq: number }> {
     const payload = encodeWork({
       type: WORK_SUBJECTS.score,
       version: 1,
-      data: { run_id: runId, items },
+      data,
       metadata: { message_id: messageId, correlation_id: `corr-${runId}`, causation_id: messageId, occurred_at: new Date().toISOString() },
     });
     const ack = await js.publish(subjectOf(names, WORK_SUBJECTS.score), payload, { msgID: natsId });
@@ -262,6 +264,39 @@ describe('integration: scoring worker (docs/pipeline.md step 2)', () => {
     expect(letters).toEqual([expect.objectContaining({ code: 'UNKNOWN_CASE', subject: WORK_SUBJECTS.score })]);
     expect(letters[0].reason).toBe(`data.items[].case_id: 1 not a case of suite ${key} v1: zz-unknown`);
     await waitFor(workStreamEmpty, 'work stream drained');
+  });
+
+  it('D2: takes the keyed hashes a work message carries only under its own key id, for rows and repeats alike; otherwise hashes the output itself', async () => {
+    const { key } = await createSuite(4);
+    const runId = await openRun(key, 4);
+    await startConsumer();
+    const output = `ok ${CANARY}`;
+    // Stands in for the ingestion's hash: only a hash taken from the message can end up in the evidence.
+    const carried = 'a'.repeat(64);
+    const items = [
+      { case_id: 'c1', output, detail_hash: carried },
+      // A repeat compared by the carried hash: the same as the row's, so a redelivery, not DUPLICATE_OUTPUT.
+      { case_id: 'c1', output, detail_hash: carried },
+      { case_id: 'c2', output },
+    ];
+    await publishScore(runId, items, randomUUID(), randomUUID(), { run_id: runId, detail_key: detailKeyId(HMAC_SECRET), items });
+    const other = [{ case_id: 'c3', output, detail_hash: 'b'.repeat(64) }];
+    await publishScore(runId, other, randomUUID(), randomUUID(), { run_id: runId, detail_key: detailKeyId(`${HMAC_SECRET}-rotated`), items: other });
+    await publishScore(runId, [{ case_id: 'c4', output }]);
+
+    const rows = await waitFor(async () => {
+      const r = await evidenceOf(runId);
+      return r.length === 4 ? r : undefined;
+    }, 'evidence rows');
+    const own = detailHash(HMAC_SECRET, output);
+    expect(rows.map((r) => [r.case_id, r.detail_hash])).toEqual([
+      ['c1', carried],
+      ['c2', own],
+      ['c3', own],
+      ['c4', own],
+    ]);
+    await waitFor(drained, 'worker drained');
+    expect(await ds.query(`SELECT code FROM dead_letters`)).toEqual([]);
   });
 
   it('a redelivered work message (same message, new Nats-Msg-Id) inserts nothing and emits no event', async () => {

@@ -3,8 +3,8 @@ import { MAX_MESSAGE_BYTES } from '@evals/contracts';
 import { Durable, subjectMatches, type StoredMessage } from './in-process.consumer';
 import {
   acquireLock,
-  encodeRecord,
   journalFileOf,
+  pubRecordBytes,
   readJournal,
   removeLeftoverTemporaries,
   StreamJournal,
@@ -116,7 +116,8 @@ export class InProcessBus implements MessageBus {
     const data = typeof payload === 'string' ? encoder.encode(payload) : payload;
     const limit = this.options.maxPayloadBytes ?? MAX_MESSAGE_BYTES;
     if (data.byteLength > limit) throw new Error(`InProcessBus: payload of ${data.byteLength} bytes exceeds the maximum of ${limit}`);
-    return stream.publish(subject, data, messageId || null);
+    // A string's encoding is ours alone; a caller's array is copied, as the caller may reuse it.
+    return stream.publish(subject, data, messageId || null, typeof payload === 'string');
   }
 
   async consume(consumer: ConsumerSpec, options: ConsumeOptions): Promise<Subscription> {
@@ -240,7 +241,7 @@ class InProcessStream implements JournalOwner {
     return !/[*>\s]/.test(subject) && this.subjects.some((pattern) => subjectMatches(pattern, subject));
   }
 
-  async publish(subject: string, data: Uint8Array, messageId: string | null): Promise<PublishAck> {
+  async publish(subject: string, data: Uint8Array, messageId: string | null, owned = false): Promise<PublishAck> {
     const now = this.now();
     this.expireDuplicates(now);
     const seen = messageId === null ? undefined : this.dedup.get(messageId);
@@ -249,8 +250,8 @@ class InProcessStream implements JournalOwner {
       return { seq: seen.seq, duplicate: true };
     }
     const seq = ++this.lastSeq;
-    const record: JournalRecord = { k: 'pub', seq, s: subject, id: messageId, t: now, d: Buffer.from(data).toString('base64') };
-    const msg: StoredMessage = { seq, subject, data: Uint8Array.from(data), messageId, time: now, bytes: Buffer.byteLength(encodeRecord(record, 0)), waiting: 0 };
+    const record = { k: 'pub', seq, s: subject, id: messageId, t: now, d: base64(data) } as const;
+    const msg: StoredMessage = { seq, subject, data: owned ? data : Uint8Array.from(data), messageId, time: now, bytes: pubRecordBytes(record), waiting: 0 };
     const entry: DedupEntry = { seq, time: now, written: false, stored: Promise.resolve() };
     const written = () => {
       entry.written = true;
@@ -393,7 +394,7 @@ class InProcessStream implements JournalOwner {
       if (entry.written && !this.messages.has(entry.seq)) records.push({ k: 'dup', id, seq: entry.seq, t: entry.time });
     }
     for (const msg of this.messages.values()) {
-      records.push({ k: 'pub', seq: msg.seq, s: msg.subject, id: msg.messageId, t: msg.time, d: Buffer.from(msg.data).toString('base64') });
+      records.push({ k: 'pub', seq: msg.seq, s: msg.subject, id: msg.messageId, t: msg.time, d: base64(msg.data) });
     }
     for (const durable of this.durables) {
       const acked = [...this.messages.values()].filter((m) => durable.matches(m.subject) && !durable.unacked.has(m.seq)).map((m) => m.seq);
@@ -417,4 +418,9 @@ class InProcessStream implements JournalOwner {
   dispose(): void {
     for (const durable of this.durables) durable.dispose();
   }
+}
+
+/** Base64 of the bytes, read in place (Buffer.from(array) would copy them first). */
+function base64(data: Uint8Array): string {
+  return Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('base64');
 }

@@ -11,7 +11,7 @@ import {
   type JournalRecord,
 } from './journal-file';
 
-export { encodeRecord, journalFileOf, JournalDamagedError, readJournal, type JournalContents, type JournalRecord } from './journal-file';
+export { encodeRecord, journalFileOf, pubRecordBytes, JournalDamagedError, readJournal, type JournalContents, type JournalRecord } from './journal-file';
 
 /**
  * The in-process bus's durability: one append-only file per stream, in the bus's directory, one JSON record

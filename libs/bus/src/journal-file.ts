@@ -77,6 +77,16 @@ export function encodeRecord(record: JournalRecord, n: number): string {
   return `${open},"ck":"${hex(crc32c(Buffer.from(open)))}"}\n`;
 }
 
+/**
+ * The bytes `encodeRecord(record, 0)` takes for a publish record, without encoding it: a publish's size is
+ * counted (towards compaction) as it is published, and its base64 payload (ASCII) is measured, not copied.
+ */
+export function pubRecordBytes(record: Extract<JournalRecord, { k: 'pub' }>): number {
+  // {"n":0,"k":"pub","seq":S,"s":SUBJECT,"id":ID,"t":T,"d":"D","ck":"12345678"}\n
+  const id = record.id === null ? 4 : Buffer.byteLength(JSON.stringify(record.id));
+  return 47 + String(record.seq).length + Buffer.byteLength(JSON.stringify(record.s)) + id + String(record.t).length + record.d.length + 17;
+}
+
 function hex(value: number): string {
   return value.toString(16).padStart(8, '0');
 }

@@ -37,7 +37,8 @@ import {
   type ReplyParse,
 } from '@evals/domain';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
-import { type BaseMessage, HumanMessage, SystemMessage } from '@langchain/core/messages';
+import type * as LangChainMessages from '@langchain/core/messages';
+import type { BaseMessage } from '@langchain/core/messages';
 import { type Env, type JudgeAdapterConfig, leakyLangChainSwitch, providerNeedsApiKey, validateJudgeConfig } from './config';
 import { type ChatModelFactory, createChatModel } from './chat-model';
 import { classifyProviderError } from './provider-errors';
@@ -116,7 +117,13 @@ function reportedUsage(message: BaseMessage): JudgeUsage | null {
   return { input_tokens: input, output_tokens: output };
 }
 
+// Loaded at the first judge call, not with the module: every app and CLI command imports @evals/judge, and
+// @langchain/core's messages (with langsmith and zod) are about 13% of the embedded server's module loading
+// (issue 15), paid even when no judge is configured.
+let messageClasses: typeof LangChainMessages | undefined;
+
 function toLangChain(messages: readonly JudgeChatMessage[]): BaseMessage[] {
+  const { HumanMessage, SystemMessage } = (messageClasses ??= require('@langchain/core/messages') as typeof LangChainMessages);
   return messages.map((m) => (m.role === 'system' ? new SystemMessage(m.content) : new HumanMessage(m.content)));
 }
 

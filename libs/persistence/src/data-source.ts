@@ -1,4 +1,6 @@
 import { DataSource, MigrationExecutor } from 'typeorm';
+import { inProcessPgStream } from './embedded-postgres';
+import { allMigrationsApplied } from './migration-state';
 import { InitialSchema1764460800000 } from './migrations/1764460800000-initial-schema.migration';
 import { ReadModel1764460900000 } from './migrations/1764460900000-read-model.migration';
 import { Regression1764461000000 } from './migrations/1764461000000-regression.migration';
@@ -13,6 +15,8 @@ import { CalibrationScope1764461700000 } from './migrations/1764461700000-calibr
 import { JudgeRepeatsBudgets1764461800000 } from './migrations/1764461800000-judge-repeats-budgets.migration';
 import { BudgetReservations1796141924617 } from './migrations/1796141924617-budget-reservations.migration';
 
+const MIGRATIONS_TABLE = 'schema_migrations';
+
 /** Every schema change, in order. The schema is never synchronised from entities. */
 export const migrations = [InitialSchema1764460800000, ReadModel1764460900000, Regression1764461000000, Monitor1764461100000, ApiKeys1764461200000, Gate1764461300000, Judge1764461400000, RunCompleteness1764461500000, OpenRunsIndex1764461550000, ReadModelVerdicts1764461600000, CalibrationScope1764461700000, JudgeRepeatsBudgets1764461800000, BudgetReservations1796141924617];
 
@@ -26,6 +30,8 @@ export interface PostgresConfig {
 
 export function createDataSource(config: PostgresConfig): DataSource {
   const schemaOptions = config.schema ? `-c search_path=${config.schema}` : undefined;
+  // An in-process PGlite's URL (embedded-postgres.ts): the driver's connection is a stream into it.
+  const stream = inProcessPgStream(config.url);
   return new DataSource({
     type: 'postgres',
     url: config.url,
@@ -33,13 +39,14 @@ export function createDataSource(config: PostgresConfig): DataSource {
     synchronize: false,
     migrationsRun: false,
     migrations,
-    migrationsTableName: 'schema_migrations',
+    migrationsTableName: MIGRATIONS_TABLE,
     entities: [],
     logging: false,
     extra: {
       max: config.poolSize ?? 10,
       application_name: config.applicationName ?? 'evals',
       ...(schemaOptions ? { options: schemaOptions } : {}),
+      ...(stream ? { stream } : {}),
     },
   });
 }
@@ -53,6 +60,8 @@ const MIGRATION_LOCK = 72_430_001;
  * ones find nothing left to do.
  */
 export async function migrate(dataSource: DataSource): Promise<string[]> {
+  // Every start but the first finds nothing to do: one query says so (migration-state.ts).
+  if (await allMigrationsApplied(dataSource, MIGRATIONS_TABLE, migrations.map((m) => new m().name))) return [];
   const lock = dataSource.createQueryRunner();
   await lock.connect();
   try {

@@ -22,6 +22,8 @@ describe('integration: embedded PostgreSQL', () => {
       expect(out.after_concurrent).toEqual(['committed']);
       expect(out.applied_after_restart).toBe(0);
       expect(out.after_restart).toEqual(['committed']);
+      // Issue 15: the settings every start passes (PGLITE_SETTINGS), not initdb's 128MB of resident buffers.
+      expect(out.shared_buffers).toBe('16MB');
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

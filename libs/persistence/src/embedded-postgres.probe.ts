@@ -35,6 +35,7 @@ async function main(dir: string): Promise<Record<string, unknown>> {
   ds = createDataSource({ url: pg.url, poolSize: 1 });
   await ds.initialize();
   out.applied_after_restart = (await migrate(ds)).length;
+  out.shared_buffers = (await ds.query(`SHOW shared_buffers`))[0].shared_buffers;
   out.after_restart = (await ds.query(`SELECT v FROM iso ORDER BY v`)).map((r: { v: string }) => r.v);
   await ds.destroy();
   await pg.stop();

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { migrate, migrations } from './data-source';
 import { EventStore, StreamVersionConflict, type NewEvent } from './event-store';
+import { allMigrationsApplied } from './migration-state';
 import { OutboxRelay } from './outbox-relay';
 
 /**
@@ -26,6 +27,13 @@ export function persistenceContract(label: string, open: () => Promise<{ ds: Dat
 
     it('a second migrate applies nothing', async () => {
       expect(await migrate(ds)).toEqual([]);
+    });
+
+    it('an up-to-date schema is recognised by one query; a migration it lacks, or no migrations table, is not (issue 15)', async () => {
+      const names = migrations.map((m) => new m().name);
+      expect(await allMigrationsApplied(ds, 'schema_migrations', names)).toBe(true);
+      expect(await allMigrationsApplied(ds, 'schema_migrations', [...names, 'Later9999999999999'])).toBe(false);
+      expect(await allMigrationsApplied(ds, 'no_such_migrations', names)).toBe(false);
     });
 
     describe('append-only tables refuse UPDATE, DELETE and TRUNCATE in the database itself (V2, R3)', () => {

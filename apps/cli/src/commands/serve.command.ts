@@ -4,6 +4,7 @@ import { integerOption, oneOf, parseOptions, type Command, type Io } from '../co
 import { dataDirOf } from '../cli';
 import { CliError, EXIT, UsageError } from '../exit-codes';
 import { DataDirBusyError } from '../embedded/data-dir';
+import { startIdleCollector } from '../embedded/idle-gc';
 import type * as EmbeddedServerModule from '../embedded/embedded-server';
 import { repairBusJournals } from './serve-repair';
 
@@ -91,7 +92,10 @@ export const serveCommand: Command = {
         ].join('\n'),
       );
       log.bannerShown();
+      // Between runs the server gives their garbage back instead of idling at its peak (idle-gc.ts).
+      const stopCollector = startIdleCollector();
       await stopped;
+      stopCollector();
       await server.close();
       log.close();
       io.out('evals serve: stopped');

@@ -95,8 +95,12 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
     );
     cleanups.push(() => app.close());
     useBodyParsers(app, ingestion.bodyLimitMb);
-    serveOpenApi(app, 'evals', '0.1.0');
-    serveAsyncApi(app, '0.1.0');
+    if (options.mode === 'serve') {
+      // The documents are built from every route's metadata (a tenth of a second and more); a command's own
+      // server is reached by that command only, which never reads them.
+      serveOpenApi(app, 'evals', '0.1.0');
+      serveAsyncApi(app, '0.1.0');
+    }
     const host = options.host ?? '127.0.0.1';
     await app.listen(options.port, host);
     const address = app.getHttpServer().address() as { port: number };

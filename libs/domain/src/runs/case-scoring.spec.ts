@@ -32,6 +32,21 @@ describe('unit: scoring a case into evidence (R1, R3, D1, D2)', () => {
     expect(scoreCase(compiled.cases.get('b')!, 'Lyon', ctx)).toMatchObject({ passed: false, score: 0 });
   });
 
+  it('takes the keyed hash from the caller when given one (made once, by the ingestion), else computes it', () => {
+    const output = 'a refund';
+    const given = 'f'.repeat(64);
+    expect(scoreCase(compiled.cases.get('a')!, output, ctx, given)).toEqual({ ...scoreCase(compiled.cases.get('a')!, output, ctx), detail_hash: given });
+    expect(scoreCase(compiled.cases.get('j')!, output, ctx, given).detail_hash).toBe(given);
+    expect(scoreCase(compiled.cases.get('a')!, output, ctx, undefined).detail_hash).toBe(detailHash(ctx.hmacSecret, output));
+  });
+
+  it('gives the same evidence, key order included, for every case of a repeated label (labels are redacted once)', () => {
+    const first = scoreCase(compiled.cases.get('b')!, 'Lyon', ctx);
+    const again = scoreCase(compiled.cases.get('b')!, 'Lyon', ctx);
+    expect(JSON.stringify(again)).toBe(JSON.stringify(first));
+    expect(Object.keys(first)).toEqual(['run_id', 'case_id', 'scorer', 'scorer_version', 'detail_hash', 'output_chars', 'scored_at', 'score', 'passed', 'label']);
+  });
+
   it('fails a judge case while no judge is configured: never a silent pass', () => {
     expect(scoreCase(compiled.cases.get('j')!, 'thank you', ctx)).toMatchObject({ passed: false, label: 'judge_not_configured' });
   });

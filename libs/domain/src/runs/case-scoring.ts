@@ -108,22 +108,57 @@ export interface ScoringContext {
 export const JUDGE_NOT_CONFIGURED = 'judge_not_configured';
 export const MISSING_OUTPUT = 'missing_output';
 
-/** Scores one output. Total: the output never escapes into anything but the hash (D1). */
-export function scoreCase(compiled: CompiledCase, output: string, ctx: ScoringContext): CaseEvidence {
-  const base = {
+/**
+ * Scores one output. Total: the output never escapes into anything but the hash (D1). `hash`: the output's
+ * `detailHash` under `ctx.hmacSecret` when the caller has it already (the ingestion made it for the request
+ * hash); otherwise it is computed here.
+ */
+export function scoreCase(compiled: CompiledCase, output: string, ctx: ScoringContext, hash?: string): CaseEvidence {
+  const scorer = compiled.scorer;
+  const detail_hash = hash ?? detailHash(ctx.hmacSecret, output);
+  // One object literal per case, in the key order evidence always had (a spread of a base object was a
+  // second allocation per output in the worker's hot loop).
+  if (scorer.kind === 'judge') {
+    return {
+      run_id: ctx.runId,
+      case_id: compiled.case_id,
+      scorer: scorer.name,
+      scorer_version: scorer.version,
+      detail_hash,
+      output_chars: output.length,
+      scored_at: ctx.scoredAt,
+      score: 0,
+      passed: false,
+      label: JUDGE_NOT_CONFIGURED,
+    };
+  }
+  const result = scorer.score(output);
+  return {
     run_id: ctx.runId,
     case_id: compiled.case_id,
-    scorer: compiled.scorer.name,
-    scorer_version: compiled.scorer.version,
-    detail_hash: detailHash(ctx.hmacSecret, output),
+    scorer: scorer.name,
+    scorer_version: scorer.version,
+    detail_hash,
     output_chars: output.length,
     scored_at: ctx.scoredAt,
+    score: result.score,
+    passed: result.passed,
+    label: scorerLabel(result.label),
   };
-  if (compiled.scorer.kind === 'judge') {
-    return { ...base, score: 0, passed: false, label: JUDGE_NOT_CONFIGURED };
+}
+
+// Deterministic scorers answer from a fixed vocabulary that never quotes the output (D1, `Scorer.labels`), so
+// a label's redaction - a dozen regular expressions - is made once per label, not once per case. Bounded.
+const redactedLabels = new Map<string, string>();
+const MAX_REDACTED_LABELS = 256;
+
+function scorerLabel(label: string): string {
+  let redacted = redactedLabels.get(label);
+  if (redacted === undefined) {
+    redacted = redactLabel(label);
+    if (redactedLabels.size < MAX_REDACTED_LABELS) redactedLabels.set(label, redacted);
   }
-  const result = compiled.scorer.score(output);
-  return { ...base, score: result.score, passed: result.passed, label: redactLabel(result.label) };
+  return redacted;
 }
 
 /** The request the judge grades for a `llm_judge` case (S3), or null for any other scorer. */
@@ -179,8 +214,8 @@ export function judgedCaseEvidence(compiled: CompiledCase, output: string, resul
 }
 
 /** A judge case that is not sent to the judge (e.g. the gate's budget said no - GT4): failed, with that label. */
-export function judgeSkippedEvidence(compiled: CompiledCase, output: string, label: string, ctx: ScoringContext): CaseEvidence {
-  return { ...scoreCase(compiled, output, ctx), score: 0, passed: false, label: redactLabel(label) };
+export function judgeSkippedEvidence(compiled: CompiledCase, output: string, label: string, ctx: ScoringContext, hash?: string): CaseEvidence {
+  return { ...scoreCase(compiled, output, ctx, hash), score: 0, passed: false, label: redactLabel(label) };
 }
 
 /** R1: a case with no output fails with label `missing_output`. */

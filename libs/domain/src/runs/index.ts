@@ -1,4 +1,4 @@
-export { detailHash } from './detail-hash';
+export { detailHash, detailKeyId } from './detail-hash';
 export { toEvalResult } from './eval-result';
 export type { EvalResult } from './eval-result';
 export { MAX_LABEL_CHARS, clampChars, redactLabel } from './redaction';

@@ -12,11 +12,19 @@ export const WORK_SUBJECTS = {
 export interface WorkItem {
   readonly case_id: string;
   readonly output: string;
+  /**
+   * Optional (additive, v1): `HMAC(key, output)` hex, as `detailHash` makes it - the ingestion hashed every
+   * inline output for the request hash already. Read only when the message's `detail_key` names the
+   * reader's own key; absent (the streamed path, older producers), the worker hashes the output itself.
+   */
+  readonly detail_hash?: string;
 }
 
 export interface ScoreWorkV1 {
   readonly run_id: string;
   readonly items: readonly WorkItem[];
+  /** Optional (additive, v1): `detailKeyId` of the key the items' `detail_hash` were made with. */
+  readonly detail_key?: string;
 }
 
 export interface SealWorkV1 {
@@ -42,7 +50,8 @@ export function encodeWork(message: WorkMessage): string {
 export function decodeWork(payload: Uint8Array | string): { ok: true; message: WorkMessage } | { ok: false; reason: string } {
   let raw: unknown;
   try {
-    raw = JSON.parse(typeof payload === 'string' ? payload : Buffer.from(payload).toString('utf8'));
+    // A view on the delivery's bytes, not a copy of them (a work message can be hundreds of KiB).
+    raw = JSON.parse(typeof payload === 'string' ? payload : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength).toString('utf8'));
   } catch {
     return { ok: false, reason: 'malformed JSON' };
   }
@@ -54,10 +63,25 @@ export function decodeWork(payload: Uint8Array | string): { ok: true; message: W
   if (m.type === WORK_SUBJECTS.seal) return { ok: true, message: m as WorkMessage };
   if (m.type !== WORK_SUBJECTS.score) return { ok: false, reason: 'type: unknown' };
   if (!Array.isArray(m.data.items)) return { ok: false, reason: 'data.items: not an array' };
+  const keyed = m.data.detail_key !== undefined;
+  if (keyed && (typeof m.data.detail_key !== 'string' || m.data.detail_key.length === 0)) return { ok: false, reason: 'data.detail_key: not a key id' };
   for (let i = 0; i < m.data.items.length; i++) {
     const item = m.data.items[i];
     if (typeof item?.case_id !== 'string') return { ok: false, reason: `data.items[${i}].case_id: not a string` };
-    if (typeof item?.output !== 'string') return { ok: false, reason: `data.items[${i}].output: not a string` };
+    if (typeof item.output !== 'string') return { ok: false, reason: `data.items[${i}].output: not a string` };
+    const hash: unknown = item.detail_hash;
+    // Only a well-formed hash under a named key may stand in for the worker's own (it goes into evidence as is).
+    if (hash !== undefined && (!keyed || !isHexHash(hash))) return { ok: false, reason: `data.items[${i}].detail_hash: not a keyed hash` };
   }
   return { ok: true, message: m as WorkMessage };
+}
+
+/** sha256 hex, lower case, as `digest('hex')` writes it. */
+function isHexHash(value: unknown): value is string {
+  if (typeof value !== 'string' || value.length !== 64) return false;
+  for (let i = 0; i < 64; i++) {
+    const c = value.charCodeAt(i);
+    if (!((c >= 48 && c <= 57) || (c >= 97 && c <= 102))) return false;
+  }
+  return true;
 }

@@ -99,4 +99,15 @@ describe('parseSuiteYaml reads a large suite in slices of cases, with the same a
     const syntax = parseSuiteYaml(broken, 's.suite.yaml');
     expect(syntax.ok).toBe(false);
   });
+
+  it('with { scorers: false } (a push): the same suite or the same problems, and no compiled scorer', () => {
+    const bad = suiteText(300, { edit: (i, c) => (i === 201 ? c.replace('{type: contains, value: token-201}', '{type: regex, pattern: "("}') : c) });
+    const anchored = suiteText(10).replace('default_scorer: {type: exact, trim: true}', 'default_scorer: &d {type: exact, trim: true}').replace('  - id: c1\n', '  - id: c1\n    scorer: *d\n');
+    for (const text of [suiteText(300), bad, anchored]) {
+      const full = parseSuiteYaml(text, 'p.suite.yaml');
+      const check = parseSuiteYaml(text, 'p.suite.yaml', { scorers: false });
+      expect('scorers' in check).toBe(false);
+      expect(check).toEqual(full.ok ? { ok: true, suite: full.suite } : full);
+    }
+  });
 });

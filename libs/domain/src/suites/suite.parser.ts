@@ -1,7 +1,8 @@
 import { type Document, isCollection, isNode, LineCounter, parseDocument, visit } from 'yaml';
 import { SUITE_ERROR_CODES as E, type SuiteError } from './suite-error';
 import { MAX_SUITE_BYTES } from './suite.limits';
-import { type SuiteValidation, validateSuite } from './suite.validator';
+import { readJsonSuite } from './suite.json-reader';
+import { type SuiteCheck, type SuiteCheckOptions, type SuiteValidation, validateSuite } from './suite.validator';
 import { MAX_YAML_NESTING, yamlNestingExceeds } from './yaml-depth';
 
 /** More alias expansions than this is a "billion laughs" document, not a suite. */
@@ -14,7 +15,10 @@ const MAX_ALIAS_COUNT = 100;
  * YAML 1.2 core schema: `yes`/`no`/`on` are strings, not booleans, and dates stay strings. Duplicate keys,
  * multiple documents and unknown tags are refused rather than resolved silently.
  */
-export function parseSuiteYaml(text: string, fileName: string): SuiteValidation {
+export function parseSuiteYaml(text: string, fileName: string): SuiteValidation;
+/** `{ scorers: false }`: the same checks, no compiled scorer kept (validateSuite's option). */
+export function parseSuiteYaml(text: string, fileName: string, options: SuiteCheckOptions): SuiteCheck;
+export function parseSuiteYaml(text: string, fileName: string, options?: SuiteCheckOptions): SuiteValidation | SuiteCheck {
   const fail = (errors: SuiteError[]): SuiteValidation => ({ ok: false, errors });
   if (typeof text !== 'string') {
     return fail([{ code: E.SUITE_NOT_A_MAPPING, file: fileName, field: '', message: 'the suite text must be a string' }]);
@@ -25,9 +29,16 @@ export function parseSuiteYaml(text: string, fileName: string): SuiteValidation 
   if (yamlNestingExceeds(text)) {
     return fail([{ code: E.YAML_UNSUPPORTED, file: fileName, field: '', message: `the document is nested more than ${MAX_YAML_NESTING} levels deep` }]);
   }
-  const batched = parseCasesInBatches(text, fileName);
+  // A valid JSON suite is read natively; anything else, and any suite with problems (whose positions come
+  // from the YAML syntax tree), goes through the YAML readers below, so results and errors are theirs.
+  const json = readJsonSuite(text);
+  if (json !== undefined) {
+    const result = options ? validateSuite(json, fileName, options) : validateSuite(json, fileName);
+    if (result.ok) return result;
+  }
+  const batched = parseCasesInBatches(text, fileName, options);
   if (batched !== undefined) return batched;
-  return parseWhole(text, fileName);
+  return parseWhole(text, fileName, options);
 }
 
 const PARSE_OPTIONS = {
@@ -43,7 +54,7 @@ const PARSE_OPTIONS = {
 } as const;
 
 /** The whole document at once: any YAML a suite can be written in, with the memory of its full syntax tree. Exported for tests only (not from the library's index). */
-export function parseWhole(text: string, fileName: string): SuiteValidation {
+export function parseWhole(text: string, fileName: string, options?: SuiteCheckOptions): SuiteValidation | SuiteCheck {
   const fail = (errors: SuiteError[]): SuiteValidation => ({ ok: false, errors });
   const lines = new LineCounter();
   let doc: Document.Parsed;
@@ -76,7 +87,7 @@ export function parseWhole(text: string, fileName: string): SuiteValidation {
   if (raw === null || raw === undefined) {
     return fail([{ code: E.SUITE_NOT_A_MAPPING, file: fileName, field: '', message: 'the suite file is empty' }]);
   }
-  const result = validateSuite(raw, fileName);
+  const result = options ? validateSuite(raw, fileName, options) : validateSuite(raw, fileName);
   if (result.ok) return result;
   // In file order, as an editor lists problems; errors without a position keep their order, last.
   const positioned = result.errors.map((e, i) => ({ e: withPosition(e, doc, lines), i }));
@@ -108,7 +119,7 @@ interface CasesLayout {
  * slices) returns undefined, and the caller reads the whole document as before. Validation problems are
  * positioned by re-parsing only the slice that holds the field.
  */
-export function parseCasesInBatches(text: string, fileName: string): SuiteValidation | undefined {
+export function parseCasesInBatches(text: string, fileName: string, options?: SuiteCheckOptions): SuiteValidation | SuiteCheck | undefined {
   if (NOT_BATCHABLE.test(text)) return undefined;
   const layout = casesLayout(text);
   if (layout === undefined) return undefined;
@@ -123,7 +134,7 @@ export function parseCasesInBatches(text: string, fileName: string): SuiteValida
     for (const c of slice.value) cases.push(c);
   }
   (root as Record<string, unknown>)['cases'] = cases;
-  const result = validateSuite(root, fileName);
+  const result = options ? validateSuite(root, fileName, options) : validateSuite(root, fileName);
   if (result.ok) return result;
   const headerLines = header.lines;
   const position = (e: SuiteError): SuiteError => {

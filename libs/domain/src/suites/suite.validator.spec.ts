@@ -382,3 +382,46 @@ describe('validateSuite never throws', () => {
     );
   });
 });
+
+describe('validateSuite holds a suite once (issue 15)', () => {
+  it('shares the values of a valid input instead of copying them', () => {
+    const raw = suite();
+    const r = validateSuite(raw, FILE);
+    if (!r.ok) throw new Error(JSON.stringify(r.errors));
+    const cases = raw['cases'] as Array<Record<string, unknown>>;
+    expect(r.suite.cases[1]!.input).toBe(cases[1]!['input']);
+    expect(r.suite.default_scorer).toBe(raw['default_scorer']);
+  });
+
+  it('converts big integers, -0 and null-prototype mappings in a copy, leaving the input as it was', () => {
+    const nullProto = Object.assign(Object.create(null) as Record<string, unknown>, { a: 'x' });
+    const expected = { n: 5n, z: -0, list: ['k', 7n], same: { s: 'y' } };
+    const raw = suite({ cases: [{ id: 'c1', input: nullProto, expected, scorer: { type: 'json_equal' } }] });
+    const r = validateSuite(raw, FILE);
+    if (!r.ok) throw new Error(JSON.stringify(r.errors));
+    const got = r.suite.cases[0]!;
+    expect(got.expected).toEqual({ n: 5, z: 0, list: ['k', 7], same: { s: 'y' } });
+    expect(Object.is((got.expected as { z: number }).z, 0)).toBe(true);
+    expect((got.expected as { same: unknown }).same).toBe(expected.same);
+    expect(Object.getPrototypeOf(got.input)).toBe(Object.prototype);
+    expect(got.input).toEqual({ a: 'x' });
+    expect(expected).toEqual({ n: 5n, z: -0, list: ['k', 7n], same: { s: 'y' } });
+    expect(Object.getPrototypeOf(nullProto)).toBeNull();
+  });
+
+  it('with { scorers: false } keeps no compiled scorer and answers as without it', () => {
+    const field = fc.constantFrom('key', 'default_scorer', 'pass_threshold', 'cases', 'description');
+    fc.assert(
+      fc.property(field, fc.anything({ withBigInt: true, withNullPrototype: true }), fc.anything({ withBigInt: true }), (name, value, caseValue) => {
+        for (const raw of [suite(), suite({ [name]: value }), suite({ cases: [{ id: 'x', input: caseValue, expected: caseValue, scorer: caseValue }, { id: 'y', input: 'q', expected: caseValue }] })]) {
+          const full = validateSuite(raw, FILE);
+          const check = validateSuite(raw, FILE, { scorers: false });
+          expect('scorers' in check).toBe(false);
+          if (full.ok) expect(check).toEqual({ ok: true, suite: full.suite });
+          else expect(check).toEqual(full);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+});

@@ -19,6 +19,17 @@ export type SuiteValidation =
     }
   | { readonly ok: false; readonly errors: readonly SuiteError[] };
 
+/** A validation that kept no compiled scorer (`{ scorers: false }`): the suite, or every problem. */
+export type SuiteCheck = { readonly ok: true; readonly suite: SuiteDefinition } | { readonly ok: false; readonly errors: readonly SuiteError[] };
+
+export interface SuiteCheckOptions {
+  /**
+   * false: every case's scorer is still compiled to check it (S4), but none is kept - what a push needs,
+   * which stores the suite and scores nothing (issue 15: 100 000 compiled scorers are tens of megabytes).
+   */
+  readonly scorers: false;
+}
+
 const SUITE_KEYS = [
   'key',
   'description',
@@ -119,7 +130,9 @@ class Collector {
  * compiles every case's effective scorer through @evals/scorers (S4: bad scorer config is refused here,
  * never discovered mid-run). Collects every problem. Never throws on a value parsed from YAML or JSON.
  */
-export function validateSuite(raw: unknown, source: string): SuiteValidation {
+export function validateSuite(raw: unknown, source: string): SuiteValidation;
+export function validateSuite(raw: unknown, source: string, options: SuiteCheckOptions): SuiteCheck;
+export function validateSuite(raw: unknown, source: string, options?: SuiteCheckOptions): SuiteValidation | SuiteCheck {
   const errs = new Collector(source);
   const root = checkJson(raw, [], errs, 0);
   if (!isRecord(root)) {
@@ -138,7 +151,7 @@ export function validateSuite(raw: unknown, source: string): SuiteValidation {
   const defaultSpec = readScorerSpecShape(root['default_scorer'], ['default_scorer'], true, errs);
   const cases = readCases(root, errs);
 
-  const compiled = compileScorers(defaultSpec, cases, errs);
+  const compiled = compileScorers(defaultSpec, cases, errs, options?.scorers !== false);
   if (
     errs.errors.length > 0 ||
     key === undefined ||
@@ -159,14 +172,19 @@ export function validateSuite(raw: unknown, source: string): SuiteValidation {
     golden_fixtures,
     cases: cases.map((c) => c.value as SuiteCase),
   };
-  return { ok: true, suite, scorers: compiled };
+  return options?.scorers === false ? { ok: true, suite } : { ok: true, suite, scorers: compiled };
 }
 
 /**
  * One pass over the whole tree: converts YAML big integers (parsed as bigint) to numbers, and refuses what
  * JSON cannot carry, so that every later check sees plain JSON values and the hash is well defined.
+ *
+ * Copy on write (issue 15: a 100 000-case suite must not be held twice): a plain object or list whose
+ * members all come back unchanged is returned as it is; only a value with something converted or refused
+ * below it is rebuilt (a mapping with a null prototype always is, into a plain one). `path` is one stack
+ * shared by the walk (pushed and popped), formatted only when a problem is reported.
  */
-function checkJson(value: unknown, path: Path, errs: Collector, depth: number): Checked {
+function checkJson(value: unknown, path: Array<string | number>, errs: Collector, depth: number): Checked {
   if (depth > MAX_VALUE_DEPTH) {
     errs.add(E.VALUE_NOT_JSON, formatPath(path), `nested deeper than ${MAX_VALUE_DEPTH} levels`);
     return REFUSED;
@@ -193,29 +211,58 @@ function checkJson(value: unknown, path: Path, errs: Collector, depth: number): 
     );
     return REFUSED;
   }
-  if (Array.isArray(value)) return value.map((v, i) => checkJson(v, [...path, i], errs, depth + 1));
+  if (Array.isArray(value)) {
+    let out: Checked[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const v: unknown = value[i];
+      path.push(i);
+      const checked = checkJson(v, path, errs, depth + 1);
+      path.pop();
+      if (out === undefined && !Object.is(checked, v)) out = value.slice(0, i) as Checked[];
+      if (out !== undefined) out.push(checked);
+    }
+    return out ?? (value as Checked[]);
+  }
   if (typeof value === 'object') {
     const proto: unknown = Object.getPrototypeOf(value);
     if (proto === Object.prototype || proto === null) {
-      const entries: Array<[string, Checked]> = [];
-      for (const [k, v] of Object.entries(value)) {
+      const obj = value as Record<string, unknown>;
+      const keys = Object.keys(obj);
+      let out: Record<string, Checked> | undefined = proto === null ? {} : undefined;
+      for (let i = 0; i < keys.length; i++) {
+        const k = keys[i]!;
+        let problem: string | null = null;
         if (k === '__proto__') {
           errs.add(E.FIELD_INVALID, formatPath(path), 'the key `__proto__` is not allowed');
+          problem = k;
+        } else if ((problem = unstorableText(k)) !== null) {
+          errs.add(E.VALUE_NOT_JSON, formatPath(path), `a key contains ${problem}, which a suite cannot store`);
+        }
+        if (problem !== null) {
+          // Dropped: the rest of the checks see the mapping without it.
+          if (out === undefined) out = copyKeys(obj, keys, i);
           continue;
         }
-        const keyProblem = unstorableText(k);
-        if (keyProblem !== null) {
-          errs.add(E.VALUE_NOT_JSON, formatPath(path), `a key contains ${keyProblem}, which a suite cannot store`);
-          continue;
-        }
-        entries.push([k, checkJson(v, [...path, k], errs, depth + 1)]);
+        const v = obj[k];
+        path.push(k);
+        const checked = checkJson(v, path, errs, depth + 1);
+        path.pop();
+        if (out === undefined && !Object.is(checked, v)) out = copyKeys(obj, keys, i);
+        if (out !== undefined) out[k] = checked;
       }
-      return Object.fromEntries(entries);
+      return out ?? (obj as CheckedObject);
     }
   }
   const what = value instanceof Uint8Array ? 'binary data (!!binary)' : value instanceof Date ? 'a timestamp' : `a ${typeof value}`;
   errs.add(E.VALUE_NOT_JSON, formatPath(path), `${what} is not a JSON value; use a string`);
   return REFUSED;
+}
+
+/** A plain mapping with the first `n` of `keys` of `obj`, all of which came back unchanged. */
+function copyKeys(obj: Record<string, unknown>, keys: readonly string[], n: number): Record<string, Checked> {
+  const out: Record<string, Checked> = {};
+  for (let j = 0; j < n; j++) out[keys[j]!] = obj[keys[j]!] as Checked;
+  return out;
 }
 
 // A lone surrogate: a high one not followed by a low one, or a low one not preceded by a high one.
@@ -477,7 +524,7 @@ function isExpectedIssue(issue: ScorerIssue): boolean {
  * scorer that every case using it shares is reported once at `default_scorer.<field>`, not once per case;
  * issues about `expected` point at `cases[i].expected` and name the case.
  */
-function compileScorers(defaultSpec: ScorerSpec | undefined, cases: ReadCase[] | undefined, errs: Collector): CompiledScorer[] | undefined {
+function compileScorers(defaultSpec: ScorerSpec | undefined, cases: ReadCase[] | undefined, errs: Collector, keep: boolean): CompiledScorer[] | undefined {
   if (cases === undefined) {
     if (defaultSpec !== undefined) reportDefaultAlone(defaultSpec, errs);
     return undefined;
@@ -502,7 +549,7 @@ function compileScorers(defaultSpec: ScorerSpec | undefined, cases: ReadCase[] |
     const ctx = Object.prototype.hasOwnProperty.call(c.value, 'expected') ? { expected: c.value.expected } : {};
     const result = validateScorerSpec(spec, ctx);
     if (result.ok) {
-      compiled.push(result.scorer);
+      if (keep) compiled.push(result.scorer);
       continue;
     }
     complete = false;

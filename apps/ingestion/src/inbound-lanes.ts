@@ -1,0 +1,174 @@
+/**
+ * The pieces that let the inbound consumer handle a micro-batch's runs concurrently (issue 15) while a seal
+ * still knows every output of its run published before it was forwarded: what of the batch is settled,
+ * one shared ack-floor question for the seals that are ready together, and a bound on the lanes at work.
+ */
+
+/**
+ * Which messages of one micro-batch are settled: acknowledged once their effects were durable, or not
+ * (handed back, or left to the batch's redelivery) - and so what a seal has to wait for.
+ *
+ * A seal needs every output of its run published before it forwarded. Those in the batch are in its own
+ * lane, before it, so handled already. Those outside the batch (another process's, a batch of ours that was
+ * handed back) are covered by the ack floor - but the floor also stops at every message of this batch that
+ * other lanes are still handling, though none of them is an output of this run. So a seal at `seq` asks the
+ * floor only below `from`, the start of the run of consecutive batch seqs that ends right before it: below
+ * `from` the batch's own messages must be settled first (acknowledged, or the floor cannot pass them); from
+ * `from` to `seq` there is no message outside the batch at all. Messages that could feed any run (session
+ * signals, which open and feed monitor windows) are waited for wherever they are.
+ */
+export class BatchSettlement {
+  private readonly seqs: number[];
+  private readonly inBatch: ReadonlySet<number>;
+  /** seq -> true (acknowledged) / false (not); absent while open. */
+  private readonly settled = new Map<number, boolean>();
+  /** Index in `seqs` of the lowest seq still open. */
+  private lowestOpen = 0;
+  private lowestNotAcked = Infinity;
+  private waiters: Array<{ readonly seq: number; readonly resolve: (ok: boolean) => void }> = [];
+
+  constructor(
+    seqs: readonly number[],
+    /** Messages every seal after them waits for, in or out of its range (see above). */
+    private readonly barriers: readonly number[] = [],
+  ) {
+    this.seqs = [...seqs].sort((a, b) => a - b);
+    this.inBatch = new Set(seqs);
+  }
+
+  acked(seqs: readonly number[]): void {
+    this.settle(seqs, true);
+  }
+
+  /** First settlement wins: a message acknowledged stays so whatever happens to its lane later. */
+  notAcked(seqs: readonly number[]): void {
+    this.settle(seqs, false);
+  }
+
+  /**
+   * Where the seal at `seq` must ask the ack floor from - every message before the answer acknowledged is
+   * what it needs - once the batch's messages below that are settled; null when one of them was not
+   * acknowledged (the floor cannot pass it: the seal waits for a redelivery).
+   */
+  async sealFloor(seq: number): Promise<number | null> {
+    let from = seq;
+    while (this.inBatch.has(from - 1)) from--;
+    for (const b of this.barriers) if (b >= from && b < seq) from = b + 1;
+    return (await this.allSettledBefore(from)) ? from : null;
+  }
+
+  /** Whether every message of the batch before `seq` was acknowledged, once that is known. */
+  allSettledBefore(seq: number): Promise<boolean> {
+    const known = this.answer(seq);
+    if (known !== null) return Promise.resolve(known);
+    return new Promise((resolve) => this.waiters.push({ seq, resolve }));
+  }
+
+  private settle(seqs: readonly number[], ok: boolean): void {
+    for (const seq of seqs) {
+      if (this.settled.has(seq)) continue;
+      this.settled.set(seq, ok);
+      if (!ok && seq < this.lowestNotAcked) this.lowestNotAcked = seq;
+    }
+    while (this.lowestOpen < this.seqs.length && this.settled.has(this.seqs[this.lowestOpen])) this.lowestOpen++;
+    if (this.waiters.length === 0) return;
+    const waiting: typeof this.waiters = [];
+    for (const w of this.waiters) {
+      const known = this.answer(w.seq);
+      if (known === null) waiting.push(w);
+      else w.resolve(known);
+    }
+    this.waiters = waiting;
+  }
+
+  private answer(seq: number): boolean | null {
+    if (this.lowestNotAcked < seq) return false;
+    const open = this.lowestOpen < this.seqs.length ? this.seqs[this.lowestOpen] : Infinity;
+    return open >= seq ? true : null;
+  }
+}
+
+/**
+ * The durable consumer's ack floor, asked for many seals with as few consumer-info requests as possible:
+ * one request at a time, and every seal that became ready meanwhile is answered by the next. The bus port
+ * answers "all acknowledged before seq?" for one seq; the floor only moves forward, so the largest seq of a
+ * round is asked first (the common answer, yes, settles every seal of the round) and a "no" is narrowed by
+ * bisection. A "yes" is remembered: it stays true.
+ */
+export class AckFloorProbe {
+  /** Every message before this seq is known to be acknowledged. */
+  private known = 0;
+  private queued: Array<{ readonly seq: number; readonly resolve: (ok: boolean) => void; readonly reject: (error: unknown) => void }> = [];
+  private running = false;
+  /** Consumer-info requests made (tests, diagnostics). */
+  requests = 0;
+
+  constructor(private readonly ask: (seq: number) => Promise<boolean>) {}
+
+  allAcknowledgedBefore(seq: number): Promise<boolean> {
+    if (seq <= this.known) return Promise.resolve(true);
+    return new Promise((resolve, reject) => {
+      this.queued.push({ seq, resolve, reject });
+      if (!this.running) void this.pump();
+    });
+  }
+
+  private async pump(): Promise<void> {
+    this.running = true;
+    try {
+      // The seals of lanes that settled together become ready in the same turn: gather them first.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      while (this.queued.length > 0) {
+        const round = this.queued;
+        this.queued = [];
+        try {
+          await this.answer(round.map((w) => w.seq));
+          for (const w of round) w.resolve(w.seq <= this.known);
+        } catch (error) {
+          for (const w of round) w.reject(error);
+        }
+      }
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private async answer(seqs: readonly number[]): Promise<void> {
+    const open = [...new Set(seqs)].filter((s) => s > this.known).sort((a, b) => a - b);
+    // Invariant: open[< lo] are acknowledged-before, open[>= hi] are not.
+    let lo = 0;
+    let hi = open.length;
+    while (lo < hi) {
+      const mid = hi === open.length ? hi - 1 : (lo + hi) >>> 1;
+      this.requests++;
+      if (await this.ask(open[mid])) {
+        lo = mid + 1;
+        if (open[mid] > this.known) this.known = open[mid];
+      } else {
+        hi = mid;
+      }
+    }
+  }
+}
+
+/** At most `max` holders at once; the next waiter takes a released slot over directly. */
+export class Limiter {
+  private active = 0;
+  private readonly queue: Array<() => void> = [];
+
+  constructor(private readonly max: number) {}
+
+  async acquire(): Promise<void> {
+    if (this.active < this.max) {
+      this.active++;
+      return;
+    }
+    await new Promise<void>((resolve) => this.queue.push(resolve));
+  }
+
+  release(): void {
+    const next = this.queue.shift();
+    if (next) next();
+    else this.active--;
+  }
+}

@@ -1,0 +1,71 @@
+import type { EventStore, Sql, SuiteRepository, SuiteVersionWithCases } from '@evals/persistence';
+import { RunCatalog } from './run-catalog';
+
+/** A suite repository of versions with `sizes[key]` cases each, counting its reads. */
+function repository(sizes: Record<string, number>): { repo: SuiteRepository; reads: string[] } {
+  const reads: string[] = [];
+  const repo = {
+    async find(_sql: Sql, key: string, version: number): Promise<SuiteVersionWithCases | null> {
+      reads.push(key);
+      const n = sizes[key];
+      if (n === undefined) return null;
+      return {
+        suite_key: key,
+        version,
+        default_scorer: { type: 'exact' },
+        cases: Array.from({ length: n }, (_, i) => ({ case_id: `c${i}`, input: 'q', expected: `a${i}`, scorer: null, tags: [] })),
+      } as unknown as SuiteVersionWithCases;
+    },
+  } as unknown as SuiteRepository;
+  return { repo, reads };
+}
+
+const sql = {} as Sql;
+const events = {} as EventStore;
+
+describe('RunCatalog: compiled suite versions (issue 15: bounded by cases)', () => {
+  it('compiles a version once and serves it from memory', async () => {
+    const { repo, reads } = repository({ a: 3 });
+    const catalog = new RunCatalog(events, repo);
+    const first = await catalog.suite(sql, 'a', 1);
+    expect(first?.cases.size).toBe(3);
+    expect(await catalog.suite(sql, 'a', 1)).toBe(first);
+    expect(reads).toEqual(['a']);
+  });
+
+  it('forgets the least recently used versions once their cases exceed the bound', async () => {
+    const { repo, reads } = repository({ a: 100, b: 100, c: 100 });
+    const catalog = new RunCatalog(events, repo, 250);
+    await catalog.suite(sql, 'a', 1);
+    await catalog.suite(sql, 'b', 1);
+    await catalog.suite(sql, 'a', 1); // a is now the most recent
+    await catalog.suite(sql, 'c', 1); // 300 cases: b goes
+    await catalog.suite(sql, 'a', 1);
+    await catalog.suite(sql, 'c', 1);
+    expect(reads).toEqual(['a', 'b', 'c']);
+    await catalog.suite(sql, 'b', 1); // read again; a (least recent) goes
+    await catalog.suite(sql, 'c', 1);
+    await catalog.suite(sql, 'a', 1);
+    expect(reads).toEqual(['a', 'b', 'c', 'b', 'a']);
+  });
+
+  it('keeps a version larger than the bound alone while it is the one in use', async () => {
+    const { repo, reads } = repository({ big: 500, small: 10 });
+    const catalog = new RunCatalog(events, repo, 250);
+    await catalog.suite(sql, 'big', 1);
+    await catalog.suite(sql, 'big', 1);
+    expect(reads).toEqual(['big']);
+    await catalog.suite(sql, 'small', 1); // the big one goes: 510 > 250
+    await catalog.suite(sql, 'small', 1);
+    await catalog.suite(sql, 'big', 1);
+    expect(reads).toEqual(['big', 'small', 'big']);
+  });
+
+  it('caches nothing for a version that is not stored', async () => {
+    const { repo, reads } = repository({});
+    const catalog = new RunCatalog(events, repo);
+    expect(await catalog.suite(sql, 'missing', 1)).toBeNull();
+    expect(await catalog.suite(sql, 'missing', 1)).toBeNull();
+    expect(reads).toEqual(['missing', 'missing']);
+  });
+});
