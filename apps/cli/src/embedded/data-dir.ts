@@ -10,7 +10,6 @@ import * as path from 'node:path';
  *     bus/             the in-process bus's journal (messages not yet acknowledged)
  *     secret           the evidence HMAC key (D2), generated once, mode 0600
  *     owner.json       the process that has the directory open: {pid, mode, url}
- *     .s.PGSQL.5432    PGlite's socket while it runs (private: the directory is 0700)
  *     .gitignore       `*`: none of it belongs in a repository
  *
  * One process at a time may open it (PGlite is single-writer); another `evals` command finds the owner's

@@ -213,8 +213,8 @@ describe('a JSON suite is read natively, with exactly the YAML reader answers (i
       { numRuns: 300 },
     );
     if (process.env['JSON_SPEC_DEBUG']) console.log(seen);
-    // The property must exercise both the fast path and the fallback, and valid suites among them.
-    expect(seen.fastValid).toBeGreaterThan(0);
+    // The property must exercise both the fast path and the fallback (valid suites: the next property).
+    expect(seen.fast).toBeGreaterThan(seen.runs / 5);
     expect(seen.fast).toBeLessThan(seen.runs);
   });
 
