@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import { runCli } from './cli';
 import type { Io } from './command';
+import { CliError } from './exit-codes';
 
 /** Test helpers: run the CLI in-process against a scripted fake of the HTTP API. */
 export const repoRoot = path.resolve(__dirname, '../../..');
@@ -121,4 +122,15 @@ export function gateAnswer(o: Partial<Record<string, unknown>> = {}): Record<str
     recorded_at: '2026-11-30T10:00:00.000Z',
     ...o,
   };
+}
+
+/** The CliError a call rejects with; fails the test when it resolves or throws anything else. */
+export async function failure(p: Promise<unknown>): Promise<CliError> {
+  try {
+    await p;
+  } catch (error) {
+    if (error instanceof CliError) return error;
+    throw error;
+  }
+  throw new Error('expected a CliError');
 }

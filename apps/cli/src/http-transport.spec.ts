@@ -1,6 +1,7 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as zlib from 'node:zlib';
+import { failure } from './cli.testing';
 import { CliError, EXIT } from './exit-codes';
 import { ApiClient } from './http';
 import { nodeTransport } from './http-transport';
@@ -45,16 +46,6 @@ async function listen(handler: Handler): Promise<{ base: string; seen: Seen[]; c
 
 function client(base: string, timeoutMs = 5000, apiKey?: string): ApiClient {
   return new ApiClient({ ingestion: base, read: base, regression: base }, { timeoutMs, ...(apiKey ? { apiKey } : {}) });
-}
-
-async function failure(p: Promise<unknown>): Promise<CliError> {
-  try {
-    await p;
-  } catch (error) {
-    if (error instanceof CliError) return error;
-    throw error;
-  }
-  throw new Error('expected a CliError');
 }
 
 describe('unit: the CLI requests over node:http (http-transport.ts)', () => {

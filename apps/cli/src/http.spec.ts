@@ -1,18 +1,8 @@
-import { fakeFetch, networkFailure } from './cli.testing';
+import { failure, fakeFetch, networkFailure } from './cli.testing';
 import { ApiError, CliError, EXIT, exitForHttpStatus } from './exit-codes';
 import { ApiClient, resolveApiKey, resolveEndpoints } from './http';
 
 const endpoints = { ingestion: 'http://evals.test:3001', read: 'http://evals.test:3003', regression: 'http://evals.test:3004' };
-
-async function failure(p: Promise<unknown>): Promise<CliError> {
-  try {
-    await p;
-  } catch (error) {
-    if (error instanceof CliError) return error;
-    throw error;
-  }
-  throw new Error('expected a CliError');
-}
 
 describe('unit: exit codes from HTTP results (X5)', () => {
   it.each([
