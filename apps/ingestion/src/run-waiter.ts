@@ -1,13 +1,14 @@
 import { Inject, Injectable, type BeforeApplicationShutdown } from '@nestjs/common';
 import { RunQueries, type RunView } from '@evals/persistence';
-import { DATA_SOURCE } from '@evals/platform';
+import { DATA_SOURCE, RUN_PROGRESS, type RunProgress } from '@evals/platform';
 import type { DataSource } from 'typeorm';
 import { INGESTION_CONFIG, type IngestionConfig } from './config';
 import { IntakeError } from './intake-error';
 
 /**
  * Waits for a run to be completed and compared with its baseline (R5, G1), polling the read model with a
- * backoff; past RUN_TIMEOUT_MS it answers 202 RUN_PENDING with where to look. So does every wait when the
+ * backoff - woken early when the read model of this process records the run (RunProgress: the all-in-one;
+ * a deployment polls only); past RUN_TIMEOUT_MS it answers 202 RUN_PENDING with where to look. So does every wait when the
  * app shuts down: the consumers that would complete the run stop first, and a request left waiting would
  * hold the HTTP server open until its timeout.
  */
@@ -19,6 +20,7 @@ export class RunWaiter implements BeforeApplicationShutdown {
   constructor(
     @Inject(DATA_SOURCE) db: DataSource,
     @Inject(INGESTION_CONFIG) private readonly config: IngestionConfig,
+    @Inject(RUN_PROGRESS) private readonly progress: RunProgress,
   ) {
     this.queries = new RunQueries(db);
   }
@@ -27,10 +29,15 @@ export class RunWaiter implements BeforeApplicationShutdown {
     const deadline = Date.now() + this.config.runTimeoutMs;
     let delay = 10;
     for (;;) {
-      const view = await this.queries.run(runId, options);
-      if (view && view.run.status === 'completed' && view.eval_result && view.regression) return view;
-      if (this.stopping || Date.now() > deadline) throw new IntakeError('RUN_PENDING', `run ${runId} is still being scored: GET /v1/runs/${runId}`, 'run_id');
-      await new Promise((r) => setTimeout(r, delay));
+      const wait = this.progress.next(runId, delay);
+      try {
+        const view = await this.queries.run(runId, options);
+        if (view && view.run.status === 'completed' && view.eval_result && view.regression) return view;
+        if (this.stopping || Date.now() > deadline) throw new IntakeError('RUN_PENDING', `run ${runId} is still being scored: GET /v1/runs/${runId}`, 'run_id');
+        await wait.woken;
+      } finally {
+        wait.cancel();
+      }
       delay = Math.min(delay * 2, 200);
     }
   }

@@ -28,6 +28,7 @@ describe('integration: read-model consumer on EVALS_EVENTS (R2, R3, R4)', () => 
   let names: BusNames;
   let consumer: EventsConsumer;
   let wakes = 0;
+  const recorded: string[] = [];
   const repo = new RunReadModelRepository();
 
   const publish = (event: StoredEvent, msgId = event.metadata.message_id) =>
@@ -58,6 +59,7 @@ describe('integration: read-model consumer on EVALS_EVENTS (R2, R3, R4)', () => 
       onOutboxRows: () => {
         wakes += 1;
       },
+      onRecorded: (runIds) => recorded.push(...runIds),
       deferDelayMs: 50,
       retryDelayMs: 50,
     });
@@ -74,7 +76,7 @@ describe('integration: read-model consumer on EVALS_EVENTS (R2, R3, R4)', () => 
     await schema?.drop();
   });
 
-  it('projects a run delivered in reverse order, acknowledges everything, records one EvalResult and wakes the relay', async () => {
+  it('projects a run delivered in reverse order, acknowledges everything, records one EvalResult and wakes the relay and its waiters', async () => {
     const s = new RunScript('bus-reverse');
     const log = [
       await s.appendRun(ds, s.openedEvent()),
@@ -88,6 +90,8 @@ describe('integration: read-model consumer on EVALS_EVENTS (R2, R3, R4)', () => 
     expect(await repo.load(ds, 'bus-reverse')).toMatchObject({ status: 'completed', scored: 4, passed: 3, missing_outputs: 1 });
     expect(await resultRows('bus-reverse')).toBe(1);
     expect(wakes).toBeGreaterThan(0);
+    // Told once its EvalResult committed (RunProgress wakes a request of this process waiting for it).
+    expect(recorded.filter((id) => id === 'bus-reverse')).toEqual(['bus-reverse']);
   });
 
   it('naks an event whose run.opened exists nowhere yet and applies it once the opening arrives', async () => {

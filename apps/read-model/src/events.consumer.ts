@@ -11,6 +11,8 @@ export interface EventsConsumerOptions {
   readonly logger?: ProjectorLogger;
   /** Called after a commit that wrote outbox rows: wakes this process's outbox relay (R4). */
   readonly onOutboxRows?: () => void;
+  /** Called after a commit that recorded runs' EvalResults or verdicts: wakes a request of this process waiting for them. */
+  readonly onRecorded?: (runIds: readonly string[]) => void;
   readonly maxBatch?: number;
   /** Delay before a deferred event (its run.opened not seen yet) is offered again. */
   readonly deferDelayMs?: number;
@@ -76,6 +78,7 @@ export class EventsConsumer {
       else message.ack();
     });
     if (outcome.outboxRows > 0) this.options.onOutboxRows?.();
+    if (outcome.resultsRecorded.length + outcome.verdictsRecorded.length > 0) this.options.onRecorded?.([...outcome.resultsRecorded, ...outcome.verdictsRecorded]);
     if (outcome.deadLettered > 0 || outcome.deferred > 0) {
       this.options.logger?.event('warn', 'read-model events not applied', { dead_lettered: outcome.deadLettered, deferred: outcome.deferred });
     }

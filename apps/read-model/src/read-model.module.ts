@@ -8,8 +8,10 @@ import {
   MESSAGE_BUS,
   LOGGER,
   OutboxRelayService,
+  RUN_PROGRESS,
   type IdGenerator,
   type JsonLogger,
+  type RunProgress,
 } from '@evals/platform';
 import type { MessageBus } from '@evals/bus';
 import type { DataSource } from 'typeorm';
@@ -71,7 +73,7 @@ export class ReadModelModule {
         {
           provide: EVENTS_CONSUMER,
           // MESSAGE_BUS resolves once the topology (streams, durable consumer) exists.
-          useFactory: (ds: DataSource, bus: MessageBus, projector: RunProjector, relay: OutboxRelayService, log: JsonLogger) =>
+          useFactory: (ds: DataSource, bus: MessageBus, projector: RunProjector, relay: OutboxRelayService, log: JsonLogger, progress: RunProgress) =>
             new EventsConsumerLifecycle(
               new EventsConsumer({
                 dataSource: ds,
@@ -80,10 +82,11 @@ export class ReadModelModule {
                 logger: log,
                 maxBatch: config.maxBatch,
                 onOutboxRows: () => relay.relay.notify(),
+                onRecorded: (runIds) => progress.recorded(runIds),
               }),
               log,
             ),
-          inject: [DATA_SOURCE, MESSAGE_BUS, RunProjector, OutboxRelayService, LOGGER],
+          inject: [DATA_SOURCE, MESSAGE_BUS, RunProjector, OutboxRelayService, LOGGER, RUN_PROGRESS],
         },
       ],
     };

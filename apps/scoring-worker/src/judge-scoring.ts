@@ -24,7 +24,7 @@ import {
 } from '@evals/domain';
 import { CachedJudge, LangChainJudge, MemoryVerdictCache, RedisVerdictCache, type JudgeAdapterConfig, type JudgeCallOutcome } from '@evals/judge';
 import { llmJudgeScorer } from '@evals/scorers';
-import Redis from 'ioredis';
+import type RedisClient from 'ioredis';
 
 /** The judge as the worker holds it: the port, and whether the port honours `useCache` (a verdict cache is wired). */
 export interface WorkerJudge {
@@ -56,6 +56,8 @@ export function createWorkerJudge(config: JudgeAdapterConfig | null, options: Wo
     return { port, cache: true, close: async () => undefined };
   }
   if (!options.redisUrl) return { port: judge, cache: false, close: async () => undefined };
+  // Loaded only with a Redis to talk to (the embedded all-in-one has none; issue 15, the cold start).
+  const Redis = (require('ioredis') as { default: typeof RedisClient }).default;
   const redis = new Redis(options.redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2_000, commandTimeout: 2_000 });
   // A cache that cannot be read is a miss (CachedJudge counts it), never a failed case; the client's own
   // error events are swallowed here so they never reach a log with a connection string in them.

@@ -6,6 +6,7 @@ export { JsonLogger } from './logger';
 export { onShutdown } from './shutdown';
 export { BUS_NAMES, CLOCK, COMMON_CONFIG, DATA_SOURCE, ID_GENERATOR, LOGGER, MESSAGE_BUS } from './tokens';
 export type { Clock, IdGenerator } from './tokens';
+export { RUN_PROGRESS, RunProgress } from './run-progress';
 export { MetricsController, metrics, registry } from './metrics';
 export { buildOpenApiDocument, PUBLIC_PATHS, serveOpenApi } from './openapi';
 export { ApiErrorBody, ApiRoute, documentProperties, ERRORS_EXTENSION, TIER_EXTENSION } from './api-route';

@@ -1,6 +1,6 @@
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { randomUUID } from 'node:crypto';
-import { connect } from '@nats-io/transport-node';
+import type * as NatsTransport from '@nats-io/transport-node';
 import { Controller, Get, Global, HttpStatus, Inject, Injectable, Module, Res, type DynamicModule, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { JetStreamBus, subjectOf, type BusNames, type ConsumerSpec, type MessageBus } from '@evals/bus';
 import { createDataSource, migrate, OutboxRelay } from '@evals/persistence';
@@ -18,6 +18,7 @@ import { EdgeTextPipe } from './edge-text.pipe';
 import { JsonLogger } from './logger';
 import { MetricsController, metrics } from './metrics';
 import { BUS_NAMES, CLOCK, COMMON_CONFIG, DATA_SOURCE, ID_GENERATOR, LOGGER, MESSAGE_BUS, type Clock, type IdGenerator } from './tokens';
+import { RUN_PROGRESS, RunProgress } from './run-progress';
 
 /**
  * Relays the outbox rows to the bus (docs/pipeline.md). One per process, whatever apps it runs (the
@@ -184,6 +185,7 @@ export class InfrastructureModule {
         { provide: BUS_NAMES, useValue: names },
         { provide: CLOCK, useValue: { now: () => new Date() } satisfies Clock },
         { provide: ID_GENERATOR, useValue: { uuid: () => randomUUID() } satisfies IdGenerator },
+        { provide: RUN_PROGRESS, useValue: new RunProgress() },
         {
           provide: DATA_SOURCE,
           useFactory: async () => {
@@ -207,11 +209,13 @@ export class InfrastructureModule {
           provide: MESSAGE_BUS,
           // Resolves only once the topology is ensured, so every durable consumer exists before anyone consumes.
           useFactory: async () => {
+            // The transport loads only for a NATS server to reach: the embedded all-in-one has its own bus.
+            const connect = () => (require('@nats-io/transport-node') as typeof NatsTransport).connect;
             const bus = options.bus
               ? await options.bus()
               : await JetStreamBus.connect(
                   // No async stack traces: capturing one per request costs more than the request on the hot path.
-                  await connect({ servers: config.natsUrl, name: `evals-${options.app}`, maxReconnectAttempts: -1, reconnectTimeWait: 500, noAsyncTraces: true }),
+                  await connect()({ servers: config.natsUrl, name: `evals-${options.app}`, maxReconnectAttempts: -1, reconnectTimeWait: 500, noAsyncTraces: true }),
                   names,
                   { replicas: config.streamReplicas },
                 );
@@ -227,7 +231,7 @@ export class InfrastructureModule {
         OutboxRelayService,
         ConnectionCloser,
       ],
-      exports: [COMMON_CONFIG, LOGGER, BUS_NAMES, CLOCK, ID_GENERATOR, DATA_SOURCE, MESSAGE_BUS, API_KEY_STORE, OutboxRelayService],
+      exports: [COMMON_CONFIG, LOGGER, BUS_NAMES, CLOCK, ID_GENERATOR, RUN_PROGRESS, DATA_SOURCE, MESSAGE_BUS, API_KEY_STORE, OutboxRelayService],
     };
   }
 }

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import { APP_GUARD, DiscoveryModule } from '@nestjs/core';
-import Redis from 'ioredis';
+import type RedisClient from 'ioredis';
 import type { JsonLogger } from '../logger';
 import { LOGGER } from '../tokens';
 import { AUTH_SETTINGS, AuthGuard, RATE_LIMITER, type AuthSettings } from './auth.guard';
@@ -10,6 +10,9 @@ import { RouteAccessAudit } from './route-audit';
 export function createRateLimiter(settings: AuthSettings, logger: Pick<JsonLogger, 'event'>): RateLimiter {
   const memory = new MemoryRateLimiter(settings.rateLimitPerMinute);
   if (!settings.redisUrl) return memory;
+  // Loaded only with a Redis to talk to: the embedded all-in-one has none, and ioredis is a tenth of a
+  // second of every cold `evals run` (issue 15).
+  const Redis = (require('ioredis') as { default: typeof RedisClient }).default;
   const redis = new Redis(settings.redisUrl, {
     lazyConnect: true,
     // Fail fast while Redis is away: the request is counted in memory instead of waiting.

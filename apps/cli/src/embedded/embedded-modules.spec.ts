@@ -1,0 +1,25 @@
+import { execFileSync } from 'node:child_process';
+import * as path from 'node:path';
+import { repoRoot } from '../cli.testing';
+
+/**
+ * Issue 15, the cold start of an embedded command: the all-in-one's module graph holds no client of a server
+ * it does not talk to. ioredis (about 0.1 s of CPU to load) and the NATS TCP transport are required only
+ * when REDIS_URL / NATS_URL name a server; a top-level `import Redis from 'ioredis'` anywhere in the
+ * graph would bring them back into every `evals run`.
+ */
+describe('unit: the modules of the embedded all-in-one (issue 15)', () => {
+  it('loads no Redis client and no NATS transport', () => {
+    const script = [
+      `require(${JSON.stringify(path.join(repoRoot, 'bin/register-sources.js'))});`,
+      `require(${JSON.stringify(path.join(repoRoot, 'apps/cli/src/embedded/embedded-server.ts'))});`,
+      `process.stdout.write(JSON.stringify(Object.keys(require.cache)));`,
+    ].join('\n');
+    const files = JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: repoRoot, encoding: 'utf8' })) as string[];
+    // The graph did load (a broken require would make the lists below trivially empty).
+    expect(files.some((f) => f.includes(`${path.sep}typeorm${path.sep}`))).toBe(true);
+    expect(files.some((f) => f.endsWith(path.join('libs', 'bus', 'src', 'in-process.bus.ts')))).toBe(true);
+    const unwanted = files.filter((f) => /node_modules[\\/](ioredis|@nats-io[\\/]transport-node)[\\/]/.test(f));
+    expect(unwanted).toEqual([]);
+  });
+});
