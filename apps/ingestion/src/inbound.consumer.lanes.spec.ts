@@ -233,3 +233,34 @@ describe('unit: the inbound consumer handles the runs of a micro-batch concurren
     expect(batch[2].ack).toHaveBeenCalled();
   });
 });
+
+describe('unit: a micro-batch delivered out of stream order (redeliveries after a failure)', () => {
+  /** Handles the batch, or answers 'stuck' when it has not ended within two seconds. */
+  async function within(handled: Promise<void>): Promise<'done' | 'stuck'> {
+    let timer: NodeJS.Timeout | undefined;
+    const outcome = await Promise.race([handled.then(() => 'done' as const), new Promise<'stuck'>((r) => (timer = setTimeout(() => r('stuck'), 2_000)))]);
+    clearTimeout(timer);
+    return outcome;
+  }
+
+  it('forwards a run\'s redelivered earlier outputs before its seal (in delivery order they came after it, and would be refused as sealed)', async () => {
+    const log: Log = [];
+    const intake = fakeIntake(log);
+    // After a database outage, run a's seal (nak'ed for 100 ms) came back before outputs 2 and 3 (nak'ed
+    // for a second).
+    const batch = [requested(1, 'a', log), sealed(4, 'a', log), output(2, 'a', log), output(3, 'a', log)];
+    expect(await within(consumer(intake, async () => true).handle(batch))).toBe('done');
+    expect(before(log, 'forward a 2 done', 'seal a start')).toBe(true);
+    for (const m of batch) expect((m.ack as jest.Mock).mock.calls.length + (m.ackConfirmed as jest.Mock).mock.calls.length).toBe(1);
+  }, 10_000);
+
+  it('ends a batch whose seal overtook an earlier output of its run across a gap (the seal waited for it forever)', async () => {
+    const log: Log = [];
+    const intake = fakeIntake(log);
+    // Seq 4 is not in the batch, so the seal at 5 waits for the batch's messages below it to settle - and
+    // in delivery order output 3 waited behind the seal in run a's lane (the PostgreSQL-restart fault test).
+    const batch = [requested(1, 'a', log), sealed(5, 'a', log), output(3, 'a', log)];
+    expect(await within(consumer(intake, async () => true).handle(batch))).toBe('done');
+    expect(before(log, 'forward a 1 done', 'seal a start')).toBe(true);
+  }, 10_000);
+});

@@ -105,6 +105,13 @@ export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicatio
       if (lane) lane.push({ msg, subject, message, cause });
       else lanes.set(key, [{ msg, subject, message, cause }]);
     }
+    // A lane runs in STREAM order, not delivery order. After a failure, redeliveries come back out of order
+    // (a seal nak'ed for 100 ms overtakes its outputs nak'ed for a second), and a seal ahead of an earlier
+    // output of its own run would wait for that output to settle while the output waits behind the seal in
+    // the lane: the batch never ended (the PostgreSQL-restart fault test, issue 15). In stream order every
+    // message a seal waits for in its own lane is handled before it, and across lanes a seal waits only on
+    // lower sequences, so no two lanes wait on each other.
+    for (const lane of lanes.values()) lane.sort((a, b) => a.msg.seq - b.msg.seq);
 
     const limiter = new Limiter(MAX_CONCURRENT_RUNS);
     const started = performance.now();
