@@ -33,26 +33,18 @@ import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { performance } from 'node:perf_hooks';
-import { DeliverPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import { jetstream, RetentionPolicy, StorageType, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { Client } from 'pg';
 import { runStreamId } from '@evals/domain';
-import { startCluster, stopProcess, type AppCluster, type AppName } from '../../test/support/app-processes';
-import { createTestSchema, uniqueSuffix, type TestSchema } from '../../test/support/isolation';
+import { stopProcess, type AppCluster } from '../../test/support/app-processes';
+import type { TestSchema } from '../../test/support/isolation';
 import { testServers } from '../../test/support/servers';
 import { appEnvs, appRuntime, ensureBuilt } from './app-runtime';
+import { APPS, BenchEnv, envelope, intEnv, log, now, percentile, sleep } from './bench-env';
 import { summarize as summarizeProfile } from './profile-summary';
 
 // --- configuration --------------------------------------------------------------------------------------
-
-function intEnv(name: string, fallback: number, min = 1): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isSafeInteger(n) || n < min) throw new Error(`${name} must be an integer >= ${min}, got ${raw}`);
-  return n;
-}
 
 const CASES = intEnv('BENCH_CASES', 100_000);
 const BATCH_RUN = intEnv('BENCH_BATCH_RUN', 2_000);
@@ -106,12 +98,7 @@ async function profileReport(phase: string): Promise<void> {
 }
 /** NATS's default max_payload; every message the bench publishes must fit. */
 const MAX_PAYLOAD = 1024 * 1024;
-const APPS: AppName[] = ['ingestion', 'scoring-worker', 'read-model', 'regression'];
-const STREAMS = ['EVALS_INBOUND', 'EVALS_WORK', 'EVALS_EVENTS', 'EVALS_OUTBOUND'];
 
-const log = (line = '') => process.stdout.write(`${line}\n`);
-const now = () => performance.now();
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const round = (x: number, digits = 0) => (Number.isFinite(x) ? Number(x.toFixed(digits)) : null);
 const fmt = (x: number | null | undefined, digits = 0) =>
   x === null || x === undefined || !Number.isFinite(x) ? 'n/a' : x.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
@@ -487,18 +474,6 @@ function dbLine(w: DbWork): string {
 
 // --- publishing ------------------------------------------------------------------------------------------
 
-function envelope(type: string, data: unknown): { id: string; text: string } {
-  const id = randomUUID();
-  const text = JSON.stringify({
-    schema: `${type}.v1`,
-    type,
-    version: 1,
-    data,
-    metadata: { message_id: id, correlation_id: id, causation_id: id, occurred_at: new Date().toISOString() },
-  });
-  return { id, text };
-}
-
 /**
  * Publishes prepared messages over `clients` connections, message i on connection i mod clients, each with
  * at most `window / clients` acknowledgements outstanding (async acks).
@@ -530,17 +505,6 @@ async function publishWindowed(js: JetStreamClient, count: number, window: numbe
 
 // --- results ---------------------------------------------------------------------------------------------
 
-interface Arrival {
-  readonly t: number;
-  readonly data: Record<string, any>;
-}
-
-function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  const rank = Math.ceil((p / 100) * sorted.length); // nearest rank
-  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1];
-}
-
 interface PhaseResult {
   readonly completed: boolean;
   readonly cases: number;
@@ -555,51 +519,19 @@ interface PhaseResult {
 // --- the benchmark ---------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
-  const suffix = uniqueSuffix();
-  const streamPrefix = `BENCH_${suffix}_`;
-  const subjectPrefix = `bench_${suffix}`;
-  const subject = (s: string) => `${subjectPrefix}.${s}`;
-  const rawStream = `BENCH_${suffix}_RAW`;
-  const cleanups: Array<() => Promise<unknown>> = [];
+  const env = new BenchEnv('bench');
+  const { suffix, streamPrefix, subjectPrefix, cleanups } = env;
+  const subject = (s: string) => env.subject(s);
+  const rawStream = `${streamPrefix}RAW`;
   let cluster: AppCluster | undefined;
   let failed = false;
-  const cleanup = async () => {
-    while (cleanups.length > 0) await cleanups.pop()!().catch((e) => log(`cleanup step failed: ${e instanceof Error ? e.message : e}`));
-  };
-  process.once('SIGINT', () => {
-    log('interrupted: cleaning up');
-    void cleanup().then(() => process.exit(130));
-  });
 
   log(`pipeline benchmark: ${fmt(CASES)} cases, batched runs of ${fmt(BATCH_RUN)}, ${fmt(INFLIGHT)} publishes in flight; node ${process.version}, ${os.cpus().length} cores, ${os.cpus()[0]?.model ?? '?'}`);
   if (Object.keys(APP_ENV).length > 0) log(`app environment overrides: ${JSON.stringify(APP_ENV)}`);
   log(APP_RUNTIME === 'dist' ? ensureBuilt() : 'apps: from source through @swc-node/register (BENCH_APPS=source)');
   log(`apps' NODE_OPTIONS: ${Object.keys(APP_ENVS).length === 0 ? 'none' : Object.entries(APP_ENVS).map(([a, e]) => `${a} ${e.NODE_OPTIONS}`).join('; ')}`);
 
-  const schema: TestSchema = await createTestSchema('bench');
-  cleanups.push(() => schema.drop());
-  const db = new Client({ connectionString: schema.url, application_name: 'evals-bench' });
-  await db.connect();
-  cleanups.push(() => db.end());
-  const nc: NatsConnection = await connect({ servers: testServers.nats.url, name: 'evals-bench', maxReconnectAttempts: -1, reconnectTimeWait: 500 });
-  cleanups.push(() => nc.close());
-  const js = jetstream(nc);
-  const jsm: JetStreamManager = await jetstreamManager(nc);
-  cleanups.push(async () => {
-    // Retried: other users of the server may be restarting it just now.
-    for (const s of [...STREAMS.map((x) => `${streamPrefix}${x}`), rawStream]) {
-      for (let attempt = 1; attempt <= 5; attempt++) {
-        const error = await jsm.streams.delete(s).then(
-          () => null,
-          (e: unknown) => e,
-        );
-        if (error === null || /not found|10059/i.test(String((error as Error)?.message ?? error))) break;
-        if (attempt === 5) log(`could not delete stream ${s}: ${error instanceof Error ? error.message : String(error)}`);
-        else await sleep(2_000);
-      }
-    }
-  });
-  log(`schema ${schema.schema}, stream prefix ${streamPrefix}, subject prefix ${subjectPrefix}`);
+  const { schema, db, js, jsm } = await env.connect([rawStream]);
 
   const appPids = () => new Map<string, number>([...(cluster?.apps ?? new Map()).values()].filter((a) => a.child.pid !== undefined).map((a) => [a.name, a.child.pid!]));
   const sampler = new Sampler(appPids, db);
@@ -616,23 +548,7 @@ async function main(): Promise<void> {
     // --- 1. apps and suites ----------------------------------------------------------------------------
     log('\n[1] starting ingestion, scoring-worker, read-model, regression as separate processes');
     const tBoot = now();
-    // Started one by one on an empty cluster, so an app that fails to boot never leaves the others running.
-    cluster = await startCluster({ schema: schema.schema, streamPrefix, subjectPrefix, apps: [], env: APP_ENV, runtime: APP_RUNTIME, appEnv: APP_ENVS });
-    const theCluster = cluster;
-    cleanups.push(() => theCluster.stopAll());
-    for (const app of APPS) {
-      // Other users of the same servers may restart them: an app that could not connect gets two more tries.
-      for (let attempt = 1; ; attempt++) {
-        try {
-          await cluster.start(app);
-          break;
-        } catch (error) {
-          if (attempt >= 3) throw error;
-          log(`  ${app} failed to boot (attempt ${attempt}): ${(error instanceof Error ? error.message : String(error)).split('\n').slice(-3).join(' ').slice(0, 300)}; retrying`);
-          await sleep(3_000);
-        }
-      }
-    }
+    cluster = await env.startApps({ env: APP_ENV, runtime: APP_RUNTIME, appEnv: APP_ENVS });
     // BENCH_WORKERS: more scoring-worker processes on the same durable consumer (docs/scaling.md).
     const workers = Number(process.env.BENCH_WORKERS ?? 1);
     for (let k = 2; k <= workers; k++) {
@@ -644,17 +560,7 @@ async function main(): Promise<void> {
     sampler.start();
 
     // Every EvalResult published, with the time it was received here.
-    const arrivals = new Map<string, Arrival>();
-    const outbound = await js.consumers.get(`${streamPrefix}EVALS_OUTBOUND`, { filter_subjects: subject('evals.result.recorded'), deliver_policy: DeliverPolicy.All });
-    const results = await outbound.consume();
-    cleanups.push(async () => results.stop());
-    void (async () => {
-      for await (const m of results) {
-        const t = now();
-        const body = m.json<{ data: Record<string, any> }>();
-        if (body?.data?.run_id && !arrivals.has(body.data.run_id)) arrivals.set(body.data.run_id, { t, data: body.data });
-      }
-    })().catch((e) => log(`outbound listener stopped: ${e instanceof Error ? e.message : e}`));
+    const arrivals = await env.resultArrivals();
 
     const pushSuite = async (key: string, n: number) => {
       const body = suiteBody(key, n);
@@ -868,21 +774,7 @@ async function main(): Promise<void> {
         const wait = tLat + k * intervalMs - now();
         if (wait > 0) await sleep(wait);
         const runId = runIds[k];
-        tasks.push(
-          (async () => {
-            const req = envelope('evals.run.requested', { run_id: runId, suite_key: suiteLat, subject_kind: 'agent', subject_id: 'bench', source: 'sandbox' });
-            await js.publish(subject('evals.run.requested'), req.text, { msgID: req.id });
-            await Promise.all(
-              Array.from({ length: LAT_RUN }, (_, i) => {
-                const m = envelope('evals.output.submitted', { run_id: runId, case_id: `c${i}`, output: outputFor(i) });
-                return js.publish(subject('evals.output.submitted'), m.text, { msgID: m.id, timeout: 30_000 });
-              }),
-            );
-            const seal = envelope('evals.run.sealed', { run_id: runId });
-            sealAt.set(runId, now());
-            await js.publish(subject('evals.run.sealed'), seal.text, { msgID: seal.id });
-          })(),
-        );
+        tasks.push(env.streamRun(runId, suiteLat, LAT_RUN, outputFor, () => sealAt.set(runId, now())));
       }
       await Promise.all(tasks);
       const offeredS = (now() - tLat) / 1000;
@@ -1013,7 +905,7 @@ async function main(): Promise<void> {
   } finally {
     sampler.stop();
     const logDir = cluster?.logDir;
-    await cleanup();
+    await env.cleanup();
     if (logDir && !failed && !process.env.BENCH_KEEP_LOGS) fs.rmSync(logDir, { recursive: true, force: true });
     log('cleaned up: processes stopped, streams deleted, schema dropped');
   }

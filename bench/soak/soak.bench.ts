@@ -17,25 +17,11 @@
  * is right. Prints numbers only and asserts nothing (docs/testing.md); cleans up processes, streams, schema.
  */
 import { execFileSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { performance } from 'node:perf_hooks';
-import { DeliverPolicy, jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
-import { connect } from '@nats-io/transport-node';
-import { Client } from 'pg';
-import { startCluster, type AppCluster, type AppName } from '../../test/support/app-processes';
-import { createTestSchema, uniqueSuffix } from '../../test/support/isolation';
-import { testServers } from '../../test/support/servers';
-
-function numEnv(name: string, fallback: number, min = 0.01): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n < min) throw new Error(`${name} must be a number >= ${min}, got ${raw}`);
-  return n;
-}
+import type { AppName } from '../../test/support/app-processes';
+import { APPS, BenchEnv, log, now, numEnv, percentile, sleep } from '../pipeline/bench-env';
 
 const MINUTES = numEnv('SOAK_MINUTES', 10);
 const RATE = numEnv('SOAK_RATE', 500);
@@ -44,18 +30,8 @@ const WINDOW_S = numEnv('SOAK_WINDOW_S', 10, 1);
 const OUT = path.resolve(process.env.SOAK_OUT ?? os.tmpdir());
 /** Windows before this are the warm-up: left out of the RSS slope. */
 const WARMUP_S = Math.min(60, (MINUTES * 60) / 4);
-const APPS: AppName[] = ['ingestion', 'scoring-worker', 'read-model', 'regression'];
-const STREAMS = ['EVALS_INBOUND', 'EVALS_WORK', 'EVALS_EVENTS', 'EVALS_OUTBOUND'];
 
-const log = (line = '') => process.stdout.write(`${line}\n`);
-const now = () => performance.now();
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const f = (x: number | null | undefined, d = 0) => (x === null || x === undefined || !Number.isFinite(x) ? 'n/a' : x.toFixed(d));
-
-function envelope(type: string, data: unknown): { id: string; text: string } {
-  const id = randomUUID();
-  return { id, text: JSON.stringify({ schema: `${type}.v1`, type, version: 1, data, metadata: { message_id: id, correlation_id: id, causation_id: id, occurred_at: new Date().toISOString() } }) };
-}
 
 function rssMiB(pid: number | undefined): number | null {
   if (pid === undefined) return null;
@@ -65,11 +41,6 @@ function rssMiB(pid: number | undefined): number | null {
   } catch {
     return null;
   }
-}
-
-function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length))) - 1];
 }
 
 /** Least-squares slope and its standard error of y over x. */
@@ -101,53 +72,15 @@ interface Sample {
 }
 
 async function main(): Promise<void> {
-  const suffix = uniqueSuffix();
-  const streamPrefix = `SOAK_${suffix}_`;
-  const subjectPrefix = `soak_${suffix}`;
-  const subject = (s: string) => `${subjectPrefix}.${s}`;
-  const cleanups: Array<() => Promise<unknown>> = [];
-  const cleanup = async () => {
-    while (cleanups.length > 0) await cleanups.pop()!().catch((e) => log(`cleanup step failed: ${e instanceof Error ? e.message : e}`));
-  };
-  process.once('SIGINT', () => {
-    log('interrupted: cleaning up');
-    void cleanup().then(() => process.exit(130));
-  });
+  const env = new BenchEnv('soak');
+  const { suffix, streamPrefix } = env;
 
   log(`soak: ${RATE} cases/s offered for ${MINUTES} min as runs of ${RUN} cases, sampled every ${WINDOW_S} s; node ${process.version}, ${os.cpus().length} cores`);
-  const schema = await createTestSchema('soak');
-  cleanups.push(() => schema.drop());
-  const db = new Client({ connectionString: schema.url, application_name: 'evals-soak' });
-  await db.connect();
-  cleanups.push(() => db.end());
-  const nc = await connect({ servers: testServers.nats.url, name: 'evals-soak', maxReconnectAttempts: -1, reconnectTimeWait: 500 });
-  cleanups.push(() => nc.close());
-  const js = jetstream(nc);
-  const jsm: JetStreamManager = await jetstreamManager(nc);
-  cleanups.push(async () => {
-    for (const s of STREAMS) await jsm.streams.delete(`${streamPrefix}${s}`).catch(() => undefined);
-  });
-  log(`schema ${schema.schema}, stream prefix ${streamPrefix}, subject prefix ${subjectPrefix}`);
+  const { db, jsm } = await env.connect();
 
-  let cluster: AppCluster | undefined;
   try {
-    cluster = await startCluster({ schema: schema.schema, streamPrefix, subjectPrefix, apps: [] });
-    const theCluster = cluster;
-    cleanups.push(() => theCluster.stopAll());
-    for (const app of APPS) {
-      // Other users of the same servers may be restarting them: an app that could not connect gets two more tries.
-      for (let attempt = 1; ; attempt++) {
-        try {
-          await cluster.start(app);
-          break;
-        } catch (error) {
-          if (attempt >= 3) throw error;
-          log(`  ${app} failed to boot (attempt ${attempt}); retrying`);
-          await sleep(5_000);
-        }
-      }
-    }
-    const pid = (app: AppName) => theCluster.apps.get(app)?.child.pid;
+    const cluster = await env.startApps();
+    const pid = (app: AppName) => cluster.apps.get(app)?.child.pid;
     log(`apps: ${APPS.map((a) => `${a}=${pid(a)}`).join(' ')}; logs in ${cluster.logDir}`);
 
     const suite = {
@@ -163,22 +96,11 @@ async function main(): Promise<void> {
     if (res.status !== 201) throw new Error(`POST /v1/suites answered ${res.status}: ${(await res.text()).slice(0, 500)}`);
 
     const sealAt = new Map<string, number>();
-    const arrived = new Map<string, { t: number; data: Record<string, any> }>();
     const latencies: number[] = [];
-    const outbound = await js.consumers.get(`${streamPrefix}EVALS_OUTBOUND`, { filter_subjects: subject('evals.result.recorded'), deliver_policy: DeliverPolicy.All });
-    const results = await outbound.consume();
-    cleanups.push(async () => results.stop());
-    void (async () => {
-      for await (const m of results) {
-        const t = now();
-        const data = m.json<{ data: Record<string, any> }>()?.data;
-        const runId = data?.run_id;
-        if (!runId || arrived.has(runId)) continue;
-        arrived.set(runId, { t, data });
-        const s = sealAt.get(runId);
-        if (s !== undefined) latencies.push(t - s);
-      }
-    })().catch((e) => log(`outbound listener stopped: ${e instanceof Error ? e.message : e}`));
+    const arrived = await env.resultArrivals((runId, { t }) => {
+      const s = sealAt.get(runId);
+      if (s !== undefined) latencies.push(t - s);
+    });
 
     const consumer = async (stream: string, durable: string) => jsm.consumers.info(`${streamPrefix}${stream}`, durable).catch(() => null);
     const samples: Sample[] = [];
@@ -225,19 +147,7 @@ async function main(): Promise<void> {
       if (wait > 0) await sleep(wait);
       const runId = `soak-${suffix}-${k}`;
       runIds.push(runId);
-      const task = (async () => {
-        const req = envelope('evals.run.requested', { run_id: runId, suite_key: 'soak', subject_kind: 'agent', subject_id: 'soak', source: 'sandbox' });
-        await js.publish(subject('evals.run.requested'), req.text, { msgID: req.id, timeout: 30_000 });
-        await Promise.all(
-          Array.from({ length: RUN }, (_, i) => {
-            const m = envelope('evals.output.submitted', { run_id: runId, case_id: `c${i}`, output: outputFor(i) });
-            return js.publish(subject('evals.output.submitted'), m.text, { msgID: m.id, timeout: 30_000 });
-          }),
-        );
-        const seal = envelope('evals.run.sealed', { run_id: runId });
-        sealAt.set(runId, now());
-        await js.publish(subject('evals.run.sealed'), seal.text, { msgID: seal.id, timeout: 30_000 });
-      })().catch((e) => {
+      const task = env.streamRun(runId, 'soak', RUN, outputFor, () => sealAt.set(runId, now())).catch((e) => {
         failures.push(`${runId}: ${e instanceof Error ? e.message : e}`);
       });
       tasks.push(task);
@@ -287,7 +197,7 @@ async function main(): Promise<void> {
     if (png) log(`plot (PNG): ${png}`);
     log(JSON.stringify({ rate: RATE, minutes: MINUTES, check, slopes_mib_per_min: Object.fromEntries(APPS.map((a) => [a, Number(slopes[a].slope.toFixed(3))])), lag_slope_per_min: Number(lag.slope.toFixed(2)) }));
   } finally {
-    await cleanup();
+    await env.cleanup();
   }
 }
 

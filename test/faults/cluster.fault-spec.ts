@@ -1,13 +1,12 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { jetstream, jetstreamManager, type JetStreamManager, type StreamInfo } from '@nats-io/jetstream';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { Pool } from 'pg';
-import { eventually, startCluster, type AppCluster } from '../support/app-processes';
-import { createTestSchema, uniqueSuffix, type TestSchema } from '../support/isolation';
+import type { StreamInfo } from '@nats-io/jetstream';
+import { eventually } from '../support/app-processes';
+import { uniqueSuffix } from '../support/isolation';
+import { FaultApps, STREAMS } from './fault-apps';
 import { freePorts, natsNode, type NatsNode } from './own-nats';
-import { STEP_TIMEOUT, faultSuite, streamedRuns, type Baseline } from './streamed-runs';
+import { STEP_TIMEOUT } from './streamed-runs';
 
 /**
  * `npm run test:faults`, the JetStream cluster case (issue 18 part 1; docs/reliability.md "Faults"): a real
@@ -21,23 +20,14 @@ import { STEP_TIMEOUT, faultSuite, streamedRuns, type Baseline } from './streame
  * restarted node current again in every stream's replica set. Touches none of the machine's servers.
  */
 const CASES = Number(process.env.FAULTS_CASES ?? 20_000);
-const STREAMS = ['EVALS_INBOUND', 'EVALS_WORK', 'EVALS_EVENTS', 'EVALS_OUTBOUND'];
 /** How long the killed node stays down. */
 const DOWN_MS = 5_000;
 
 describe('faults: a three-node JetStream cluster, the stream leader killed mid-run (issue 18)', () => {
   const suffix = uniqueSuffix();
-  const streamPrefix = `FLC_${suffix}_`;
-  const subjectPrefix = `flc_${suffix}`;
+  const stack = new FaultApps({ label: 'flc', suffix, suiteKey: 'faults-cluster', cases: CASES });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'evals-faults-cluster-'));
   let nodes: NatsNode[] = [];
-  let schema: TestSchema;
-  let apps: AppCluster;
-  let nc: NatsConnection;
-  let jsm: JetStreamManager;
-  let db: Pool;
-  let runs: ReturnType<typeof streamedRuns>;
-  let baseline: Baseline;
   const report: string[] = [];
   const started = Date.now();
 
@@ -49,39 +39,24 @@ describe('faults: a three-node JetStream cluster, the stream leader killed mid-r
       natsNode({ dir, name: `n${k + 1}`, port: base + k, cluster: { name: `flc_${suffix}`, port: clusterPorts[k], routes: clusterPorts.filter((_, j) => j !== k) } }),
     );
     await Promise.all(nodes.map((n) => n.start()));
-    nc = await connect({ servers: nodes.map((n) => n.url), maxReconnectAttempts: -1, reconnectTimeWait: 250 });
-    // JetStream answers once the three have elected a meta leader.
-    jsm = await eventually(async () => (await jetstreamManager(nc, { timeout: 5_000 }).catch(() => undefined)), 60_000, 'JetStream meta leader');
-    schema = await createTestSchema('flc');
-    // The apps are given one seed server (NATS_URL is one URL) and learn the others from it, as in
-    // deploy/k8s/base/configmap.yaml; the seed is the first node, which may be the one killed.
-    apps = await startCluster({
-      schema: schema.schema,
-      streamPrefix,
-      subjectPrefix,
-      apps: ['ingestion', 'scoring-worker', 'read-model', 'regression'],
-      env: { NATS_URL: nodes[0].url, EVALS_STREAM_REPLICAS: '3' },
-    });
-    db = new Pool({ connectionString: schema.url, max: 2 });
-    db.on('error', () => undefined);
-    runs = streamedRuns({ js: jetstream(nc, { timeout: 10_000 }), db, subjectPrefix, suiteKey: 'faults-cluster', cases: CASES });
-    const res = await fetch(apps.url('ingestion', '/v1/suites'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(faultSuite('faults-cluster', CASES)) });
-    expect(res.status).toBe(201);
+    // The test's connection knows the three nodes. The apps are given one seed server (NATS_URL is one URL)
+    // and learn the others from it, as in deploy/k8s/base/configmap.yaml; the seed is the first node, which
+    // may be the one killed.
+    await stack.start(
+      nodes.map((n) => n.url),
+      [{ apps: ['ingestion', 'scoring-worker', 'read-model', 'regression'], env: { NATS_URL: nodes[0].url, EVALS_STREAM_REPLICAS: '3' } }],
+    );
   }, 240_000);
 
   afterAll(async () => {
-    await apps?.stopAll();
-    await db?.end().catch(() => undefined);
-    if (jsm) for (const s of STREAMS) await jsm.streams.delete(`${streamPrefix}${s}`).catch(() => undefined);
-    await nc?.close().catch(() => undefined);
+    await stack.stop();
     await Promise.all(nodes.map((n) => n.stop('SIGTERM').catch(() => undefined)));
-    await schema?.drop().catch(() => undefined);
     const text = [`Cluster fault: ${CASES} cases a run; whole case ${((Date.now() - started) / 1000).toFixed(1)} s`, ...report].join('\n');
     process.stdout.write(`\n${text}\n(node logs were in ${dir}, now removed)\n`);
     fs.rmSync(dir, { recursive: true, force: true });
   }, 120_000);
 
-  const info = (stream: string) => jsm.streams.info(`${streamPrefix}${stream}`) as Promise<StreamInfo>;
+  const info = (stream: string) => stack.jsm.streams.info(`${stack.streamPrefix}${stream}`) as Promise<StreamInfo>;
 
   it('the streams are at 3 replicas, one on each node', async () => {
     for (const s of STREAMS) {
@@ -92,21 +67,14 @@ describe('faults: a three-node JetStream cluster, the stream leader killed mid-r
   });
 
   it('an undisturbed run on the cluster, the reference', async () => {
-    const runId = `undisturbed-${suffix}`;
-    const t0 = Date.now();
-    await runs.streamRun(runId);
-    const result = await runs.resultOf(runId);
-    baseline = { runId, ms: Date.now() - t0, result };
-    expect(result.metrics).toMatchObject({ n: CASES, missing_outputs: 0, passed: CASES - Math.ceil(CASES / 3) });
-    expect(await runs.count('SELECT count(*) AS n FROM evidence WHERE run_id = $1', [runId])).toBe(CASES);
+    const baseline = await stack.runs.undisturbedRun(`undisturbed-${suffix}`);
     report.push(`undisturbed run: ${(baseline.ms / 1000).toFixed(1)} s`);
   }, STEP_TIMEOUT);
 
   it('SIGKILL of the node leading EVALS_INBOUND mid-run, started again 5 s later', async () => {
+    const { runs } = stack;
     const runId = `leader-killed-${suffix}`;
-    const t0 = Date.now();
-    const streaming = runs.streamRun(runId);
-    streaming.catch(() => undefined);
+    const run = runs.startDisturbedRun(runId);
     await runs.publishedShare(runId, 0.25);
     const leaders = Object.fromEntries(await Promise.all(STREAMS.map(async (s) => [s, (await info(s)).cluster?.leader] as const)));
     const victimName = leaders.EVALS_INBOUND;
@@ -129,10 +97,7 @@ describe('faults: a three-node JetStream cluster, the stream leader killed mid-r
     await new Promise((r) => setTimeout(r, Math.max(0, DOWN_MS - electedMs)));
     await victim!.start();
     const backAt = Date.now();
-    await streaming;
-    const result = await runs.resultOf(runId);
-    const doneAt = Date.now();
-    const invariants = await runs.checkInvariants(runId, result, baseline);
+    const { doneAt, invariants, baseline } = await run.finish();
     // The restarted node caught up: current in the replica set of every stream again.
     await eventually(
       async () => {
@@ -147,6 +112,7 @@ describe('faults: a three-node JetStream cluster, the stream leader killed mid-r
       `${victimName} current in every stream again`,
     );
     const caughtUpMs = Date.now() - backAt;
+    const t0 = run.t0;
     const s = (ms: number) => (ms / 1000).toFixed(1);
     report.push(
       `leaders at the kill: ${STREAMS.map((x) => `${x} ${leaders[x]}`).join(', ')}; killed ${victimName} at ${at}`,
@@ -157,13 +123,7 @@ describe('faults: a three-node JetStream cluster, the stream leader killed mid-r
   }, STEP_TIMEOUT + 300_000);
 
   it('at the end: every EvalResult once on EVALS_OUTBOUND, outbox relayed', async () => {
-    const results = await runs.count('SELECT count(*) AS n FROM eval_results');
-    expect(results).toBe(2);
-    const outbox = await runs.count(`SELECT count(*) AS n FROM outbox WHERE subject LIKE '%result.recorded'`);
-    expect(outbox).toBe(results);
-    await eventually(async () => ((await runs.count(`SELECT count(*) AS n FROM outbox WHERE published_at IS NULL`)) === 0 ? true : undefined), 120_000, 'outbox relayed');
-    const i = await jsm.streams.info(`${streamPrefix}EVALS_OUTBOUND`, { subjects_filter: '>' });
-    expect(i.state.subjects?.[`${subjectPrefix}.evals.result.recorded`] ?? 0).toBe(results);
-    report.push(`(all runs) ${results} EvalResults = ${outbox} outbox rows = ${results} messages on the cluster's EVALS_OUTBOUND`);
+    const { results, outbox, onNats } = await stack.checkAllResults(2);
+    report.push(`(all runs) ${results} EvalResults = ${outbox} outbox rows = ${onNats} messages on the cluster's EVALS_OUTBOUND`);
   }, 180_000);
 });

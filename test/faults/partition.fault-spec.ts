@@ -3,14 +3,12 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { Pool } from 'pg';
-import { eventually, startCluster, stopProcess, type AppCluster } from '../support/app-processes';
-import { createTestSchema, uniqueSuffix, type TestSchema } from '../support/isolation';
+import { eventually, stopProcess } from '../support/app-processes';
+import { uniqueSuffix } from '../support/isolation';
 import { isListening } from '../support/servers';
+import { FaultApps } from './fault-apps';
 import { freePorts, natsNode, type NatsNode } from './own-nats';
-import { STEP_TIMEOUT, faultSuite, streamedRuns, type Baseline } from './streamed-runs';
+import { STEP_TIMEOUT } from './streamed-runs';
 
 /**
  * `npm run test:faults`, the network partition (issue 18 part 1; docs/reliability.md "Faults"): a network
@@ -29,7 +27,6 @@ import { STEP_TIMEOUT, faultSuite, streamedRuns, type Baseline } from './streame
  */
 const CASES = Number(process.env.FAULTS_CASES ?? 20_000);
 const PARTITION_MS = 10_000;
-const STREAMS = ['EVALS_INBOUND', 'EVALS_WORK', 'EVALS_EVENTS', 'EVALS_OUTBOUND'];
 const suffix = uniqueSuffix();
 const ns = `evals-flt-${suffix.slice(0, 8)}`;
 const vethHost = `vf${suffix.slice(0, 6)}h`;
@@ -65,21 +62,12 @@ function forwarder(host: string, port: number, targetHost: string, targetPort: n
 }
 
 describeIfNamespaces('faults: a network partition between the scoring worker and NATS (issue 18)', () => {
-  const streamPrefix = `FLP_${suffix}_`;
-  const subjectPrefix = `flp_${suffix}`;
+  const stack = new FaultApps({ label: 'flp', suffix, suiteKey: 'faults-partition', cases: CASES });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'evals-faults-partition-'));
   let nats: NatsNode;
   let hostForwarder: net.Server | undefined;
   let nsForwarder: ChildProcess | undefined;
   let nsPort = 0;
-  let schema: TestSchema;
-  let apps: AppCluster;
-  let workerApps: AppCluster;
-  let nc: NatsConnection;
-  let jsm: JetStreamManager;
-  let db: Pool;
-  let runs: ReturnType<typeof streamedRuns>;
-  let baseline: Baseline;
   const report: string[] = [];
 
   beforeAll(async () => {
@@ -101,31 +89,19 @@ describeIfNamespaces('faults: a network partition between the scoring worker and
     nsForwarder = spawn('ip', ['netns', 'exec', ns, process.execPath, '-e', script], { stdio: 'ignore' });
     await eventually(async () => ((await isListening(nsPort, nsAddr)) ? true : undefined), 20_000, 'the namespace forwarder');
 
-    nc = await connect({ servers: nats.url, maxReconnectAttempts: -1, reconnectTimeWait: 250 });
-    jsm = await jetstreamManager(nc);
-    schema = await createTestSchema('flp');
-    const common = { schema: schema.schema, streamPrefix, subjectPrefix };
-    apps = await startCluster({ ...common, apps: ['ingestion', 'read-model', 'regression'], env: { NATS_URL: nats.url } });
-    workerApps = await startCluster({ ...common, apps: ['scoring-worker'], env: { NATS_URL: `nats://${nsAddr}:${nsPort}` } });
-    db = new Pool({ connectionString: schema.url, max: 2 });
-    db.on('error', () => undefined);
-    runs = streamedRuns({ js: jetstream(nc, { timeout: 10_000 }), db, subjectPrefix, suiteKey: 'faults-partition', cases: CASES });
-    const res = await fetch(apps.url('ingestion', '/v1/suites'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(faultSuite('faults-partition', CASES)) });
-    expect(res.status).toBe(201);
+    await stack.start(nats.url, [
+      { apps: ['ingestion', 'read-model', 'regression'], env: { NATS_URL: nats.url } },
+      { apps: ['scoring-worker'], env: { NATS_URL: `nats://${nsAddr}:${nsPort}` } },
+    ]);
   }, 240_000);
 
   afterAll(async () => {
-    await workerApps?.stopAll();
-    await apps?.stopAll();
-    await db?.end().catch(() => undefined);
-    if (jsm) for (const s of STREAMS) await jsm.streams.delete(`${streamPrefix}${s}`).catch(() => undefined);
-    await nc?.close().catch(() => undefined);
+    await stack.stop();
     if (nsForwarder) await stopProcess(nsForwarder, 'SIGTERM');
     await new Promise((r) => (hostForwarder ? hostForwarder.close(() => r(undefined)) : r(undefined)));
     // Deleting the namespace deletes the veth end inside it, and with it the pair.
     for (const args of [['netns', 'del', ns], ['link', 'del', vethHost]]) spawnSync('ip', args);
     await nats?.stop('SIGTERM');
-    await schema?.drop().catch(() => undefined);
     fs.rmSync(dir, { recursive: true, force: true });
     const left = spawnSync('ip', ['netns', 'list'], { encoding: 'utf8' }).stdout;
     process.stdout.write(`\nPartition fault: ${CASES} cases a run\n${report.join('\n')}\n(namespace ${ns} ${left.includes(ns) ? 'STILL PRESENT' : 'removed'})\n`);
@@ -133,7 +109,7 @@ describeIfNamespaces('faults: a network partition between the scoring worker and
 
   /** The worker's TCP connections, by remote address: to prove its only way to NATS is the namespace. */
   function workerPeers(): string[] {
-    const pid = workerApps.apps.get('scoring-worker')!.child.pid!;
+    const pid = stack.groups[1].apps.get('scoring-worker')!.child.pid!;
     const out = execFileSync('ss', ['-Htnp'], { encoding: 'utf8' });
     return out
       .split('\n')
@@ -148,20 +124,14 @@ describeIfNamespaces('faults: a network partition between the scoring worker and
   });
 
   it('an undisturbed run, the reference', async () => {
-    const runId = `undisturbed-${suffix}`;
-    const t0 = Date.now();
-    await runs.streamRun(runId);
-    const result = await runs.resultOf(runId);
-    baseline = { runId, ms: Date.now() - t0, result };
-    expect(result.metrics).toMatchObject({ n: CASES, missing_outputs: 0, passed: CASES - Math.ceil(CASES / 3) });
+    const baseline = await stack.runs.undisturbedRun(`undisturbed-${suffix}`);
     report.push(`undisturbed run: ${(baseline.ms / 1000).toFixed(1)} s`);
   }, STEP_TIMEOUT);
 
   it('the worker cut from NATS for 10 s mid-run (the veth down), then the link back', async () => {
+    const { runs } = stack;
     const runId = `partitioned-${suffix}`;
-    const t0 = Date.now();
-    const streaming = runs.streamRun(runId);
-    streaming.catch(() => undefined);
+    const run = runs.startDisturbedRun(runId);
     await runs.publishedShare(runId, 0.25);
     const at = await runs.progress(runId);
     const downAt = Date.now();
@@ -189,11 +159,9 @@ describeIfNamespaces('faults: a network partition between the scoring worker and
     // And it is over: the same way answers again.
     expect(await eventually(async () => ((await isListening(nsPort, nsAddr)) ? true : undefined), 20_000, 'the namespace forwarder again')).toBe(true);
     const resumed = await eventually(async () => ((await runs.evidenceCount(runId)) > duringEnd ? Date.now() : undefined), STEP_TIMEOUT, 'evidence after the partition');
-    await streaming;
-    const result = await runs.resultOf(runId);
-    const doneAt = Date.now();
-    const invariants = await runs.checkInvariants(runId, result, baseline);
+    const { doneAt, invariants, baseline } = await run.finish();
     expect(workerPeers()).not.toContain(`127.0.0.1:${nats.port}`);
+    const t0 = run.t0;
     const s = (ms: number) => (ms / 1000).toFixed(1);
     report.push(
       `cut at ${at}; link down ${s(upAt - downAt)} s; evidence of the run 2 s into it ${duringStart}, at its end ${duringEnd} (what the worker had fetched before the cut)`,
@@ -203,11 +171,7 @@ describeIfNamespaces('faults: a network partition between the scoring worker and
   }, STEP_TIMEOUT + 120_000);
 
   it('at the end: every EvalResult once on EVALS_OUTBOUND, outbox relayed', async () => {
-    const results = await runs.count('SELECT count(*) AS n FROM eval_results');
-    expect(results).toBe(2);
-    await eventually(async () => ((await runs.count(`SELECT count(*) AS n FROM outbox WHERE published_at IS NULL`)) === 0 ? true : undefined), 120_000, 'outbox relayed');
-    const i = await jsm.streams.info(`${streamPrefix}EVALS_OUTBOUND`, { subjects_filter: '>' });
-    expect(i.state.subjects?.[`${subjectPrefix}.evals.result.recorded`] ?? 0).toBe(results);
-    report.push(`(all runs) ${results} EvalResults = ${results} messages on EVALS_OUTBOUND`);
+    const { results, outbox, onNats } = await stack.checkAllResults(2);
+    report.push(`(all runs) ${results} EvalResults = ${outbox} outbox rows = ${onNats} messages on EVALS_OUTBOUND`);
   }, 180_000);
 });

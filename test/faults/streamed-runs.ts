@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import type { JetStreamClient } from '@nats-io/jetstream';
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { Pool } from 'pg';
 import { eventually } from '../support/app-processes';
 
 /**
- * The streamed runs and the invariants of the fault suite, for the cases that run on a NATS of their own
- * (cluster.fault-spec.ts, partition.fault-spec.ts); the same as faults.fault-spec.ts does inline: a suite of
- * `cases` exact-scored cases, a third failing; runs of run.requested, every output.submitted (500 in flight,
- * each publish retried with its own Nats-Msg-Id until stored, so stored once), run.sealed.
+ * The streamed runs and the invariants of the fault suite (faults.fault-spec.ts, cluster.fault-spec.ts,
+ * partition.fault-spec.ts): a suite of `cases` exact-scored cases, a third failing; runs of run.requested,
+ * every output.submitted (500 in flight, each publish retried with its own Nats-Msg-Id until stored, so
+ * stored once), run.sealed.
  */
 export const STEP_TIMEOUT = 600_000;
 
@@ -28,14 +28,29 @@ export interface Baseline {
   result: any;
 }
 
-export function streamedRuns(options: { js: JetStreamClient; db: Pool; subjectPrefix: string; suiteKey: string; cases: number }) {
+export type StreamedRuns = ReturnType<typeof streamedRuns>;
+
+export function streamedRuns(options: {
+  js: JetStreamClient;
+  db: Pool;
+  subjectPrefix: string;
+  suiteKey: string;
+  cases: number;
+  /** How long one publish is retried (the server away) before the run fails; 180 s unless told. */
+  publishDeadlineMs?: number;
+}) {
   const { js, db, cases } = options;
+  const publishDeadlineMs = options.publishDeadlineMs ?? 180_000;
   const subject = (s: string) => `${options.subjectPrefix}.${s}`;
   /** Outputs published so far, per run. */
   const published = new Map<string, number>();
   /** Publishes that had to be retried (the server did not answer in time): where the fault was felt. */
   let retries = 0;
+  let runsStarted = 0;
+  /** The undisturbed run every disturbed one is checked against. */
+  let baseline: Baseline | undefined;
 
+  /** One query; null while PostgreSQL is away (the fault), so a poll goes on instead of failing. */
   async function query<T = any>(sql: string, params: unknown[] = []): Promise<T[] | null> {
     try {
       return (await db.query(sql, params)).rows as T[];
@@ -48,10 +63,11 @@ export function streamedRuns(options: { js: JetStreamClient; db: Pool; subjectPr
     if (rows === null) throw new Error(`query failed: ${sql}`);
     return Number(rows[0].n);
   }
+  /** Publishes until the server stores it: a retry carries the same id, so it is stored once (de-duplication). */
   async function publish(type: string, data: unknown): Promise<void> {
     const id = randomUUID();
     const payload = JSON.stringify({ schema: `${type}.v1`, type, version: 1, data, metadata: { message_id: id, occurred_at: new Date().toISOString() } });
-    const deadline = Date.now() + 180_000;
+    const deadline = Date.now() + publishDeadlineMs;
     for (;;) {
       try {
         await js.publish(subject(type), payload, { msgID: id, timeout: 10_000 });
@@ -64,6 +80,7 @@ export function streamedRuns(options: { js: JetStreamClient; db: Pool; subjectPr
     }
   }
   async function streamRun(runId: string): Promise<void> {
+    runsStarted++;
     published.set(runId, 0);
     await publish('evals.run.requested', { run_id: runId, suite_key: options.suiteKey, subject_kind: 'agent', subject_id: 'fault-test', source: 'sandbox' });
     for (let start = 0; start < cases; start += 500) {
@@ -76,12 +93,28 @@ export function streamedRuns(options: { js: JetStreamClient; db: Pool; subjectPr
   const resultOf = (runId: string) =>
     eventually(async () => (await query('SELECT result FROM eval_results WHERE run_id = $1', [runId]))?.[0]?.result, STEP_TIMEOUT, `EvalResult of ${runId}`);
   const evidenceCount = async (runId: string) => Number((await query('SELECT count(*) AS n FROM evidence WHERE run_id = $1', [runId]))?.[0]?.n ?? -1);
-  const publishedShare = (runId: string, share: number) =>
-    eventually(async () => ((published.get(runId) ?? 0) >= cases * share ? true : undefined), 300_000, `${share * 100}% of ${runId} published`);
+  /** Resolves once `share` of the run's outputs are published: ingestion, the worker and the read model all busy with it. */
+  const publishedShare = (runId: string, share: number, timeoutMs = 300_000) =>
+    eventually(async () => ((published.get(runId) ?? 0) >= cases * share ? true : undefined), timeoutMs, `${share * 100}% of ${runId} published`);
   const progress = async (runId: string) => `${published.get(runId)}/${cases} published, ${await evidenceCount(runId)} scored`;
 
+  /**
+   * The reference: a run streamed with nothing disturbed. It becomes the baseline before it is checked, so
+   * the disturbed runs are still compared with it when its own check fails.
+   */
+  async function undisturbedRun(runId: string): Promise<Baseline> {
+    const t0 = Date.now();
+    await streamRun(runId);
+    const result = await resultOf(runId);
+    baseline = { runId, ms: Date.now() - t0, result };
+    expect(result.metrics).toMatchObject({ n: cases, missing_outputs: 0, passed: cases - Math.ceil(cases / 3) });
+    expect(await count('SELECT count(*) AS n FROM evidence WHERE run_id = $1', [runId])).toBe(cases);
+    return baseline;
+  }
+
   /** Every invariant of a disturbed run against the undisturbed one (R1, R3, R4, X4); returns them as the report says them. */
-  async function checkInvariants(runId: string, result: any, baseline: Baseline): Promise<string> {
+  async function checkInvariants(runId: string, result: any): Promise<string> {
+    if (!baseline) throw new Error(`no undisturbed run to compare ${runId} with`);
     expect(await count('SELECT count(*) AS n FROM evidence WHERE run_id = $1', [runId])).toBe(cases);
     expect(result.metrics).toEqual(baseline.result.metrics);
     expect(result.score).toBe(baseline.result.score);
@@ -101,5 +134,59 @@ export function streamedRuns(options: { js: JetStreamClient; db: Pool; subjectPr
     return `evidence ${cases}/${cases}, aggregate = undisturbed, ${same} cases alike, announced ${announced}, run.scored 1, result outbox 1, dead letters 0`;
   }
 
-  return { published, publish, streamRun, resultOf, evidenceCount, publishedShare, progress, checkInvariants, count, query, retries: () => retries };
+  /**
+   * Starts streaming a run that a fault will hit (its publishes failing meanwhile are retried, the stream's
+   * own failure surfaces in `finish`); `finish` waits for the stream and the EvalResult, then checks every
+   * invariant against the undisturbed run.
+   */
+  function startDisturbedRun(runId: string) {
+    const t0 = Date.now();
+    const streaming = streamRun(runId);
+    streaming.catch(() => undefined);
+    return {
+      t0,
+      async finish(): Promise<{ doneAt: number; invariants: string; baseline: Baseline }> {
+        await streaming;
+        const result = await resultOf(runId);
+        const doneAt = Date.now();
+        const invariants = await checkInvariants(runId, result);
+        return { doneAt, invariants, baseline: baseline! };
+      },
+    };
+  }
+
+  /**
+   * At the end of a fault case: `expected` EvalResults, as many result outbox rows, every outbox row relayed,
+   * and each EvalResult once on the case's EVALS_OUTBOUND.
+   */
+  async function checkAllResults(jsm: JetStreamManager, streamPrefix: string, expected: number): Promise<{ results: number; outbox: number; onNats: number }> {
+    const results = await count('SELECT count(*) AS n FROM eval_results');
+    expect(results).toBe(expected);
+    const outbox = await count(`SELECT count(*) AS n FROM outbox WHERE subject LIKE '%result.recorded'`);
+    expect(outbox).toBe(results);
+    await eventually(async () => ((await count(`SELECT count(*) AS n FROM outbox WHERE published_at IS NULL`)) === 0 ? true : undefined), 120_000, 'outbox relayed');
+    const info = await jsm.streams.info(`${streamPrefix}EVALS_OUTBOUND`, { subjects_filter: '>' });
+    const onNats = info.state.subjects?.[subject('evals.result.recorded')] ?? 0;
+    expect(onNats).toBe(results);
+    return { results, outbox, onNats };
+  }
+
+  return {
+    published,
+    publish,
+    streamRun,
+    resultOf,
+    evidenceCount,
+    publishedShare,
+    progress,
+    undisturbedRun,
+    checkInvariants,
+    startDisturbedRun,
+    checkAllResults,
+    count,
+    query,
+    retries: () => retries,
+    runsStarted: () => runsStarted,
+    baseline: () => baseline,
+  };
 }

@@ -1,5 +1,5 @@
-import { correctedPassRate } from '@evals/stats';
 import { cli, fakeFetch } from './cli.testing';
+import { correctedEntry, printedFigures, published } from './judge-correction.testing';
 
 /**
  * J4/J9 (GT6, issue 13): `evals scorecard` prints the latest run's judge-corrected pass rate with its 95%
@@ -7,20 +7,7 @@ import { cli, fakeFetch } from './cli.testing';
  * Lang & Reiczigel (2014): 259 of 509 judged, Se 84/127, Sp 96/109 -> 95% CI 0.58 to 0.87.
  */
 describe('evals scorecard shows the judge-corrected pass rate (J4, J9, GT6)', () => {
-  const published = correctedPassRate({ x: 259, n: 509, se: { x: 84, n: 127 }, sp: { x: 96, n: 109 } });
-  const corrected = {
-    scope: 'suite:reply-tone',
-    judge_model: 'gpt-4o-2024-08-06',
-    prompt_version: 'judge-v1',
-    apparent: { passed: 259, n: 509, rate: 259 / 509 },
-    sensitivity: { x: 84, n: 127 },
-    specificity: { x: 96, n: 109 },
-    rate: published.point,
-    lower: published.lower,
-    upper: published.upper,
-    level: 0.95,
-    method: 'rogan_gladen_lang_reiczigel_2014',
-  };
+  const corrected = correctedEntry('suite:reply-tone');
   const card = (suite: string, rates: unknown[]) => ({
     suite_key: suite,
     subject_kind: 'agent',
@@ -41,7 +28,7 @@ describe('evals scorecard shows the judge-corrected pass rate (J4, J9, GT6)', ()
     expect([published.lower.toFixed(2), published.upper.toFixed(2)]).toEqual(['0.58', '0.87']);
     const lines = r.out.split('\n').filter((l) => l.includes('judge-corrected'));
     expect(lines).toEqual([
-      `judge-corrected pass rate, reply-tone agent/bot (latest run): ${(published.point! * 100).toFixed(1)}% (95% CI ${(published.lower * 100).toFixed(1)}-${(published.upper * 100).toFixed(1)}%) - judge passed 259/509, Se 84/127, Sp 96/109 (suite:reply-tone; Rogan-Gladen, Lang-Reiczigel interval)`,
+      `judge-corrected pass rate, reply-tone agent/bot (latest run): ${printedFigures} (suite:reply-tone; Rogan-Gladen, Lang-Reiczigel interval)`,
     ]);
   });
 
