@@ -15,7 +15,9 @@
  *      plus the serve process's CPU (utime + stime) per case over the phase;
  *   3. latency: BENCH_LAT_RUNS (default 30) runs of 100 cases, one at a time: p50 and p95 of the request;
  *   4. memory: BENCH_MEM_RUNS (default 10) consecutive runs of BENCH_MEM_CASES (default 10 000) inline outputs,
- *      then the serve process's resident memory (VmRSS) and its peak (VmHWM);
+ *      then the serve process's resident memory (VmRSS) at once, and again once it has sat idle for
+ *      BENCH_SETTLE_S (default 3) seconds - what a serve waiting for the next command holds, after its idle
+ *      collection (apps/cli/src/embedded/idle-gc.ts) - and its peak (VmHWM);
  *   peak RSS (VmHWM) of the serve process. BENCH_CPU_PROFILE_DIR: a V8 CPU profile of the serve process
  *   during phase 2 (bench/pipeline/cpu-profile-hook.js), summarised at the end.
  * The last line is one JSON object.
@@ -42,6 +44,7 @@ const LAT_RUNS = intEnv('BENCH_LAT_RUNS', 30);
 const RAW_ROWS = intEnv('BENCH_RAW_ROWS', 20_000);
 const MEM_RUNS = intEnv('BENCH_MEM_RUNS', 10);
 const MEM_CASES = intEnv('BENCH_MEM_CASES', 10_000);
+const SETTLE_S = intEnv('BENCH_SETTLE_S', 3);
 const PROFILE_DIR = process.env.BENCH_CPU_PROFILE_DIR ? path.resolve(process.env.BENCH_CPU_PROFILE_DIR) : '';
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
@@ -219,8 +222,11 @@ async function main(): Promise<void> {
     }
     const memSeconds = (performance.now() - tMem) / 1000;
     const rssAfter = peakRss(pid, 'VmRSS');
+    // Idle on purpose: the serve's own collector acts after half a second without work.
+    await new Promise((r) => setTimeout(r, SETTLE_S * 1000));
+    const rssSettled = peakRss(pid, 'VmRSS');
     const rss = peakRss(pid);
-    log(`   ${fmt(MEM_RUNS * MEM_CASES)} cases in ${fmt(memSeconds, 2)} s; resident after them ${fmt(rssAfter)} MiB`);
+    log(`   ${fmt(MEM_RUNS * MEM_CASES)} cases in ${fmt(memSeconds, 2)} s; resident after them ${fmt(rssAfter)} MiB, ${fmt(rssSettled)} MiB after ${SETTLE_S} s idle`);
     log(`   peak RSS of the serve process: ${fmt(rss)} MiB`);
     log(
       JSON.stringify({
@@ -237,6 +243,7 @@ async function main(): Promise<void> {
         memory_runs: MEM_RUNS,
         memory_cases_per_run: MEM_CASES,
         rss_after_memory_runs_mib: Math.round(rssAfter),
+        rss_settled_mib: Math.round(rssSettled),
         peak_rss_mib: Math.round(rss),
       }),
     );

@@ -73,16 +73,31 @@ export interface PushAnswer {
   readonly body: unknown;
 }
 
-/** Validates a suite file offline (file, line, case, field), then `POST /v1/suites` as YAML. */
+/**
+ * `POST /v1/suites` of a suite file as YAML, with the local validation's answer (file, line, case, field)
+ * for a file with problems. A large file is POSTed first and validated locally only if the service refuses
+ * it: a valid one is then parsed once, by the service - or not at all when the service
+ * knows its bytes (V2, issue 15) - and an invalid one still gets the local message, while a failure of a
+ * valid one is reported as the POST's. A small file (LOCAL_FIRST_MAX_BYTES) is validated first, as it is
+ * parsed in milliseconds: a broken hand-written suite then never reaches the network, nor starts the
+ * embedded service (cli.ts, checkLocally).
+ */
 export async function pushSuiteFile(client: ApiClient, file: string): Promise<PushAnswer> {
-  localEvaluation().loadSuite(file);
   let yaml: string;
   try {
     yaml = fs.readFileSync(file, 'utf8');
   } catch {
     throw new CliError(EXIT.USAGE, `cannot read suite file ${file}`);
   }
-  const answer = await client.post(url(client.endpoints.ingestion, '/v1/suites'), { text: yaml, contentType: 'application/yaml' });
+  const localFirst = yaml.length <= LOCAL_FIRST_MAX_BYTES;
+  if (localFirst) localEvaluation().loadSuite(file);
+  const answer = await client.post(url(client.endpoints.ingestion, '/v1/suites'), { text: yaml, contentType: 'application/yaml' }).catch((error: unknown) => {
+    // Refused: the file's own problems, where it has any, say more than the service's summary of them. Not
+    // reached: that is the answer (the embedded default's dry run before its start ends here too, so a
+    // large file is never parsed by the client just to find nothing wrong with it).
+    if (!localFirst && error instanceof ApiError) localEvaluation().loadSuite(file);
+    throw error;
+  });
   const body: Partial<typeof answer.body> = isObject(answer.body) ? answer.body : {};
   const suite: Partial<NonNullable<typeof body.suite>> = isObject(body.suite) ? body.suite : {};
   return {
@@ -107,6 +122,9 @@ export async function useSuite(arg: SuiteArg, version: number | undefined, clien
   io.err(`evals ${command}: suite file ${arg.given} is ${pushed.key} v${pushed.version}, ${how}; using ${pushed.key} v${pushed.version}`);
   return { key: pushed.key, version: pushed.version };
 }
+
+/** Characters (about bytes) up to which a suite file is validated before it is pushed (pushSuiteFile). */
+const LOCAL_FIRST_MAX_BYTES = 64 * 1024;
 
 export function useSuiteVersionWithFile(): never {
   throw new UsageError('--suite-version goes with a suite key: a suite file is pushed and the version it became is used');

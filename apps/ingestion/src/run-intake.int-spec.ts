@@ -5,8 +5,8 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { TimeoutError } from '@nats-io/nats-core';
 import { encodeMessage, serializeMessage, SUBJECTS } from '@evals/contracts';
 import { InProcessBus, subjectOf, type ConsumeOptions, type ConsumerSpec, type MessageBus, type PublishAck, type Subscription } from '@evals/bus';
-import { runStreamId, WORK_SUBJECTS } from '@evals/domain';
-import { createDataSource } from '@evals/persistence';
+import { compileSuite, runStreamId, WORK_SUBJECTS } from '@evals/domain';
+import { createDataSource, SuiteRepository } from '@evals/persistence';
 import { JsonLogger } from '@evals/platform';
 import type { DataSource } from 'typeorm';
 import { createTestSchema, type TestSchema } from '../../../test/support/isolation';
@@ -16,6 +16,9 @@ import { AllInOneModule } from '../../cli/src/embedded/all-in-one.module';
 import { loadReadModelConfig } from '../../read-model/src';
 import { loadWorkerConfig } from '../../scoring-worker/src';
 import { loadIngestionConfig } from '.';
+import { RunIntakeService } from './run-intake.service';
+import { RunStreams } from './run-streams';
+import type { WorkPublisher } from './work-publisher';
 
 /** D1 canary: in every output; it must appear in no table. */
 const CANARY = `CANARY${randomUUID().replace(/-/g, '')}`;
@@ -280,6 +283,39 @@ describe('integration: POST /v1/runs decided by the run model (R7)', () => {
     expect(types.filter((t) => t === 'run.sealed')).toHaveLength(1);
     expect(types.filter((t) => t === 'run.opened')).toHaveLength(1);
   });
+  it("issue 15: an open reads the suite version's cases once - ids, scorers, expected; no input or tags - then only the version's row", async () => {
+    // An intake of its own on the app's run streams, its SQL recorded (the app's intake shares its pool with the
+    // worker, which loads whole suites to score); the work it hands on is only recorded, so nothing is scored.
+    const sqls: string[] = [];
+    const counted = new Proxy(ds!, {
+      get: (target, p, receiver) => (p === 'query' ? (sql: string, params?: unknown[]) => (sqls.push(sql), target.query(sql, params)) : Reflect.get(target, p, receiver)),
+    });
+    const handed: string[] = [];
+    const work = { forward: async (runId: string) => void handed.push(`forward ${runId}`), seal: async (runId: string) => void handed.push(`seal ${runId}`) };
+    const intake = new RunIntakeService(app.get(RunStreams), work as unknown as WorkPublisher, new SuiteRepository(), counted, { hmacSecret: 'intake-test-secret-0123456789abcdef' });
+    const caseReads = () => sqls.filter((q) => /\bsuite_cases\b/.test(q));
+    const open = (runId: string, outs = outputs(3, 2)) => intake.open(runBody(runId, outs) as never, { message_id: `m-${runId}`, correlation_id: runId });
+
+    const first = await open('facts-1');
+    expect(caseReads()).toHaveLength(1);
+    expect(caseReads()[0]).not.toMatch(/\b(input|tags)\b/);
+    sqls.length = 0;
+    const second = await open('facts-2');
+    expect(await open('facts-3', []).catch((e: { code: string }) => e.code)).toBe('EMPTY_RUN');
+    expect(await open('facts-4', [{ case_id: 'nope', output: 'x' }]).catch((e: { code: string }) => e.code)).toBe('UNKNOWN_CASE');
+    expect(caseReads()).toEqual([]);
+    expect(sqls.filter((q) => /\bsuite_versions\b/.test(q))).toHaveLength(3);
+    expect(handed).toEqual(['forward facts-1', 'seal facts-1', 'forward facts-2', 'seal facts-2']);
+
+    // What the runs opened with is what the stored version, compiled whole, says.
+    const stored = (await new SuiteRepository().find(ds!, key))!;
+    for (const { ticket } of [first, second]) {
+      expect(ticket.opened).toMatchObject({ suite_key: key, suite_version: stored.version, suite_content_hash: stored.content_hash, case_count: 600 });
+      expect(Object.entries(ticket.opened.scorer_versions)).toEqual(Object.entries(compileSuite(stored).scorer_versions));
+      expect([...ticket.allCaseIds]).toEqual(stored.cases.map((c) => c.case_id));
+    }
+  });
+
   describe('over the bus (evals.run.requested, evals.run.sealed)', () => {
     const meta = (id: string) => ({ message_id: id, correlation_id: id, causation_id: id, occurred_at: new Date().toISOString() });
 

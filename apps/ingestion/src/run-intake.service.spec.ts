@@ -3,7 +3,7 @@
  * appends and publishes, and in which order. The same behaviour against PostgreSQL and a real bus is
  * `run-intake.int-spec.ts`; these show each rule on its own and fast.
  */
-import { RunModel, RunRuleError, type RunCommand, type RunEvent, type WorkItem } from '@evals/domain';
+import { compileSuite, RunModel, RunRuleError, sampleCaseIds, type RunCommand, type RunEvent, type WorkItem } from '@evals/domain';
 import type { SuiteRepository, SuiteVersionWithCases } from '@evals/persistence';
 import type { DataSource } from 'typeorm';
 import { IntakeError } from './intake-error';
@@ -75,12 +75,39 @@ const suite: SuiteVersionWithCases = {
   cases: ['c0', 'c1', 'c2'].map((case_id) => ({ case_id, input: 'q', expected: 'yes', scorer: null, tags: [] })),
 };
 
-function setup() {
+/**
+ * Stored suite versions as the intake reads them: a version's row (`head`) and its cases' scorer facts
+ * (`caseScorers`), every read recorded. No `find`: the intake never loads a whole suite version (issue 15).
+ */
+class MemorySuites {
+  readonly reads: string[] = [];
+  constructor(private readonly versions: readonly SuiteVersionWithCases[]) {}
+
+  private pick(key: string, version?: number): SuiteVersionWithCases | null {
+    const of = this.versions.filter((v) => v.suite_key === key);
+    return (version === undefined ? of.at(-1) : of.find((v) => v.version === version)) ?? null;
+  }
+
+  async head(_sql: unknown, key: string, version?: number) {
+    this.reads.push(`head ${key}@${version ?? 'latest'}`);
+    const found = this.pick(key, version);
+    if (!found) return null;
+    const { suite_key, version: v, content_hash, default_scorer, pass_threshold, regression_threshold, case_count } = found;
+    return { suite_key, version: v, content_hash, default_scorer, pass_threshold, regression_threshold, case_count };
+  }
+
+  async caseScorers(_sql: unknown, key: string, version: number) {
+    this.reads.push(`cases ${key}@${version}`);
+    return this.pick(key, version)!.cases.map((c) => ({ case_id: c.case_id, scorer: c.scorer, expected: c.expected }));
+  }
+}
+
+function setup(versions: readonly SuiteVersionWithCases[] = [suite]) {
   const streams = new MemoryStreams();
   const work = new RecordingWork(streams);
-  const suites = { find: async (_sql: unknown, key: string) => (key === 'triage' ? suite : null) } as unknown as SuiteRepository;
-  const intake = new RunIntakeService(streams as unknown as RunStreams, work as unknown as WorkPublisher, suites, {} as DataSource, { hmacSecret: 'k'.repeat(32) });
-  return { streams, work, intake };
+  const suites = new MemorySuites(versions);
+  const intake = new RunIntakeService(streams as unknown as RunStreams, work as unknown as WorkPublisher, suites as unknown as SuiteRepository, {} as DataSource, { hmacSecret: 'k'.repeat(32) });
+  return { streams, work, intake, suites };
 }
 
 const request = (over: Partial<OpenRunCommand> = {}): OpenRunCommand => ({
@@ -189,6 +216,80 @@ describe('unit: the run intake (R7)', () => {
     expect(await intake.expire('r1', new Date(NOW.getTime() + 120_000), 60)).toBe(false);
     expect(streams.types('r1')).toEqual(['run.opened', 'run.sealed']);
     expect(new Set(work.calls.map((c) => c.message_id)).size).toBe(1);
+  });
+
+  describe('the suite version a run opens (issue 15: its facts read once, then only its row)', () => {
+    /** A second version of `triage`: 40 cases over a mix of scorers (a regex shared by many, exact against each case's expected). */
+    const v2: SuiteVersionWithCases = {
+      ...suite,
+      version: 2,
+      content_hash: 'sha256:y',
+      pass_threshold: 0.8,
+      case_count: 40,
+      cases: Array.from({ length: 40 }, (_, i) => ({
+        case_id: `k${i}`,
+        input: `question ${i}`,
+        expected: `answer ${i}`,
+        scorer: i % 3 === 0 ? { type: 'regex', pattern: '^ticket-[0-9]+', flags: 'i' } : i % 3 === 1 ? { type: 'contains', value: ['refund'] } : null,
+        tags: ['t'],
+      })),
+    };
+    const opened = (streams: MemoryStreams, runId: string) => streams.log.find((e) => e.run_id === runId && e.event.type === 'run.opened')!.event.data as Record<string, any>;
+
+    it("reads the version's cases once; the next opens of that version read only its row", async () => {
+      const { streams, intake, suites } = setup([suite, v2]);
+      await intake.open(request({ run_id: 'a', outputs: [{ case_id: 'k3', output: 'x' }] }), cause);
+      expect(suites.reads).toEqual(['head triage@latest', 'cases triage@2']);
+      suites.reads.length = 0;
+      await intake.open(request({ run_id: 'b', outputs: [{ case_id: 'k4', output: 'x' }] }), cause);
+      await intake.open(request({ run_id: 'c', suite_version: 2, outputs: undefined }), cause);
+      expect(suites.reads).toEqual(['head triage@latest', 'head triage@2']);
+      // What a run opened with is what the whole suite compiled says (scorer versions, in the same order).
+      for (const runId of ['a', 'b', 'c']) {
+        expect(opened(streams, runId)).toMatchObject({ suite_key: 'triage', suite_version: 2, suite_content_hash: 'sha256:y', pass_threshold: 0.8, case_count: 40 });
+        expect(Object.entries(opened(streams, runId).scorer_versions)).toEqual(Object.entries(compileSuite(v2).scorer_versions));
+      }
+      // A cached version still refuses a case it does not have.
+      expect(await refusal(intake.open(request({ run_id: 'd', outputs: [{ case_id: 'c0', output: 'x' }] }), cause))).toBe('UNKNOWN_CASE');
+      expect(suites.reads.filter((r) => r.startsWith('cases'))).toEqual([]);
+    });
+
+    it('a run of a version opened before (a ticket after a restart) reads its case ids, not the whole version', async () => {
+      const first = setup([suite, v2]);
+      await first.intake.open(request({ run_id: 'a', outputs: undefined }), cause);
+      // Another intake over the same streams (a restart): its ticket of `a` needs the version's case ids.
+      const again = new RunIntakeService(first.streams as unknown as RunStreams, first.work as unknown as WorkPublisher, first.suites as unknown as SuiteRepository, {} as DataSource, { hmacSecret: 'k'.repeat(32) });
+      first.suites.reads.length = 0;
+      const ticket = await again.ticket('a');
+      expect([...ticket!.allCaseIds]).toEqual(v2.cases.map((c) => c.case_id));
+      expect(first.suites.reads).toEqual(['head triage@2', 'cases triage@2']);
+    });
+
+    it('a sample is drawn from every case id in suite order; case_count is its size', async () => {
+      const { streams, intake } = setup([suite, v2]);
+      const sample = { size: 7, seed: 's1' };
+      await intake.open(request({ run_id: 's', sample, outputs: undefined }), cause);
+      const data = opened(streams, 's');
+      expect(data.case_count).toBe(7);
+      expect(data.sample).toEqual({ ...sample, case_ids: sampleCaseIds(v2.cases.map((c) => c.case_id), sample) });
+    });
+
+    it('an unknown key is SUITE_NOT_FOUND, an unknown version of a known key SUITE_VERSION_NOT_FOUND', async () => {
+      const { intake } = setup([suite, v2]);
+      expect(await refusal(intake.open(request({ suite_key: 'nope' }), cause))).toBe('SUITE_NOT_FOUND');
+      expect(await refusal(intake.open(request({ suite_key: 'nope', suite_version: 1 }), cause))).toBe('SUITE_NOT_FOUND');
+      expect(await refusal(intake.open(request({ suite_version: 3 }), cause))).toBe('SUITE_VERSION_NOT_FOUND');
+    });
+
+    it('a version this service cannot score is SUITE_INVALID - every time - and records nothing', async () => {
+      // One case's expected the exact scorer no longer takes: the version's other 39 cases are fine.
+      const stale: SuiteVersionWithCases = { ...v2, version: 3, cases: v2.cases.map((c, i) => (i === 29 ? { ...c, scorer: null, expected: 42 } : c)) };
+      expect(() => compileSuite(stale)).toThrow();
+      const { streams, intake } = setup([suite, v2, stale]);
+      expect(await refusal(intake.open(request({ outputs: [{ case_id: 'k0', output: 'x' }] }), cause))).toBe('SUITE_INVALID');
+      expect(await refusal(intake.open(request({ outputs: [{ case_id: 'k0', output: 'x' }] }), cause))).toBe('SUITE_INVALID');
+      expect(streams.log).toEqual([]);
+    });
   });
 
   it('a seal over the bus for a run never opened is UNKNOWN_RUN', async () => {

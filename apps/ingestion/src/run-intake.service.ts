@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { compileSuite, RunModel, sampleCaseIds, type RunCommand, type RunOpenedV1, type RunState, type WorkItem } from '@evals/domain';
-import { SuiteRepository, type LoadedRun, type SuiteVersionWithCases } from '@evals/persistence';
+import { RunModel, sampleCaseIds, suiteScorerVersions, type RunCommand, type RunOpenedV1, type RunState, type WorkItem } from '@evals/domain';
+import { SuiteRepository, type LoadedRun, type SuiteVersionHead } from '@evals/persistence';
 import { DATA_SOURCE } from '@evals/platform';
 import type { DataSource } from 'typeorm';
 import { INGESTION_CONFIG, type IngestionConfig } from './config';
@@ -15,12 +15,15 @@ export type { Causation } from './run-streams';
  * What the intake needs of a suite version: its case ids and scorer versions. Suite versions are immutable
  * (V1), so this is cached - and only this: neither the suite's cases nor its compiled scorers stay in memory
  * (a 100 000-case suite compiled is ~60 MB of heap, and every version opened was kept), and a run's ticket
- * no longer loads its suite version a second time (issue 15).
+ * no longer loads its suite version a second time (issue 15). They are read without the cases' inputs and
+ * tags, and no scorer is compiled per case (`suiteScorerVersions`); once cached, an open reads only the
+ * version's row.
  */
 interface SuiteFacts {
   readonly caseIds: readonly string[];
   readonly caseIdSet: ReadonlySet<string>;
-  readonly scorer_versions: Readonly<Record<string, string>>;
+  /** null: this version of the service cannot score the suite version (SUITE_INVALID; its case ids still name an opened run's cases). */
+  readonly scorer_versions: Readonly<Record<string, string>> | null;
 }
 
 /** Suite versions whose facts are kept (their case ids: ~100 bytes a case). */
@@ -87,15 +90,17 @@ export class RunIntakeService {
       if (cmd.outputs) checkOutputs(cmd.outputs, existing.allCaseIds);
       opened = existing.opened;
     } else {
-      const suite = await this.suites.find(this.db, cmd.suite_key, cmd.suite_version);
+      const suite = await this.suites.head(this.db, cmd.suite_key, cmd.suite_version);
       if (!suite) {
-        const anyVersion = cmd.suite_version === undefined ? null : await this.suites.find(this.db, cmd.suite_key);
+        const anyVersion = cmd.suite_version === undefined ? null : await this.suites.head(this.db, cmd.suite_key);
         throw anyVersion
           ? new IntakeError('SUITE_VERSION_NOT_FOUND', `suite ${cmd.suite_key} has no version ${cmd.suite_version}`, 'suite_version')
           : new IntakeError('SUITE_NOT_FOUND', `no suite with key ${cmd.suite_key}`, 'suite_key');
       }
       if (cmd.baseline_run_id) await this.checkBaseline(cmd.baseline_run_id, suite.suite_key);
-      const facts = this.factsOf(suite);
+      const facts = await this.factsOf(suite);
+      const scorerVersions = facts.scorer_versions;
+      if (!scorerVersions) throw new IntakeError('SUITE_INVALID', `suite ${suite.suite_key}@${suite.version} cannot be scored by this version of the service`, 'suite_key');
       const allCaseIds = facts.caseIds;
       if (cmd.outputs) checkOutputs(cmd.outputs, facts.caseIdSet);
       const sampled = cmd.sample ? sampleCaseIds(allCaseIds, cmd.sample) : null;
@@ -111,8 +116,8 @@ export class RunIntakeService {
         variant: cmd.variant ?? null,
         baseline_run_id: cmd.baseline_run_id ?? null,
         source: cmd.source,
-        case_count: sampled ? sampled.length : suite.cases.length,
-        scorer_versions: facts.scorer_versions,
+        case_count: sampled ? sampled.length : allCaseIds.length,
+        scorer_versions: scorerVersions,
         ...(cmd.sample && sampled ? { sample: { size: cmd.sample.size, seed: cmd.sample.seed, case_ids: sampled } } : {}),
         ...(cmd.judge_cache ? { judge_cache: true } : {}),
         ...(cmd.judge_skip ? { judge_skip: cmd.judge_skip } : {}),
@@ -159,8 +164,8 @@ export class RunIntakeService {
     if (cached) return { ...cached, state, version };
     let allCaseIds = this.suiteFacts.get(`${data.suite_key}@${data.suite_version}`)?.caseIdSet;
     if (!allCaseIds) {
-      const suite = await this.suites.find(this.db, data.suite_key, data.suite_version);
-      allCaseIds = suite ? this.caseIdsOf(suite) : new Set<string>();
+      const suite = await this.suites.head(this.db, data.suite_key, data.suite_version);
+      allCaseIds = suite ? (await this.factsOf(suite)).caseIdSet : new Set<string>();
     }
     const ticket = { opened: data, allCaseIds, caseIds: data.sample ? new Set(data.sample.case_ids) : allCaseIds };
     if (this.tickets.size >= 10_000) this.tickets.delete(this.tickets.keys().next().value!);
@@ -222,27 +227,23 @@ export class RunIntakeService {
     }
   }
 
-  /** An opened run's case ids; its suite compiled when it was opened, so this never refuses it now. */
-  private caseIdsOf(suite: SuiteVersionWithCases): ReadonlySet<string> {
-    try {
-      return this.factsOf(suite).caseIdSet;
-    } catch {
-      return new Set(suite.cases.map((c) => c.case_id));
-    }
-  }
-
-  /** The suite version's facts, compiled once (SUITE_INVALID when this version of the service cannot score it). */
-  private factsOf(suite: SuiteVersionWithCases): SuiteFacts {
+  /**
+   * The suite version's facts, read once: its case ids in suite order, and its scorer versions as
+   * `compileSuite` gives them (each distinct scorer spec validated once), or null when this version of the
+   * service cannot score it - kept too, since an opened run's ticket still needs its case ids.
+   */
+  private async factsOf(suite: SuiteVersionHead): Promise<SuiteFacts> {
     const key = `${suite.suite_key}@${suite.version}`;
     let facts = this.suiteFacts.get(key);
     if (!facts) {
-      let scorerVersions: Readonly<Record<string, string>>;
+      const cases = await this.suites.caseScorers(this.db, suite.suite_key, suite.version);
+      let scorerVersions: Readonly<Record<string, string>> | null;
       try {
-        scorerVersions = compileSuite(suite).scorer_versions;
+        scorerVersions = suiteScorerVersions({ ...suite, cases });
       } catch {
-        throw new IntakeError('SUITE_INVALID', `suite ${key} cannot be scored by this version of the service`, 'suite_key');
+        scorerVersions = null;
       }
-      const caseIds = suite.cases.map((c) => c.case_id);
+      const caseIds = cases.map((c) => c.case_id);
       facts = { caseIds, caseIdSet: new Set(caseIds), scorer_versions: scorerVersions };
       if (this.suiteFacts.size >= MAX_CACHED_SUITES) this.suiteFacts.delete(this.suiteFacts.keys().next().value!);
       this.suiteFacts.set(key, facts);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { nextSuiteVersion, suiteContentHash, type SuiteDefinition } from '@evals/domain';
 import { PG_UNIQUE_VIOLATION, pgCode, SuiteRepository, type Page, type SuiteSummary, type SuiteVersionRecord, type SuiteVersionWithCases } from '@evals/persistence';
@@ -23,12 +24,28 @@ export class SuiteCatalogService {
 
   constructor(@Inject(DATA_SOURCE) private readonly db: DataSource) {}
 
-  async push(suite: SuiteDefinition): Promise<PushResult> {
+  /**
+   * A push of a suite text (YAML, or JSON sent as text). Bytes already accepted whose version is still the
+   * latest of its key are answered as an identical push (created: false, that version) without `parse`:
+   * the bytes determine the key and the content, and a stored version never changes (V2; docs/suites.md,
+   * "Pushing the same file again"). Anything else - unknown bytes, or a newer version since (a revert) -
+   * is parsed and pushed as usual, and the bytes are recorded against the version they became.
+   */
+  async pushText(text: string, parse: (text: string) => SuiteDefinition): Promise<PushResult> {
+    const source = createHash('sha256').update(text, 'utf8').digest('hex');
+    const known = await this.suites.latestBySource(this.db, source);
+    if (known) return { created: false, version: known };
+    return this.push(parse(text), source);
+  }
+
+  /** `source`: the SHA-256 of the text the suite was read from, recorded with the version it becomes. */
+  async push(suite: SuiteDefinition, source?: string): Promise<PushResult> {
     const hash = suiteContentHash(suite);
     for (let attempt = 0; ; attempt++) {
       const existing = await this.suites.versions(this.db, suite.key);
       const decision = nextSuiteVersion(existing, hash);
       if (decision.kind === 'existing') {
+        if (source !== undefined) await this.suites.recordSource(this.db, source, suite.key, decision.version);
         return { created: false, version: existing.find((v) => v.version === decision.version)! };
       }
       const record: SuiteVersionWithCases = {
@@ -44,7 +61,10 @@ export class SuiteCatalogService {
         cases: suite.cases.map((c) => ({ case_id: c.id, input: c.input, expected: c.expected, scorer: c.scorer ?? null, tags: c.tags })),
       };
       try {
-        await this.db.transaction((m) => this.suites.insert(m, record));
+        await this.db.transaction(async (m) => {
+          await this.suites.insert(m, record);
+          if (source !== undefined) await this.suites.recordSource(m, source, record.suite_key, record.version);
+        });
       } catch (error) {
         if (pgCode(error) === PG_UNIQUE_VIOLATION && attempt < 5) continue;
         throw error;

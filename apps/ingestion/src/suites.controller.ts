@@ -31,7 +31,8 @@ export class SuiteListPageDto {
  * Suites over HTTP (V1-V3). `POST /v1/suites` takes the YAML file itself (Content-Type application/yaml
  * or text/yaml) or the same structure as JSON. A bad suite is refused with every problem, each naming
  * the case and the field (S4); identical content returns the existing version (200), new content mints
- * one (201).
+ * one (201). Bytes of a text body already accepted as the latest version are answered as an identical push
+ * without parsing them again (V2; docs/suites.md).
  */
 @Controller('v1/suites')
 @ApiExtraModels(SuiteBody)
@@ -50,7 +51,8 @@ export class SuitesController {
   })
   @Post()
   async push(@Body() body: SuiteBody | string, @Headers('content-type') contentType: string | undefined, @Res({ passthrough: true }) res: Response): Promise<SuitePushedDto> {
-    const result = await this.catalog.push(validSuite(body, contentType));
+    // A text body may be bytes already accepted: the catalog answers those without parsing (V2, issue 15).
+    const result = typeof body === 'string' ? await this.catalog.pushText(body, (text) => validSuite(text, contentType)) : await this.catalog.push(validSuite(body, contentType));
     res.status(result.created ? 201 : 200);
     return { created: result.created, ...(result.same_content_as ? { same_content_as: result.same_content_as } : {}), suite: result.version as SuitePushedDto['suite'] };
   }

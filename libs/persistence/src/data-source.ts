@@ -13,12 +13,13 @@ import { ReadModelVerdicts1764461600000 } from './migrations/1764461600000-read-
 import { OpenRunsIndex1764461550000 } from './migrations/1764461550000-open-runs-index.migration';
 import { CalibrationScope1764461700000 } from './migrations/1764461700000-calibration-scope.migration';
 import { JudgeRepeatsBudgets1764461800000 } from './migrations/1764461800000-judge-repeats-budgets.migration';
+import { SuiteSources1764500000041 } from './migrations/1764500000041-suite-sources.migration';
 import { BudgetReservations1796141924617 } from './migrations/1796141924617-budget-reservations.migration';
 
 const MIGRATIONS_TABLE = 'schema_migrations';
 
 /** Every schema change, in order. The schema is never synchronised from entities. */
-export const migrations = [InitialSchema1764460800000, ReadModel1764460900000, Regression1764461000000, Monitor1764461100000, ApiKeys1764461200000, Gate1764461300000, Judge1764461400000, RunCompleteness1764461500000, OpenRunsIndex1764461550000, ReadModelVerdicts1764461600000, CalibrationScope1764461700000, JudgeRepeatsBudgets1764461800000, BudgetReservations1796141924617];
+export const migrations = [InitialSchema1764460800000, ReadModel1764460900000, Regression1764461000000, Monitor1764461100000, ApiKeys1764461200000, Gate1764461300000, Judge1764461400000, RunCompleteness1764461500000, OpenRunsIndex1764461550000, ReadModelVerdicts1764461600000, CalibrationScope1764461700000, JudgeRepeatsBudgets1764461800000, SuiteSources1764500000041, BudgetReservations1796141924617];
 
 export interface PostgresConfig {
   readonly url: string;

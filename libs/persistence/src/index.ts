@@ -11,6 +11,7 @@ export type { DeadLetter, EvidenceAggregate, EvidenceRow } from './evidence.repo
 export { RunReadModelRepository } from './run-read-model.repository';
 export { SuiteRepository } from './suite.repository';
 export type { SuiteCaseRecord, SuiteSummary, SuiteVersionRecord, SuiteVersionWithCases } from './suite.repository';
+export type { SuiteCaseScorer, SuiteVersionHead } from './suite.repository';
 export { RunLocks } from './run-locks';
 export { ResultPublications } from './result-publications';
 export { RegressionRepository } from './regression.repository';

@@ -53,6 +53,36 @@ export class SuiteRepository {
     return rows.map(toVersion);
   }
 
+  /**
+   * The version a suite text (by the SHA-256 of its bytes) was accepted as, if that version is still the
+   * latest of its key; null otherwise (unknown bytes, or a newer version since: pushing them again is then a
+   * revert, decided by the full path). V2, issue 15: identical bytes are answered without parsing.
+   */
+  async latestBySource(sql: Sql, sourceSha256: string): Promise<SuiteVersionRecord | null> {
+    const rows = await sql.query(
+      `SELECT v.suite_key, v.version, v.content_hash, v.description, v.default_scorer, v.pass_threshold, v.regression_threshold,
+              v.golden_fixtures, v.case_count, v.created_at
+       FROM suite_sources s JOIN suite_versions v ON v.suite_key = s.suite_key AND v.version = s.version
+       WHERE s.source_sha256 = $1
+         AND NOT EXISTS (SELECT 1 FROM suite_versions n WHERE n.suite_key = s.suite_key AND n.version > s.version)`,
+      [sourceSha256],
+    );
+    return rows.length === 0 ? null : toVersion(rows[0]);
+  }
+
+  /**
+   * Records that a suite text became (or equals) `version`: in the transaction of that version's insert, or
+   * alone for an identical push. Only ever moves forward (a revert re-records older bytes at its new version).
+   */
+  async recordSource(sql: Sql, sourceSha256: string, suiteKey: string, version: number): Promise<void> {
+    await sql.query(
+      `INSERT INTO suite_sources (source_sha256, suite_key, version) VALUES ($1, $2, $3)
+       ON CONFLICT (source_sha256) DO UPDATE SET suite_key = EXCLUDED.suite_key, version = EXCLUDED.version
+       WHERE suite_sources.version < EXCLUDED.version`,
+      [sourceSha256, suiteKey, version],
+    );
+  }
+
   /** Every stored suite, by key, with its latest version (paged; `total` counts suites, not versions). */
   async list(sql: Sql, offset: number, limit: number): Promise<{ items: SuiteSummary[]; total: number; offset: number; limit: number }> {
     const [count] = await sql.query(`SELECT count(DISTINCT suite_key)::int AS n FROM suite_versions`);
@@ -133,7 +163,52 @@ export class SuiteRepository {
       );
     }
   }
+
+  /**
+   * A version's row without its cases (the latest when `version` is undefined): all a run's open reads once
+   * the version's case facts are cached (issue 15).
+   */
+  async head(sql: Sql, suiteKey: string, version?: number): Promise<SuiteVersionHead | null> {
+    const columns = `suite_key, version, content_hash, default_scorer, pass_threshold, regression_threshold, case_count`;
+    const rows = await sql.query(
+      version === undefined
+        ? `SELECT ${columns} FROM suite_versions WHERE suite_key = $1 ORDER BY version DESC LIMIT 1`
+        : `SELECT ${columns} FROM suite_versions WHERE suite_key = $1 AND version = $2`,
+      version === undefined ? [suiteKey] : [suiteKey, version],
+    );
+    if (rows.length === 0) return null;
+    const r = rows[0];
+    return {
+      suite_key: r.suite_key,
+      version: r.version,
+      content_hash: r.content_hash,
+      default_scorer: r.default_scorer,
+      pass_threshold: Number(r.pass_threshold),
+      regression_threshold: Number(r.regression_threshold),
+      case_count: r.case_count,
+    };
+  }
+
+  /**
+   * A version's cases in suite order with only what their scorer versions depend on (the id, the scorer spec
+   * and `expected`, which some scorers validate against) - never the input or tags (issue 15).
+   */
+  async caseScorers(sql: Sql, suiteKey: string, version: number): Promise<SuiteCaseScorer[]> {
+    const rows = await sql.query(
+      `SELECT case_id, scorer, expected, expected IS NULL AS expected_absent FROM suite_cases
+       WHERE suite_key = $1 AND suite_version = $2 ORDER BY ordinal`,
+      [suiteKey, version],
+    );
+    // As `find`: SQL NULL is "no expected", a JSON null the authored value.
+    return rows.map((c: any) => ({ case_id: c.case_id, scorer: c.scorer, expected: c.expected_absent ? undefined : c.expected }));
+  }
 }
+
+/** A suite version's row without its cases (`SuiteRepository.head`). */
+export type SuiteVersionHead = Pick<SuiteVersionRecord, 'suite_key' | 'version' | 'content_hash' | 'default_scorer' | 'pass_threshold' | 'regression_threshold' | 'case_count'>;
+
+/** A case as its scorer versions need it (`SuiteRepository.caseScorers`). */
+export type SuiteCaseScorer = Pick<SuiteCaseRecord, 'case_id' | 'scorer' | 'expected'>;
 
 const CASES_PER_INSERT = 2_000;
 

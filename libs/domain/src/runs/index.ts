@@ -21,6 +21,8 @@ export {
 } from './case-scoring';
 export type { CaseEvidence, CompiledCase, CompiledSuite, JudgeCallRecord, JudgeEvidence, ScorableSuite, ScoringContext } from './case-scoring';
 export { repeatedJudgeEvidence } from './judged-repeats';
+export { suiteScorerVersions } from './suite-scorer-versions';
+export type { ScorerSpecSuite } from './suite-scorer-versions';
 export { WORK_SUBJECTS, decodeWork, encodeWork } from './work-messages';
 export type { ScoreWorkV1, SealWorkV1, WorkItem, WorkMessage, WorkMetadata } from './work-messages';
 /** The run's model (R7): `RunModel.decide`, `RunModel.evolve`, `RunModel.foldRun` and the facts it answers. */

@@ -1,0 +1,125 @@
+import 'reflect-metadata';
+import { createDataSource, migrate } from '@evals/persistence';
+import type { Response } from 'express';
+import type { DataSource } from 'typeorm';
+import { createTestSchema, type TestSchema } from '../../../test/support/isolation';
+import { testServers } from '../../../test/support/servers';
+import { SuiteCatalogService } from './suite-catalog.service';
+import { SuitesController } from './suites.controller';
+
+/**
+ * V2, issue 15: a suite text pushed again byte for byte, while its version is still the latest, is answered
+ * from the stored version without parsing (the bytes determine the key and the content; a stored version
+ * never changes). Everything else takes the full path: unknown bytes (then known), a revert (a new version
+ * with same_content_as), a JSON object body. On the real PostgreSQL, through the controller.
+ */
+describe('integration: POST /v1/suites answers known suite bytes without parsing them (V2, issue 15)', () => {
+  let schema: TestSchema;
+  let ds: DataSource;
+  let catalog: SuiteCatalogService;
+  let controller: SuitesController;
+  /** Calls of the full path (a parsed suite reaching the catalog). */
+  let full: jest.SpyInstance;
+
+  const suiteText = (key: string, expected: string, extra = ''): string =>
+    [`key: ${key}`, 'default_scorer: {type: exact}', 'pass_threshold: 0.8', 'regression_threshold: 0.1', 'cases:', '  - id: c1', '    input: hi', `    expected: ${expected}`, '  - id: c2', '    input: ho', '    expected: y', extra].join('\n');
+
+  async function push(body: unknown, contentType = 'application/yaml'): Promise<{ status: number; answer: Record<string, any> }> {
+    let status = 0;
+    const res = { status: (code: number) => ((status = code), res) } as unknown as Response;
+    const answer = await controller.push(body as string, contentType, res);
+    return { status, answer: JSON.parse(JSON.stringify(answer)) };
+  }
+
+  beforeAll(async () => {
+    schema = await createTestSchema('suite_push');
+    ds = createDataSource({ url: testServers.postgres.url, schema: schema.schema, poolSize: 4 });
+    await ds.initialize();
+    await migrate(ds);
+    catalog = new SuiteCatalogService(ds);
+    controller = new SuitesController(catalog);
+    full = jest.spyOn(catalog, 'push');
+  });
+
+  afterAll(async () => {
+    await ds?.destroy();
+    await schema?.drop();
+  });
+
+  beforeEach(() => full.mockClear());
+
+  it('a second identical push is answered as the full path answers it (200, created: false, the same DTO) without a parse', async () => {
+    const text = suiteText('known', 'x');
+    const first = await push(text);
+    expect(first.status).toBe(201);
+    expect(first.answer).toMatchObject({ created: true, suite: { suite_key: 'known', version: 1, case_count: 2 } });
+    expect(full).toHaveBeenCalledTimes(1);
+
+    const again = await push(text);
+    expect(full).toHaveBeenCalledTimes(1);
+    expect(again.status).toBe(200);
+    expect(again.answer).toEqual({ created: false, suite: first.answer.suite });
+
+    // Different bytes, same content (a comment): the full path says the same, and then knows these bytes too.
+    const commented = `# the same suite\n${text}`;
+    const viaFull = await push(commented);
+    expect(full).toHaveBeenCalledTimes(2);
+    expect(viaFull).toEqual(again);
+    const known = await push(commented);
+    expect(full).toHaveBeenCalledTimes(2);
+    expect(known).toEqual(again);
+  });
+
+  it('known bytes are not parsed at all: a parser that would now refuse them is never asked', async () => {
+    const text = suiteText('immutable', 'x');
+    await push(text);
+    const refuse = jest.fn((): never => {
+      throw new Error('parsed');
+    });
+    const answer = await catalog.pushText(text, refuse);
+    expect(refuse).not.toHaveBeenCalled();
+    expect(answer).toMatchObject({ created: false, version: { suite_key: 'immutable', version: 1 } });
+    // Bytes never accepted are parsed (and here refused).
+    await expect(catalog.pushText(`${text}\n`, refuse)).rejects.toThrow('parsed');
+    expect(refuse).toHaveBeenCalledTimes(1);
+  });
+
+  it('a revert still mints a new version with same_content_as; pushing it again is then known', async () => {
+    const a = suiteText('revert', 'x');
+    const b = suiteText('revert', 'z');
+    expect((await push(a)).answer).toMatchObject({ created: true, suite: { version: 1 } });
+    expect((await push(b)).answer).toMatchObject({ created: true, suite: { version: 2 } });
+    full.mockClear();
+    const reverted = await push(a);
+    expect(reverted.status).toBe(201);
+    expect(reverted.answer).toMatchObject({ created: true, same_content_as: 1, suite: { suite_key: 'revert', version: 3 } });
+    expect(full).toHaveBeenCalledTimes(1);
+    const again = await push(a);
+    expect(full).toHaveBeenCalledTimes(1);
+    expect(again).toEqual({ status: 200, answer: { created: false, suite: reverted.answer.suite } });
+    // b's bytes point at v2, no longer the latest: the full path, a revert again.
+    expect((await push(b)).answer).toMatchObject({ created: true, same_content_as: 2, suite: { version: 4 } });
+    expect(full).toHaveBeenCalledTimes(2);
+  });
+
+  it('a JSON object body always takes the full path; a refused text is not remembered', async () => {
+    const body = { key: 'as-json', default_scorer: { type: 'exact' }, pass_threshold: 0.8, regression_threshold: 0.1, cases: [{ id: 'c1', input: 'hi', expected: 'x' }] };
+    expect((await push(body, 'application/json')).status).toBe(201);
+    expect((await push(body, 'application/json')).status).toBe(200);
+    expect(full).toHaveBeenCalledTimes(2);
+
+    const bad = suiteText('refused', 'x', '  - id: c1\n    input: dup\n    expected: q\n');
+    for (let i = 0; i < 2; i++) await expect(push(bad)).rejects.toMatchObject({ code: 'SUITE_INVALID' });
+  });
+
+  it('two concurrent pushes of the same new bytes: one version, and the bytes are known after', async () => {
+    const text = suiteText('race', 'x');
+    const answers = await Promise.all([push(text), push(text), push(text)]);
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 200, 201]);
+    expect(new Set(answers.map((a) => a.answer.suite.version))).toEqual(new Set([1]));
+    full.mockClear();
+    expect((await push(text)).status).toBe(200);
+    expect(full).not.toHaveBeenCalled();
+    expect((await ds.query(`SELECT suite_key, version FROM suite_sources WHERE suite_key = 'race'`)) as unknown[]).toEqual([{ suite_key: 'race', version: 1 }]);
+  });
+});
