@@ -6,9 +6,10 @@ import { clientFor, isObject, url } from '../http';
 import { pushSuiteFile } from '../suite-arg';
 
 /**
- * `evals suite push FILE` (V2, V3): validates the file locally (file, line, case and field for every
- * problem, exit 2), then POSTs the YAML as application/yaml to the ingestion API. Identical content returns
- * the existing version (HTTP 200), new content mints one (201).
+ * `evals suite push FILE` (V2, V3): POSTs the YAML as application/yaml to the ingestion API, with the local
+ * validation's answer (file, line, case and field for every problem, exit 2) for a file with problems -
+ * checked before the POST for a small file, after a refusal for a large one (pushSuiteFile). Identical
+ * content returns the existing version (HTTP 200), new content mints one (201).
  */
 export const suitePushCommand: Command = {
   name: 'suite push',
