@@ -335,8 +335,6 @@ export class Tally {
   tried = 0;
   accepted = 0;
   readonly refused = new Map<string, number>();
-  /** Refused by Node's HTTP parser before any application code ran (no body, so no code). */
-  refusedBeforeApp = 0;
   serverErrors = 0;
   crashes = 0;
 
@@ -350,7 +348,6 @@ export class Tally {
 
   summary(): string {
     const codes = [...this.refused.entries()].sort((a, b) => b[1] - a[1]).map(([c, n]) => `${c}=${n}`).join(' ');
-    const before = this.refusedBeforeApp > 0 ? ` refused_by_node_http_parser=${this.refusedBeforeApp}` : '';
-    return `tried=${this.tried} accepted=${this.accepted} refused_by_code=${this.refusedTotal}${before} 5xx=${this.serverErrors} crashes=${this.crashes} [${codes}]`;
+    return `tried=${this.tried} accepted=${this.accepted} refused_by_code=${this.refusedTotal} 5xx=${this.serverErrors} crashes=${this.crashes} [${codes}]`;
   }
 }

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { ConfigError, JsonLogger, serveAsyncApi, serveOpenApi, useBodyParsers } from '@evals/platform';
+import { answerUnparsableRequests, ConfigError, JsonLogger, serveAsyncApi, serveOpenApi, useBodyParsers } from '@evals/platform';
 import { loadIngestionConfig } from './config';
 import { IngestionModule } from './ingestion.module';
 
@@ -19,6 +19,7 @@ async function main(): Promise<void> {
   const logger = new JsonLogger('ingestion', config.logLevel);
   const app = await NestFactory.create<NestExpressApplication>(IngestionModule.forRoot(config, logger), { logger, bodyParser: false });
   useBodyParsers(app, config.bodyLimitMb);
+  answerUnparsableRequests(app.getHttpServer());
   app.enableShutdownHooks();
   serveOpenApi(app, 'ingestion', '0.1.0');
   serveAsyncApi(app, '0.1.0');

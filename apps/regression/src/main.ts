@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { JudgeConfigError } from '@evals/judge';
-import { ConfigError, JsonLogger, serveAsyncApi, serveOpenApi, useBodyParsers } from '@evals/platform';
+import { answerUnparsableRequests, ConfigError, JsonLogger, serveAsyncApi, serveOpenApi, useBodyParsers } from '@evals/platform';
 import { loadRegressionJudge } from './calibration.judge';
 import { loadRegressionConfig } from './config';
 import { RegressionModule } from './regression.module';
@@ -24,6 +24,7 @@ async function main(): Promise<void> {
   const app = await NestFactory.create<NestExpressApplication>(RegressionModule.forRoot(config, logger, judge), { logger, bodyParser: false });
   // Calibrations and pairwise comparisons carry the outputs they judge (used in memory, never stored).
   useBodyParsers(app, 64, { yaml: false });
+  answerUnparsableRequests(app.getHttpServer());
   app.enableShutdownHooks();
   serveOpenApi(app, 'regression', '0.1.0');
   serveAsyncApi(app, '0.1.0');

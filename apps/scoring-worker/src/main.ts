@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import { ConfigError, JsonLogger, serveAsyncApi, serveOpenApi } from '@evals/platform';
+import { answerUnparsableRequests, ConfigError, JsonLogger, serveAsyncApi, serveOpenApi } from '@evals/platform';
 import { loadWorkerConfig, type WorkerConfig } from './config';
 import { APP_NAME, WorkerModule } from './worker.module';
 
@@ -22,6 +22,7 @@ async function main(): Promise<void> {
   const logger = new JsonLogger(APP_NAME, config.logLevel);
   const app = await NestFactory.create(WorkerModule.forRoot(config, logger), { logger });
   app.enableShutdownHooks();
+  answerUnparsableRequests(app.getHttpServer());
   serveOpenApi(app, 'scoring-worker', '0.1.0');
   serveAsyncApi(app, '0.1.0');
   await app.listen(config.httpPort);

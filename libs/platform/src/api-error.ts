@@ -9,6 +9,7 @@ export const API_ERROR_CODES = {
   INVALID_REQUEST: { status: 400, description: 'A field is missing, of the wrong type or out of range; `field` names it.' },
   MALFORMED_JSON: { status: 400, description: 'The body is not valid JSON.' },
   BODY_TOO_DEEP: { status: 400, description: 'The JSON body nests objects or arrays deeper than the documented limit (checked before parsing).' },
+  MALFORMED_REQUEST: { status: 400, description: 'The bytes are not an HTTP/1.1 request; the connection is closed.' },
   TARGET_INVALID: { status: 400, description: 'A calibration target is not a number in (0, 1].' },
   // 401/403/429: access control (docs/security.md).
   UNAUTHENTICATED: { status: 401, description: 'No API key, an unknown one or a revoked one.' },
@@ -27,6 +28,8 @@ export const API_ERROR_CODES = {
   COMPARISON_NOT_FOUND: { status: 404, description: 'No pairwise comparison with that id.' },
   UPSTREAM_NOT_CONFIGURED: { status: 404, description: 'The dashboard has no other app to forward this request to: this process serves the route itself.' },
   KEY_NOT_FOUND: { status: 404, description: 'No API key with that id.' },
+  // 408: too slow.
+  REQUEST_TIMEOUT: { status: 408, description: 'The request was not received in time; the connection is closed.' },
   // 409: the request conflicts with the state of a run or a gate.
   RUN_ID_CONFLICT: { status: 409, description: 'The run id is taken by a run with other content.' },
   RUN_SEALED: { status: 409, description: 'The run is sealed; it takes no more outputs.' },
@@ -38,6 +41,8 @@ export const API_ERROR_CODES = {
   // 413: too large.
   PAYLOAD_TOO_LARGE: { status: 413, description: 'The body is larger than HTTP_BODY_LIMIT_MB.' },
   OUTPUT_TOO_LARGE: { status: 413, description: 'An output is larger than 512 KiB (UTF-8).' },
+  // 431: refused by the HTTP parser, before any route.
+  HEADERS_TOO_LARGE: { status: 431, description: 'The request line and headers are larger than 16 KiB; the connection is closed.' },
   // 422: well-formed, but the content breaks a rule of the domain.
   SUITE_INVALID: { status: 422, description: 'The suite is refused; `details.errors` lists every problem with its case and field.' },
   UNKNOWN_CASE: { status: 422, description: 'An output names a case the suite does not have.' },

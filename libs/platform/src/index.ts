@@ -19,6 +19,7 @@ export type { ApiErrorCode } from './api-error';
 export { BODY_TOO_DEEP_TYPE, MAX_BODY_DEPTH, jsonNestingExceeds, verifyJsonDepth } from './body-depth';
 export { useBodyParsers, YAML_MEDIA_TYPES } from './http-edge';
 export type { BodyParserHost } from './http-edge';
+export { answerUnparsableRequests, unparsableAnswer } from './unparsable-requests';
 export { serveAsyncApi } from './asyncapi';
 export {
   API_KEY_STORE,

@@ -14,7 +14,9 @@ function edgeCodes(method: string, tier: string | undefined, hasBody: boolean): 
   if (tier !== 'public') codes.push('UNAUTHENTICATED', 'FORBIDDEN');
   if (tier !== 'public' && method !== 'get') codes.push('RATE_LIMITED');
   if (hasBody) codes.push('MALFORMED_JSON', 'BODY_TOO_DEEP', 'PAYLOAD_TOO_LARGE');
-  codes.push('INTERNAL');
+  // Node's parser refuses a request line and headers over 16 KiB before any route (answerUnparsableRequests);
+  // a long query string reaches it on any operation.
+  codes.push('HEADERS_TOO_LARGE', 'INTERNAL');
   return codes;
 }
 

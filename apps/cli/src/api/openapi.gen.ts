@@ -577,7 +577,7 @@ export interface components {
              * @description A stable code (docs/http-api.md lists them with their statuses).
              * @enum {string}
              */
-            code: "INVALID_REQUEST" | "MALFORMED_JSON" | "BODY_TOO_DEEP" | "TARGET_INVALID" | "UNAUTHENTICATED" | "FORBIDDEN" | "RATE_LIMITED" | "NOT_FOUND" | "SUITE_NOT_FOUND" | "SUITE_VERSION_NOT_FOUND" | "UNKNOWN_RUN" | "RUN_NOT_FOUND" | "GATE_NOT_FOUND" | "FINDING_NOT_FOUND" | "SET_NOT_FOUND" | "REPORT_NOT_FOUND" | "COMPARISON_NOT_FOUND" | "UPSTREAM_NOT_CONFIGURED" | "KEY_NOT_FOUND" | "RUN_ID_CONFLICT" | "RUN_SEALED" | "RUN_NOT_SEALED" | "RUN_NOT_EXPIRED" | "RUN_NOT_SCORED" | "LATE_SIGNAL" | "NOTHING_TO_OVERRIDE" | "PAYLOAD_TOO_LARGE" | "OUTPUT_TOO_LARGE" | "SUITE_INVALID" | "UNKNOWN_CASE" | "DUPLICATE_OUTPUT" | "EMPTY_RUN" | "BASELINE_NOT_FOUND" | "BASELINE_OTHER_SUITE" | "BASELINE_OTHER_SUBJECT" | "DUPLICATE_SUITE" | "RUBRIC_REQUIRED" | "DUPLICATE_ITEM" | "DUPLICATE_CASE" | "OUTPUTS_MISSING" | "UNKNOWN_ITEM" | "GOLDEN_NOT_AUTHORISED" | "OUTPUT_HASH_MISMATCH" | "OUTPUT_CHARS_MISMATCH" | "TARGET_BELOW_MINIMUM" | "SAME_RUN" | "RUNS_OTHER_SUITE" | "NO_SHARED_CASES" | "RUN_PENDING" | "INTERNAL" | "UPSTREAM_UNAVAILABLE" | "JUDGE_CALL_FAILED" | "BUS_UNAVAILABLE" | "JUDGE_NOT_CONFIGURED" | "JUDGE_CREDENTIAL_MISSING" | "HTTP_ERROR";
+            code: "INVALID_REQUEST" | "MALFORMED_JSON" | "BODY_TOO_DEEP" | "MALFORMED_REQUEST" | "TARGET_INVALID" | "UNAUTHENTICATED" | "FORBIDDEN" | "RATE_LIMITED" | "NOT_FOUND" | "SUITE_NOT_FOUND" | "SUITE_VERSION_NOT_FOUND" | "UNKNOWN_RUN" | "RUN_NOT_FOUND" | "GATE_NOT_FOUND" | "FINDING_NOT_FOUND" | "SET_NOT_FOUND" | "REPORT_NOT_FOUND" | "COMPARISON_NOT_FOUND" | "UPSTREAM_NOT_CONFIGURED" | "KEY_NOT_FOUND" | "REQUEST_TIMEOUT" | "RUN_ID_CONFLICT" | "RUN_SEALED" | "RUN_NOT_SEALED" | "RUN_NOT_EXPIRED" | "RUN_NOT_SCORED" | "LATE_SIGNAL" | "NOTHING_TO_OVERRIDE" | "PAYLOAD_TOO_LARGE" | "OUTPUT_TOO_LARGE" | "HEADERS_TOO_LARGE" | "SUITE_INVALID" | "UNKNOWN_CASE" | "DUPLICATE_OUTPUT" | "EMPTY_RUN" | "BASELINE_NOT_FOUND" | "BASELINE_OTHER_SUITE" | "BASELINE_OTHER_SUBJECT" | "DUPLICATE_SUITE" | "RUBRIC_REQUIRED" | "DUPLICATE_ITEM" | "DUPLICATE_CASE" | "OUTPUTS_MISSING" | "UNKNOWN_ITEM" | "GOLDEN_NOT_AUTHORISED" | "OUTPUT_HASH_MISMATCH" | "OUTPUT_CHARS_MISMATCH" | "TARGET_BELOW_MINIMUM" | "SAME_RUN" | "RUNS_OTHER_SUITE" | "NO_SHARED_CASES" | "RUN_PENDING" | "INTERNAL" | "UPSTREAM_UNAVAILABLE" | "JUDGE_CALL_FAILED" | "BUS_UNAVAILABLE" | "JUDGE_NOT_CONFIGURED" | "JUDGE_CREDENTIAL_MISSING" | "HTTP_ERROR";
             /** @description Structured detail: a suite's problems (`errors`), a request's issues (`issues`). */
             details?: {
                 [key: string]: unknown;
@@ -1430,6 +1430,18 @@ export interface operations {
                     "application/json": components["schemas"]["HealthDto"];
                 };
             };
+            /** @description `HEADERS_TOO_LARGE`: The request line and headers are larger than 16 KiB; the connection is closed. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "HEADERS_TOO_LARGE";
+                    };
+                };
+            };
             /** @description `INTERNAL`: An unexpected failure; nothing of it is shown. */
             500: {
                 headers: {
@@ -1475,6 +1487,18 @@ export interface operations {
                 };
                 content: {
                     "text/plain": string;
+                };
+            };
+            /** @description `HEADERS_TOO_LARGE`: The request line and headers are larger than 16 KiB; the connection is closed. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "HEADERS_TOO_LARGE";
+                    };
                 };
             };
             /** @description `INTERNAL`: An unexpected failure; nothing of it is shown. */
@@ -1533,6 +1557,18 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
                         code?: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description `HEADERS_TOO_LARGE`: The request line and headers are larger than 16 KiB; the connection is closed. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -1658,6 +1694,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description `HEADERS_TOO_LARGE`: The request line and headers are larger than 16 KiB; the connection is closed. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "HEADERS_TOO_LARGE";
+                    };
+                };
+            };
             /** @description `INTERNAL`: An unexpected failure; nothing of it is shown. */
             500: {
                 headers: {
@@ -1711,6 +1759,18 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
                         code?: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description `HEADERS_TOO_LARGE`: The request line and headers are larger than 16 KiB; the connection is closed. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -1836,6 +1896,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description `HEADERS_TOO_LARGE`: The request line and headers are larger than 16 KiB; the connection is closed. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "HEADERS_TOO_LARGE";
+                    };
+                };
+            };
             /** @description `INTERNAL`: An unexpected failure; nothing of it is shown. */
             500: {
                 headers: {
@@ -1904,6 +1976,18 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
                         code?: "SET_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description `HEADERS_TOO_LARGE`: The request line and headers are larger than 16 KiB; the connection is closed. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -2029,6 +2113,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description `HEADERS_TOO_LARGE`: The request line and headers are larger than 16 KiB; the connection is closed. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "HEADERS_TOO_LARGE";
+                    };
+                };
+            };
             /** @description `INTERNAL`: An unexpected failure; nothing of it is shown. */
             500: {
                 headers: {
@@ -2123,6 +2219,18 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
                         code?: "REPORT_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description `HEADERS_TOO_LARGE`: The request line and headers are larger than 16 KiB; the connection is closed. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -2248,6 +2356,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description `HEADERS_TOO_LARGE`: The request line and headers are larger than 16 KiB; the connection is closed. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "HEADERS_TOO_LARGE";
+                    };
+                };
+            };
             /** @description `INTERNAL`: An unexpected failure; nothing of it is shown. */
             500: {
                 headers: {
@@ -2345,6 +2465,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description `HEADERS_TOO_LARGE`: The request line and headers are larger than 16 KiB; the connection is closed. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "HEADERS_TOO_LARGE";
+                    };
+                };
+            };
             /** @description `INTERNAL`: An unexpected failure; nothing of it is shown. */
             500: {
                 headers: {
@@ -2414,6 +2546,18 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
                         code?: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description `HEADERS_TOO_LARGE`: The request line and headers are larger than 16 KiB; the connection is closed. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -2499,6 +2643,18 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
                         code?: "FINDING_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description `HEADERS_TOO_LARGE`: The request line and headers are larger than 16 KiB; the connection is closed. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -2649,6 +2805,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description `HEADERS_TOO_LARGE`: The request line and headers are larger than 16 KiB; the connection is closed. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "HEADERS_TOO_LARGE";
+                    };
+                };
+            };
             /** @description `INTERNAL`: An unexpected failure; nothing of it is shown. */
             500: {
                 headers: {
@@ -2731,6 +2899,18 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
                         code?: "GATE_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description `HEADERS_TOO_LARGE`: The request line and headers are larger than 16 KiB; the connection is closed. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -2859,6 +3039,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description `HEADERS_TOO_LARGE`: The request line and headers are larger than 16 KiB; the connection is closed. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "HEADERS_TOO_LARGE";
+                    };
+                };
+            };
             /** @description `INTERNAL`: An unexpected failure; nothing of it is shown. */
             500: {
                 headers: {
@@ -2931,6 +3123,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description `HEADERS_TOO_LARGE`: The request line and headers are larger than 16 KiB; the connection is closed. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "HEADERS_TOO_LARGE";
+                    };
+                };
+            };
             /** @description `INTERNAL`: An unexpected failure; nothing of it is shown. */
             500: {
                 headers: {
@@ -2984,6 +3188,18 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
                         code?: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description `HEADERS_TOO_LARGE`: The request line and headers are larger than 16 KiB; the connection is closed. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -3062,6 +3278,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description `HEADERS_TOO_LARGE`: The request line and headers are larger than 16 KiB; the connection is closed. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "HEADERS_TOO_LARGE";
+                    };
+                };
+            };
             /** @description `INTERNAL`: An unexpected failure; nothing of it is shown. */
             500: {
                 headers: {
@@ -3117,6 +3345,18 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
                         code?: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description `HEADERS_TOO_LARGE`: The request line and headers are larger than 16 KiB; the connection is closed. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -3218,6 +3458,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description `HEADERS_TOO_LARGE`: The request line and headers are larger than 16 KiB; the connection is closed. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "HEADERS_TOO_LARGE";
+                    };
+                };
+            };
             /** @description `INTERNAL`: An unexpected failure; nothing of it is shown. */
             500: {
                 headers: {
@@ -3303,6 +3555,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description `HEADERS_TOO_LARGE`: The request line and headers are larger than 16 KiB; the connection is closed. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "HEADERS_TOO_LARGE";
+                    };
+                };
+            };
             /** @description `INTERNAL`: An unexpected failure; nothing of it is shown. */
             500: {
                 headers: {
@@ -3377,6 +3641,18 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
                         code?: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description `HEADERS_TOO_LARGE`: The request line and headers are larger than 16 KiB; the connection is closed. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -3523,6 +3799,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description `HEADERS_TOO_LARGE`: The request line and headers are larger than 16 KiB; the connection is closed. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "HEADERS_TOO_LARGE";
+                    };
+                };
+            };
             /** @description `INTERNAL`: An unexpected failure; nothing of it is shown. */
             500: {
                 headers: {
@@ -3608,6 +3896,18 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
                         code?: "RUN_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description `HEADERS_TOO_LARGE`: The request line and headers are larger than 16 KiB; the connection is closed. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -3697,6 +3997,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description `HEADERS_TOO_LARGE`: The request line and headers are larger than 16 KiB; the connection is closed. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "HEADERS_TOO_LARGE";
+                    };
+                };
+            };
             /** @description `INTERNAL`: An unexpected failure; nothing of it is shown. */
             500: {
                 headers: {
@@ -3765,6 +4077,18 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
                         code?: "RUN_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description `HEADERS_TOO_LARGE`: The request line and headers are larger than 16 KiB; the connection is closed. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -3841,6 +4165,18 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
                         code?: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description `HEADERS_TOO_LARGE`: The request line and headers are larger than 16 KiB; the connection is closed. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -3978,6 +4314,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description `HEADERS_TOO_LARGE`: The request line and headers are larger than 16 KiB; the connection is closed. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "HEADERS_TOO_LARGE";
+                    };
+                };
+            };
             /** @description `INTERNAL`: An unexpected failure; nothing of it is shown. */
             500: {
                 headers: {
@@ -4112,6 +4460,18 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description `HEADERS_TOO_LARGE`: The request line and headers are larger than 16 KiB; the connection is closed. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -4263,6 +4623,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description `HEADERS_TOO_LARGE`: The request line and headers are larger than 16 KiB; the connection is closed. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "HEADERS_TOO_LARGE";
+                    };
+                };
+            };
             /** @description `INTERNAL`: An unexpected failure; nothing of it is shown. */
             500: {
                 headers: {
@@ -4345,6 +4717,18 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
                         code?: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description `HEADERS_TOO_LARGE`: The request line and headers are larger than 16 KiB; the connection is closed. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -4472,6 +4856,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description `HEADERS_TOO_LARGE`: The request line and headers are larger than 16 KiB; the connection is closed. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "HEADERS_TOO_LARGE";
+                    };
+                };
+            };
             /** @description `INTERNAL`: An unexpected failure; nothing of it is shown. */
             500: {
                 headers: {
@@ -4540,6 +4936,18 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
                         code?: "SUITE_NOT_FOUND";
+                    };
+                };
+            };
+            /** @description `HEADERS_TOO_LARGE`: The request line and headers are larger than 16 KiB; the connection is closed. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };
@@ -4628,6 +5036,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description `HEADERS_TOO_LARGE`: The request line and headers are larger than 16 KiB; the connection is closed. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "HEADERS_TOO_LARGE";
+                    };
+                };
+            };
             /** @description `INTERNAL`: An unexpected failure; nothing of it is shown. */
             500: {
                 headers: {
@@ -4681,6 +5101,18 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
                         code?: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description `HEADERS_TOO_LARGE`: The request line and headers are larger than 16 KiB; the connection is closed. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "HEADERS_TOO_LARGE";
                     };
                 };
             };

@@ -60,7 +60,7 @@ describe('unit: the OpenAPI documents are complete, valid and used (X1, issue 16
     expect(routeProblems(doc, mappedRoutes([DocumentedController]))).toEqual([]);
     const op = (doc.paths['/v1/widgets'] as any).post;
     expect(op['x-evals-tier']).toBe('operator');
-    expect(Object.keys(op.responses).sort()).toEqual(['201', '400', '401', '403', '413', '429', '500']);
+    expect(Object.keys(op.responses).sort()).toEqual(['201', '400', '401', '403', '413', '429', '431', '500']);
     expect(op.responses['400'].content['application/json'].schema.allOf[1].properties.code.enum).toEqual(['INVALID_REQUEST', 'MALFORMED_JSON', 'BODY_TOO_DEEP']);
     expect(op.responses['429'].headers['Retry-After']).toBeDefined();
     expect(doc.info.title).toBe('evals test');

@@ -3,7 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { InProcessBus, type MessageBus } from '@evals/bus';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '@evals/persistence';
-import { ConfigError, JsonLogger, serveAsyncApi, serveOpenApi, type ConfigOptions, useBodyParsers } from '@evals/platform';
+import { answerUnparsableRequests, ConfigError, JsonLogger, serveAsyncApi, serveOpenApi, type ConfigOptions, useBodyParsers } from '@evals/platform';
 import { loadIngestionConfig } from '../../../ingestion/src';
 import { loadReadModelConfig } from '../../../read-model/src';
 import { loadRegressionJudge } from '../../../regression/src';
@@ -95,6 +95,7 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
     );
     cleanups.push(() => app.close());
     useBodyParsers(app, ingestion.bodyLimitMb);
+    answerUnparsableRequests(app.getHttpServer());
     if (options.mode === 'serve') {
       // The documents are built from every route's metadata (a tenth of a second and more); a command's own
       // server is reached by that command only, which never reads them.
