@@ -8,10 +8,10 @@ import * as path from 'node:path';
 // of one shared PGlite session), and keeps its data across a close and reopen, in a process of its own as
 // `evals serve` is. persistence.contract.ts holds it to everything the server does, in memory.
 describe('integration: embedded PostgreSQL', () => {
-  it('migrates, enforces append-only, isolates concurrent transactions, survives a restart', () => {
+  it.each(['in-process', 'worker'])('migrates, enforces append-only, isolates concurrent transactions, survives a restart (PGlite %s)', (connection) => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'evals-pglite-'));
     try {
-      const stdout = execFileSync(process.execPath, ['-r', '@swc-node/register', path.join(__dirname, 'embedded-postgres.probe.ts'), dir], {
+      const stdout = execFileSync(process.execPath, ['-r', '@swc-node/register', path.join(__dirname, 'embedded-postgres.probe.ts'), dir, connection], {
         cwd: path.resolve(__dirname, '../../..'),
         timeout: 180_000,
       }).toString();

@@ -1,14 +1,14 @@
 /**
  * Exercises the embedded PostgreSQL on a data directory in a process of its own, closed and reopened as
  * `evals serve` does it across a restart, and prints one JSON line of findings for
- * embedded-postgres.int-spec.ts to assert on. Usage: node -r @swc-node/register embedded-postgres.probe.ts DIR
+ * embedded-postgres.int-spec.ts to assert on. Usage: node -r @swc-node/register embedded-postgres.probe.ts DIR [in-process|worker]
  */
 import { createDataSource, migrate, migrations } from './data-source';
-import { startEmbeddedPostgres } from './embedded-postgres';
+import { startEmbeddedPostgres, type EmbeddedPostgresOptions } from './embedded-postgres';
 
-async function main(dir: string): Promise<Record<string, unknown>> {
+async function main(dir: string, connection: EmbeddedPostgresOptions['connection']): Promise<Record<string, unknown>> {
   const out: Record<string, unknown> = {};
-  let pg = await startEmbeddedPostgres(dir);
+  let pg = await startEmbeddedPostgres(dir, { connection });
   let ds = createDataSource({ url: pg.url, poolSize: 1 });
   await ds.initialize();
   out.applied = (await migrate(ds)).length;
@@ -31,7 +31,7 @@ async function main(dir: string): Promise<Record<string, unknown>> {
   out.after_concurrent = (await ds.query(`SELECT v FROM iso ORDER BY v`)).map((r: { v: string }) => r.v);
   await ds.destroy();
   await pg.stop();
-  pg = await startEmbeddedPostgres(dir);
+  pg = await startEmbeddedPostgres(dir, { connection });
   ds = createDataSource({ url: pg.url, poolSize: 1 });
   await ds.initialize();
   out.applied_after_restart = (await migrate(ds)).length;
@@ -42,7 +42,7 @@ async function main(dir: string): Promise<Record<string, unknown>> {
   return out;
 }
 
-main(process.argv[2]).then(
+main(process.argv[2]!, (process.argv[3] ?? 'in-process') as EmbeddedPostgresOptions['connection']).then(
   (out) => process.stdout.write(`${JSON.stringify(out)}\n`),
   (error: unknown) => {
     process.stderr.write(`probe failed: ${error instanceof Error ? error.message : String(error)}\n`);

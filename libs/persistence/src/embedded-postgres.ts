@@ -2,6 +2,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Duplex } from 'node:stream';
+import { Worker } from 'node:worker_threads';
+import { WorkerPGlite } from './pglite-worker';
 import { InProcessPgSlot, PGliteWireStream, type PGliteSession } from './pglite-wire.stream';
 
 /**
@@ -23,9 +25,11 @@ export interface EmbeddedPostgresOptions {
   /**
    * `in-process` (the default): the URL is usable by `createDataSource` in this process only, whose `pg`
    * connection talks to PGlite directly - no socket, no second parse of every message. `socket`: PGlite's
-   * socket server, for a client that is not `createDataSource` in this process.
+   * socket server, for a client that is not `createDataSource` in this process. `worker`: as `in-process`,
+   * with PGlite in a worker thread (pglite-worker.ts) - PostgreSQL's work on another core than this
+   * process's JavaScript, and its start under way before this call returns, while the caller goes on.
    */
-  readonly connection?: 'in-process' | 'socket';
+  readonly connection?: 'in-process' | 'worker' | 'socket';
   /**
    * With `socket`: listen on a Unix socket in that directory (which should be private, 0700) instead of a
    * loopback TCP port - PGlite trusts whoever connects, and a TCP port is open to every local user. Socket
@@ -36,7 +40,21 @@ export interface EmbeddedPostgresOptions {
 
 /** `dataDir` undefined: in memory; a directory: persisted there and reopened on the next start. */
 export async function startEmbeddedPostgres(dataDir?: string, options: EmbeddedPostgresOptions = {}): Promise<EmbeddedPostgres> {
-  if (dataDir !== undefined && !fs.existsSync(path.join(dataDir, 'PG_VERSION'))) await initdbInAWorker(dataDir);
+  const fresh = dataDir !== undefined && !fs.existsSync(path.join(dataDir, 'PG_VERSION'));
+  if (options.connection === 'worker') {
+    // Both workers are created before this function first awaits: the start runs while the caller goes on.
+    const settings = PGLITE_SETTINGS.flatMap((setting) => ['-c', setting]);
+    const open = fresh ? initdbInAWorker(dataDir!).then(() => new WorkerPGlite(dataDir, settings)) : Promise.resolve(new WorkerPGlite(dataDir, settings));
+    const db = await open;
+    try {
+      await db.ready;
+    } catch (error) {
+      await db.close();
+      throw error;
+    }
+    return inProcess(db);
+  }
+  if (fresh) await initdbInAWorker(dataDir!);
   const { PGlite } = await import('@electric-sql/pglite');
   const db = await PGlite.create(dataDir, { startParams: [...PGlite.defaultStartParams, ...PGLITE_SETTINGS.flatMap((setting) => ['-c', setting])] });
   if ((options.connection ?? 'in-process') === 'in-process') return inProcess(db);
@@ -79,8 +97,7 @@ const PGLITE_SETTINGS = ['shared_buffers=16MB'];
  * (measured: 320 MiB resident after the open instead of 445-652, for about one more second on the very first
  * start only; issue 15).
  */
-async function initdbInAWorker(dataDir: string): Promise<void> {
-  const { Worker } = await import('node:worker_threads');
+function initdbInAWorker(dataDir: string): Promise<void> {
   const pglite = require.resolve('@electric-sql/pglite');
   const code = `
     const { parentPort, workerData } = require('node:worker_threads');
@@ -90,7 +107,7 @@ async function initdbInAWorker(dataDir: string): Promise<void> {
       parentPort.postMessage('done');
     });`;
   const settings = PGLITE_SETTINGS.flatMap((setting) => ['-c', setting]);
-  await new Promise<void>((resolve, reject) => {
+  return new Promise<void>((resolve, reject) => {
     const worker = new Worker(code, { eval: true, workerData: { pglite: pathToFileURL(pglite).href, dataDir: path.resolve(dataDir), settings } });
     let done = false;
     worker.once('message', () => (done = true));

@@ -1,18 +1,24 @@
 import { createDataSource } from './data-source';
-import { startEmbeddedPostgres } from './embedded-postgres';
+import { startEmbeddedPostgres, type EmbeddedPostgresOptions } from './embedded-postgres';
 import { persistenceContract } from './persistence.contract';
+
+function onPGlite(connection: EmbeddedPostgresOptions['connection']) {
+  return async () => {
+    const pg = await startEmbeddedPostgres(undefined, { connection });
+    const ds = createDataSource({ url: pg.url, poolSize: 1 });
+    await ds.initialize();
+    return {
+      ds,
+      async teardown() {
+        await ds.destroy();
+        await pg.stop();
+      },
+    };
+  };
+}
 
 // PGlite loads its WASM through a dynamic import, which Jest's module system runs only with Node's
 // --experimental-vm-modules: `npm run test:int` passes it.
-persistenceContract('PGlite, the embedded default', async () => {
-  const pg = await startEmbeddedPostgres();
-  const ds = createDataSource({ url: pg.url, poolSize: 1 });
-  await ds.initialize();
-  return {
-    ds,
-    async teardown() {
-      await ds.destroy();
-      await pg.stop();
-    },
-  };
-});
+persistenceContract('PGlite, in this thread', onPGlite('in-process'));
+// The all-in-one's connection (embedded-server.ts): PGlite in a worker thread, the same answers.
+persistenceContract('PGlite in a worker thread, the embedded default', onPGlite('worker'));

@@ -5,12 +5,13 @@ import { inProcessPgStream, startEmbeddedPostgres, type EmbeddedPostgres } from 
 // no socket. PGlite has one session, so the stream must keep what the socket server with one connection
 // kept: one connection at a time, nothing of a broken connection's transaction left for the next one.
 // PGlite loads its WASM through a dynamic import: run with --experimental-vm-modules (npm run test:int).
-describe('integration: pg to PGlite in-process', () => {
+// The same holds with PGlite in a worker thread (pglite-worker.ts, what the all-in-one runs on).
+describe.each(['in-process', 'worker'] as const)('integration: pg to PGlite, connection %s', (connection) => {
   let pg: EmbeddedPostgres;
   const client = () => new Client({ connectionString: pg.url, stream: inProcessPgStream(pg.url)! });
 
   beforeAll(async () => {
-    pg = await startEmbeddedPostgres();
+    pg = await startEmbeddedPostgres(undefined, { connection });
     const c = client();
     await c.connect();
     await c.query('CREATE TABLE t (v text)');
@@ -24,7 +25,7 @@ describe('integration: pg to PGlite in-process', () => {
   it('is only for its own URL, and gone once stopped', async () => {
     expect(inProcessPgStream(pg.url)).toBeDefined();
     expect(inProcessPgStream('postgres://postgres@localhost:5432/postgres')).toBeUndefined();
-    const other = await startEmbeddedPostgres();
+    const other = await startEmbeddedPostgres(undefined, { connection });
     const url = other.url;
     expect(url).not.toBe(pg.url);
     await other.stop();

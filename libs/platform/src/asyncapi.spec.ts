@@ -27,7 +27,7 @@ describe('serveAsyncApi (issue 16: the bus contract served by every app)', () =>
     }
   });
 
-  it.each(['apps/ingestion/src/main.ts', 'apps/scoring-worker/src/main.ts', 'apps/read-model/src/main.ts', 'apps/regression/src/main.ts', 'apps/cli/src/embedded/embedded-server.ts'])(
+  it.each(['apps/ingestion/src/main.ts', 'apps/scoring-worker/src/main.ts', 'apps/read-model/src/main.ts', 'apps/regression/src/main.ts', 'apps/cli/src/embedded/embedded-app.ts'])(
     '%s serves it next to /openapi.json',
     (file) => {
       const source = readFileSync(join(root, file), 'utf8');

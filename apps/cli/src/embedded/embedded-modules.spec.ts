@@ -9,17 +9,29 @@ import { repoRoot } from '../cli.testing';
  * graph would bring them back into every `evals run`.
  */
 describe('unit: the modules of the embedded all-in-one (issue 15)', () => {
-  it('loads no Redis client and no NATS transport', () => {
+  /** The files `require` loaded for one module of the all-in-one. */
+  function loadedBy(file: string): string[] {
     const script = [
       `require(${JSON.stringify(path.join(repoRoot, 'bin/register-sources.js'))});`,
-      `require(${JSON.stringify(path.join(repoRoot, 'apps/cli/src/embedded/embedded-server.ts'))});`,
+      `require(${JSON.stringify(path.join(repoRoot, file))});`,
       `process.stdout.write(JSON.stringify(Object.keys(require.cache)));`,
     ].join('\n');
-    const files = JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: repoRoot, encoding: 'utf8' })) as string[];
+    return JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: repoRoot, encoding: 'utf8' })) as string[];
+  }
+
+  it('loads no Redis client and no NATS transport', () => {
+    const files = loadedBy('apps/cli/src/embedded/embedded-app.ts');
     // The graph did load (a broken require would make the lists below trivially empty).
     expect(files.some((f) => f.includes(`${path.sep}typeorm${path.sep}`))).toBe(true);
     expect(files.some((f) => f.endsWith(path.join('libs', 'bus', 'src', 'in-process.bus.ts')))).toBe(true);
     const unwanted = files.filter((f) => /node_modules[\\/](ioredis|@nats-io[\\/]transport-node)[\\/]/.test(f));
     expect(unwanted).toEqual([]);
+  });
+
+  // PGlite's start overlaps the framework's loading only if it is started before the framework loads.
+  it('starts PGlite from a module that loads no part of Nest: the framework is required after', () => {
+    const files = loadedBy('apps/cli/src/embedded/embedded-server.ts');
+    expect(files.some((f) => f.endsWith(path.join('libs', 'persistence', 'src', 'embedded-postgres.ts')))).toBe(true);
+    expect(files.filter((f) => /node_modules[\\/]@nestjs[\\/]/.test(f) || f.endsWith('embedded-app.ts'))).toEqual([]);
   });
 });
