@@ -17,5 +17,6 @@ if (swc && fs.existsSync(source)) {
   require('./register-sources');
   require(source);
 } else {
+  require('./framework-bundle').useFrameworkBundle(root, path.join(root, 'dist', 'framework'));
   require(path.join(root, 'dist', 'apps', 'cli', 'src', 'main.js'));
 }

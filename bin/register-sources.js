@@ -14,6 +14,8 @@ const cacheDir = path.join(root, 'node_modules', '.cache', 'evals-cli');
 const swcVersion = JSON.parse(fs.readFileSync(require.resolve('@swc/core/package.json', { paths: [root] }), 'utf8')).version;
 const salt = `${swcVersion}:${JSON.stringify(options)}`;
 
+require('./framework-bundle').useFrameworkBundle(root, cacheDir);
+
 const resolve = Module._resolveFilename;
 Module._resolveFilename = function (request, ...rest) {
   const lib = /^@evals\/([a-z-]+)$/.exec(request);

@@ -6,7 +6,7 @@
  * Prints numbers only.
  */
 import { Client } from 'pg';
-import { inProcessPgStream, startEmbeddedPostgres } from '@evals/persistence';
+import { inProcessPgStream, startEmbeddedPostgres } from '@evals/pglite';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const SMALL = Number(process.env.BENCH_SMALL ?? 3000);

@@ -27,7 +27,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Client } from 'pg';
-import { inProcessPgStream, startEmbeddedPostgres } from '@evals/persistence';
+import { inProcessPgStream, startEmbeddedPostgres } from '@evals/pglite';
 import { startEmbeddedServe, type EmbeddedServe } from '../../test/support/embedded-process';
 import { summarize as summarizeProfile } from '../pipeline/profile-summary';
 

@@ -8,7 +8,8 @@
  */
 import { performance } from 'node:perf_hooks';
 import { Client } from 'pg';
-import { EVIDENCE_COLUMNS, insertEvidence, startEmbeddedPostgres, type EvidenceRow } from '@evals/persistence';
+import { startEmbeddedPostgres } from '@evals/pglite';
+import { EVIDENCE_COLUMNS, insertEvidence, type EvidenceRow } from '@evals/persistence';
 import { createTestSchema } from '../../test/support/isolation';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 100_000);

@@ -1,5 +1,5 @@
 import { DataSource, MigrationExecutor } from 'typeorm';
-import { inProcessPgStream } from './embedded-postgres';
+import { inProcessPgStream } from '@evals/pglite';
 import { allMigrationsApplied } from './migration-state';
 import { InitialSchema1764460800000 } from './migrations/1764460800000-initial-schema.migration';
 import { ReadModel1764460900000 } from './migrations/1764460900000-read-model.migration';

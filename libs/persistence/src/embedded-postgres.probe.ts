@@ -4,7 +4,7 @@
  * embedded-postgres.int-spec.ts to assert on. Usage: node -r @swc-node/register embedded-postgres.probe.ts DIR [in-process|worker]
  */
 import { createDataSource, migrate, migrations } from './data-source';
-import { startEmbeddedPostgres, type EmbeddedPostgresOptions } from './embedded-postgres';
+import { startEmbeddedPostgres, type EmbeddedPostgresOptions } from '@evals/pglite';
 
 async function main(dir: string, connection: EmbeddedPostgresOptions['connection']): Promise<Record<string, unknown>> {
   const out: Record<string, unknown> = {};

@@ -2,7 +2,7 @@ import type { DataSource } from 'typeorm';
 import { createTestSchema } from '../../../test/support/isolation';
 import { testServers } from '../../../test/support/servers';
 import { createDataSource, migrate } from './data-source';
-import { startEmbeddedPostgres } from './embedded-postgres';
+import { startEmbeddedPostgres } from '@evals/pglite';
 import { EvidenceRepository, type EvidenceRow } from './evidence.repository';
 
 /*

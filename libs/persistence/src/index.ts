@@ -37,7 +37,5 @@ export type { RunJudgeCorrection } from './judge-correction.queries';
 export type { JudgeCertification, JudgeStatus } from './judge-status.repository';
 export { ComparisonRepository } from './comparison.repository';
 export type { ComparisonReportRecord } from './comparison.repository';
-export { inProcessPgStream, startEmbeddedPostgres } from './embedded-postgres';
-export type { EmbeddedPostgres, EmbeddedPostgresOptions } from './embedded-postgres';
 export { DashboardQueries, GateListQueries, JudgePinQueries } from './dashboard.queries';
 export type { CasePageFilter, GateListItem, JudgePinStatus, Page, RunListFilter, RunListItem } from './dashboard.queries';

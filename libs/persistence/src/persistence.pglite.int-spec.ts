@@ -1,5 +1,5 @@
 import { createDataSource } from './data-source';
-import { startEmbeddedPostgres, type EmbeddedPostgresOptions } from './embedded-postgres';
+import { startEmbeddedPostgres, type EmbeddedPostgresOptions } from '@evals/pglite';
 import { persistenceContract } from './persistence.contract';
 
 function onPGlite(connection: EmbeddedPostgresOptions['connection']) {

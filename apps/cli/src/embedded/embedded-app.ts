@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { InProcessBus, type MessageBus } from '@evals/bus';
-import type { EmbeddedPostgres } from '@evals/persistence';
+import type { EmbeddedPostgres } from '@evals/pglite';
 import { answerUnparsableRequests, ConfigError, JsonLogger, serveAsyncApi, serveOpenApi, type ConfigOptions, useBodyParsers } from '@evals/platform';
 import { loadIngestionConfig } from '../../../ingestion/src';
 import { loadReadModelConfig } from '../../../read-model/src';

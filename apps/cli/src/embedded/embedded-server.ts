@@ -1,5 +1,4 @@
-import type { EmbeddedPostgres } from '@evals/persistence';
-import { startEmbeddedPostgres } from '@evals/persistence';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from '@evals/pglite';
 import { claimDataDir, dataDirSecret, type OwnerMode } from './data-dir';
 import type * as EmbeddedAppModule from './embedded-app';
 

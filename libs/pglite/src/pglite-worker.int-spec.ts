@@ -22,7 +22,7 @@ describe('integration: PGlite in a worker thread', () => {
   it('a process that opened it and never closed it still exits once idle', async () => {
     const run = await node(
       `const { Client } = require('pg');
-       const { startEmbeddedPostgres, inProcessPgStream } = require('./libs/persistence/src/embedded-postgres.ts');
+       const { startEmbeddedPostgres, inProcessPgStream } = require('./libs/pglite/src/embedded-postgres.ts');
        startEmbeddedPostgres(undefined, { connection: 'worker' }).then(async (pg) => {
          const c = new Client({ connectionString: pg.url, stream: inProcessPgStream(pg.url) });
          await c.connect();
@@ -52,7 +52,7 @@ describe('integration: PGlite in a worker thread', () => {
     try {
       fs.writeFileSync(path.join(dir, 'PG_VERSION'), 'not a version\n');
       const run = await node(
-        `const { startEmbeddedPostgres } = require('./libs/persistence/src/embedded-postgres.ts');
+        `const { startEmbeddedPostgres } = require('./libs/pglite/src/embedded-postgres.ts');
          startEmbeddedPostgres(${JSON.stringify(dir)}, { connection: 'worker' }).then(
            () => process.stdout.write('opened\\n'),
            (error) => process.stdout.write('refused: ' + error.message + '\\n'),
