@@ -1,4 +1,4 @@
-import { startEmbeddedPostgres, type EmbeddedPostgres } from '@evals/pglite';
+import { startEmbeddedPostgres } from '@evals/pglite';
 import { claimDataDir, dataDirSecret, type OwnerMode } from './data-dir';
 import type * as EmbeddedAppModule from './embedded-app';
 
@@ -32,9 +32,9 @@ export interface EmbeddedServer {
  * in-process bus journalled in `<dir>/bus` - and without REDIS_URL the rate limits and the verdict cache
  * live in memory. Access control defaults to disabled, since it listens on the loopback interface only.
  *
- * PGlite starts first, in a worker thread, and this module imports nothing of the framework: its start
- * (about a second of WASM) runs on another core while this thread loads Nest and the four apps
- * (embedded-app.ts), and its queries keep running there beside the apps' JavaScript (issue 15).
+ * PGlite starts first, and this module imports nothing of the framework: for a command, in a worker
+ * thread, its start (about a second of WASM) runs on another core while this thread loads Nest and the
+ * four apps (embedded-app.ts) (issue 15).
  */
 export async function startEmbeddedServer(options: EmbeddedServerOptions): Promise<EmbeddedServer> {
   const claim = claimDataDir(options.dataDir, options.mode);
@@ -49,14 +49,19 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
       EVALS_AUTH: options.env.EVALS_AUTH || 'disabled',
       PORT: String(options.port),
     };
-    const database = env.DATABASE_URL ? undefined : startEmbeddedPostgres(claim.dir.postgres, { connection: 'worker' });
+    // A command's own service runs PGlite in a worker thread, whose start then overlaps the framework's loading
+    // (a cold 10 000-case `evals run` about 4% faster, 20-40 MiB more at its peak). `evals serve` keeps it in
+    // this thread: over ten 10 000-case runs the worker cost 106 MiB more resident memory, and each
+    // query's two thread hops 70 -> 99 ms at the median of a 100-case run (docs/benchmarks.md, fourth round).
+    const connection = options.mode === 'command' ? 'worker' : 'in-process';
+    const database = env.DATABASE_URL ? undefined : startEmbeddedPostgres(claim.dir.postgres, { connection });
     if (database) {
       // Its failure is answered where it is awaited (startAllInOne); until then it must not count as unhandled.
       database.catch(() => undefined);
       cleanups.push(async () => (await database).stop());
     }
     const { startAllInOne } = require('./embedded-app') as typeof EmbeddedAppModule;
-    const app = await startAllInOne({ ...options, env, dir: claim.dir, database: database as Promise<EmbeddedPostgres> | undefined, cleanups });
+    const app = await startAllInOne({ ...options, env, dir: claim.dir, database, cleanups });
     if (options.mode === 'serve') claim.advertise(app.url);
     return { ...app, close: cleanup };
   } catch (error) {
