@@ -1,9 +1,21 @@
-import { type Document, isCollection, isNode, LineCounter, parseDocument, visit } from 'yaml';
+import type { Document, LineCounter } from 'yaml';
+import type * as YamlLibrary from 'yaml';
 import { SUITE_ERROR_CODES as E, type SuiteError } from './suite-error';
 import { MAX_SUITE_BYTES } from './suite.limits';
 import { readJsonSuite } from './suite.json-reader';
 import { type SuiteCheck, type SuiteCheckOptions, type SuiteValidation, validateSuite } from './suite.validator';
 import { MAX_YAML_NESTING, yamlNestingExceeds } from './yaml-depth';
+
+/**
+ * The YAML library, loaded by the first suite parsed: a process that parses none - a CLI command whose suite
+ * file the service already has, `evals serve` until a suite arrives - does not load it (about 0.1 s of a
+ * cold start, issue 15).
+ */
+let yamlLibrary: typeof YamlLibrary | undefined;
+function yaml(): typeof YamlLibrary {
+  yamlLibrary ??= require('yaml') as typeof YamlLibrary;
+  return yamlLibrary;
+}
 
 /** More alias expansions than this is a "billion laughs" document, not a suite. */
 const MAX_ALIAS_COUNT = 100;
@@ -56,11 +68,11 @@ const PARSE_OPTIONS = {
 /** The whole document at once: any YAML a suite can be written in, with the memory of its full syntax tree. Exported for tests only (not from the library's index). */
 export function parseWhole(text: string, fileName: string, options?: SuiteCheckOptions): SuiteValidation | SuiteCheck {
   const fail = (errors: SuiteError[]): SuiteValidation => ({ ok: false, errors });
-  const lines = new LineCounter();
+  const lines = new (yaml().LineCounter)();
   let doc: Document.Parsed;
   let raw: unknown;
   try {
-    doc = parseDocument(text, { lineCounter: lines, ...PARSE_OPTIONS });
+    doc = yaml().parseDocument(text, { lineCounter: lines, ...PARSE_OPTIONS });
     // The yaml library reports a document nested beyond its stack as errors carrying the engine's own
     // RangeError text; one plain problem says what it means (no internal message reaches a user).
     const tooDeep = doc.errors.find((e) => /call stack/i.test(e.message));
@@ -70,9 +82,9 @@ export function parseWhole(text: string, fileName: string, options?: SuiteCheckO
       ...doc.warnings.map((w) => located(E.YAML_UNSUPPORTED, fileName, w.message, w.pos[0], lines)),
     ];
     // A mapping or list used as a key would be stringified into a made-up key; no suite field is one.
-    visit(doc, {
+    yaml().visit(doc, {
       Pair(_, pair) {
-        if (isCollection(pair.key)) {
+        if (yaml().isCollection(pair.key)) {
           problems.push(located(E.YAML_UNSUPPORTED, fileName, 'a key must be a plain scalar, not a mapping or list', pair.key.range?.[0] ?? 0, lines));
         }
       },
@@ -168,14 +180,14 @@ function firstItemColumn(text: string, start: number): number {
 
 /** One slice through the parser; undefined on any YAML problem (the whole-document reader reports it). */
 function parseSlice(slice: string): { value: unknown; doc: Document.Parsed | undefined; lines: LineCounter } | undefined {
-  const lines = new LineCounter();
+  const lines = new (yaml().LineCounter)();
   try {
-    const doc = parseDocument(slice, { lineCounter: lines, ...PARSE_OPTIONS });
+    const doc = yaml().parseDocument(slice, { lineCounter: lines, ...PARSE_OPTIONS });
     if (doc.errors.length > 0 || doc.warnings.length > 0) return undefined;
     let collectionKey = false;
-    visit(doc, {
+    yaml().visit(doc, {
       Pair(_, pair) {
-        if (isCollection(pair.key)) collectionKey = true;
+        if (yaml().isCollection(pair.key)) collectionKey = true;
       },
     });
     if (collectionKey) return undefined;
@@ -256,7 +268,7 @@ function withPosition(error: SuiteError, doc: Document.Parsed, lines: LineCounte
   if (path === undefined) return error;
   for (let n = path.length; n >= 0; n--) {
     const node: unknown = n === 0 ? doc.contents : doc.getIn(path.slice(0, n), true);
-    if (isNode(node) && node.range) {
+    if (yaml().isNode(node) && node.range) {
       const { line, col } = lines.linePos(node.range[0]);
       return { ...error, line, column: col };
     }
