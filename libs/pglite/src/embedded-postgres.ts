@@ -42,7 +42,8 @@ export interface EmbeddedPostgresOptions {
 export async function startEmbeddedPostgres(dataDir?: string, options: EmbeddedPostgresOptions = {}): Promise<EmbeddedPostgres> {
   const fresh = dataDir !== undefined && !fs.existsSync(path.join(dataDir, 'PG_VERSION'));
   if (options.connection === 'worker') {
-    // Both workers are created before this function first awaits: the start runs while the caller goes on.
+    // The first worker (initdb's for a new directory, else PGlite's own) is created before this function first
+    // awaits: the start runs while the caller goes on loading modules.
     const settings = PGLITE_SETTINGS.flatMap((setting) => ['-c', setting]);
     const open = fresh ? initdbInAWorker(dataDir!).then(() => new WorkerPGlite(dataDir, settings)) : Promise.resolve(new WorkerPGlite(dataDir, settings));
     const db = await open;
