@@ -2,8 +2,8 @@ import type { DataSource } from 'typeorm';
 import { createTestSchema } from '../../../test/support/isolation';
 import { testServers } from '../../../test/support/servers';
 import { createDataSource, migrate } from './data-source';
-import { startEmbeddedPostgres } from '@evals/pglite';
 import { EvidenceRepository, type EvidenceRow } from './evidence.repository';
+import { pgliteDataSource } from './pglite-data-source.testing';
 
 /*
  * The evidence insert (R3, exactly-once evidence): rows travel as one json parameter (issue 15). On the
@@ -88,15 +88,4 @@ evidenceInsertContract('PostgreSQL server', async () => {
   };
 });
 
-evidenceInsertContract('PGlite, the embedded default', async () => {
-  const pg = await startEmbeddedPostgres();
-  const ds = createDataSource({ url: pg.url, poolSize: 1 });
-  await ds.initialize();
-  return {
-    ds,
-    async teardown() {
-      await ds.destroy();
-      await pg.stop();
-    },
-  };
-});
+evidenceInsertContract('PGlite, the embedded default', () => pgliteDataSource());
