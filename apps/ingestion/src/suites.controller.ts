@@ -3,7 +3,7 @@ import { ApiExtraModels, ApiParam, ApiProperty } from '@nestjs/swagger';
 import { ApiRoute, TIMESTAMP_PROPERTY, YAML_MEDIA_TYPES } from '@evals/platform';
 import { parseSuiteYaml, validateSuite, type SuiteCheck, type SuiteDefinition } from '@evals/domain';
 import type { Page, SuiteSummary, SuiteVersionWithCases } from '@evals/persistence';
-import type { Response } from 'express';
+import type { Response as ExpressResponse } from 'express';
 import { SuiteAnswerDto, SuiteBody, SuitePushedDto } from './ingestion.dto';
 import { IntakeError } from './intake-error';
 import { pageParams } from './page-params';
@@ -50,7 +50,7 @@ export class SuitesController {
     errors: ['INVALID_REQUEST', 'SUITE_INVALID'],
   })
   @Post()
-  async push(@Body() body: SuiteBody | string, @Headers('content-type') contentType: string | undefined, @Res({ passthrough: true }) res: Response): Promise<SuitePushedDto> {
+  async push(@Body() body: SuiteBody | string, @Headers('content-type') contentType: string | undefined, @Res({ passthrough: true }) res: ExpressResponse): Promise<SuitePushedDto> {
     // A text body may be bytes already accepted: the catalog answers those without parsing (V2, issue 15).
     const result = typeof body === 'string' ? await this.catalog.pushText(body, (text) => validSuite(text, contentType)) : await this.catalog.push(validSuite(body, contentType));
     res.status(result.created ? 201 : 200);

@@ -1,7 +1,7 @@
 import { Controller, Get, Inject, Param, Query, Res } from '@nestjs/common';
 import { ApiParam, ApiQuery } from '@nestjs/swagger';
 import { ApiError, ApiRoute, RunViewDto } from '@evals/platform';
-import type { Response } from 'express';
+import type { Response as ExpressResponse } from 'express';
 import { formatSseFrame, RunQueries } from '@evals/persistence';
 import { RUN_EVENTS_SCHEMA } from './read-model.dto';
 
@@ -44,7 +44,7 @@ export class RunsController {
   })
   @ApiParam(RUN_ID)
   @Get(':id/events')
-  async events(@Param('id') id: string, @Res() res: Response): Promise<void> {
+  async events(@Param('id') id: string, @Res() res: ExpressResponse): Promise<void> {
     const frames = await this.queries.replay(id);
     if (frames === null) throw notFound(id);
     res.status(200);

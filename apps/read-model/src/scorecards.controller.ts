@@ -4,7 +4,7 @@ import { buildScorecard, DEFAULT_TREND_WINDOW, scorecardsToCsv, type Scorecard }
 import { RunQueries } from '@evals/persistence';
 import { ApiRoute, refuse } from '@evals/platform';
 import { ScorecardsDto } from './read-model.dto';
-import type { Response } from 'express';
+import type { Response as ExpressResponse } from 'express';
 import { RUN_QUERIES } from './runs.controller';
 
 /** Runs per suite and subject a scorecard is computed from (the most recent ones). */
@@ -37,7 +37,7 @@ export class ScorecardsController {
   @ApiQuery({ name: 'format', required: false, schema: { type: 'string', enum: ['json', 'csv'], default: 'json' } })
   @Get()
   async list(
-    @Res({ passthrough: true }) res: Response,
+    @Res({ passthrough: true }) res: ExpressResponse,
     @Query('suite_key') suiteKey?: string,
     @Query('subject_kind') subjectKind?: string,
     @Query('subject_id') subjectId?: string,

@@ -11,7 +11,7 @@ import { Public } from './auth/decorators';
 import { HealthDto } from './platform.dto';
 import { KeysController } from './auth/keys.controller';
 import type { DataSource } from 'typeorm';
-import type { Response } from 'express';
+import type { Response as ExpressResponse } from 'express';
 import type { CommonConfig } from './config';
 import { ApiExceptionFilter } from './api-exception.filter';
 import { EdgeTextPipe } from './edge-text.pipe';
@@ -109,7 +109,7 @@ export class HealthController {
     ],
   })
   @Get('health')
-  async health(@Res({ passthrough: true }) res: Response): Promise<{ status: 'ok' | 'down'; checks: Record<string, 'up' | 'down'> }> {
+  async health(@Res({ passthrough: true }) res: ExpressResponse): Promise<{ status: 'ok' | 'down'; checks: Record<string, 'up' | 'down'> }> {
     const checks: Record<string, 'up' | 'down'> = { database: 'down', bus: this.bus.healthy ? 'up' : 'down' };
     try {
       await this.dataSource.query('SELECT 1');

@@ -11,12 +11,17 @@ import { repoRoot } from '../cli.testing';
 describe('unit: the modules of the embedded all-in-one (issue 15)', () => {
   /** The files `require` loaded for one module of the all-in-one. */
   function loadedBy(file: string): string[] {
+    return load(file).files;
+  }
+
+  /** The files `require` loaded, and the modules of Node itself (`process.moduleLoadList`). */
+  function load(file: string): { files: string[]; builtins: string[] } {
     const script = [
       `require(${JSON.stringify(path.join(repoRoot, 'bin/register-sources.js'))});`,
       `require(${JSON.stringify(path.join(repoRoot, file))});`,
-      `process.stdout.write(JSON.stringify(Object.keys(require.cache)));`,
+      `process.stdout.write(JSON.stringify({ files: Object.keys(require.cache), builtins: process.moduleLoadList }));`,
     ].join('\n');
-    return JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: repoRoot, encoding: 'utf8' })) as string[];
+    return JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: repoRoot, encoding: 'utf8' })) as { files: string[]; builtins: string[] };
   }
 
   it('loads no Redis client, no NATS transport and no YAML parser', () => {
@@ -27,6 +32,15 @@ describe('unit: the modules of the embedded all-in-one (issue 15)', () => {
     // Nor the YAML library: it loads with the first suite parsed (suite.parser.ts).
     const unwanted = files.filter((f) => /node_modules[\\/](ioredis|@nats-io[\\/]transport-node|yaml)[\\/]/.test(f));
     expect(unwanted).toEqual([]);
+  });
+
+  // A parameter typed `Response` from express, imported under that name, makes the decorator metadata name the
+  // global `Response` - the web Response - and reading it loads Node's fetch implementation (undici, about 50 ms
+  // of CPU at every start). The controllers import express's types under other names.
+  it("does not load Node's fetch implementation (undici): no decorator metadata names the web Request or Response", () => {
+    const { files, builtins } = load('apps/cli/src/embedded/embedded-app.ts');
+    expect(files.some((f) => f.endsWith(path.join('apps', 'read-model', 'src', 'dashboard', 'dashboard-upstream.controller.ts')))).toBe(true);
+    expect(builtins.filter((m) => m.includes('undici'))).toEqual([]);
   });
 
   // PGlite's start overlaps the framework's loading only if it is started before the framework loads.

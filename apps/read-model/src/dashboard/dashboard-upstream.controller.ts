@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { ApiError, RequireTier } from '@evals/platform';
-import type { Request, Response } from 'express';
+import type { Request as ExpressRequest, Response as ExpressResponse } from 'express';
 import { DASHBOARD_SETTINGS, UPSTREAM_PREFIX, type DashboardSettings } from './dashboard.settings';
 
 const FORWARD_TIMEOUT_MS = 15_000;
@@ -21,24 +21,24 @@ export class DashboardUpstreamController {
 
   @RequireTier('viewer')
   @Get(['ingestion/v1/gates', 'ingestion/v1/gate/:id'])
-  ingestionRead(@Req() req: Request, @Res() res: Response): Promise<void> {
+  ingestionRead(@Req() req: ExpressRequest, @Res() res: ExpressResponse): Promise<void> {
     return this.forward(this.settings.ingestionUrl, 'ingestion', req, res);
   }
 
   @RequireTier('admin')
   @Post('ingestion/v1/gate/:id/override')
   @HttpCode(200)
-  override(@Req() req: Request, @Res() res: Response, @Body() body: unknown): Promise<void> {
+  override(@Req() req: ExpressRequest, @Res() res: ExpressResponse, @Body() body: unknown): Promise<void> {
     return this.forward(this.settings.ingestionUrl, 'ingestion', req, res, body);
   }
 
   @RequireTier('viewer')
   @Get(['regression/v1/findings', 'regression/v1/findings/:id', 'regression/v1/judges'])
-  regressionRead(@Req() req: Request, @Res() res: Response): Promise<void> {
+  regressionRead(@Req() req: ExpressRequest, @Res() res: ExpressResponse): Promise<void> {
     return this.forward(this.settings.regressionUrl, 'regression', req, res);
   }
 
-  private async forward(base: string, app: string, req: Request, res: Response, body?: unknown): Promise<void> {
+  private async forward(base: string, app: string, req: ExpressRequest, res: ExpressResponse, body?: unknown): Promise<void> {
     if (!base) throw new ApiError('UPSTREAM_NOT_CONFIGURED', `no ${app} app is configured to forward to: this process serves its routes itself`);
     // req.originalUrl keeps the query string; only the prefix is replaced, so the path is one the list allows.
     const rest = req.originalUrl.slice(`${UPSTREAM_PREFIX}/${app}`.length);

@@ -1,7 +1,7 @@
 import { Controller, Get, Inject, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { ApiError, Public } from '@evals/platform';
-import type { Request, Response } from 'express';
+import type { Request as ExpressRequest, Response as ExpressResponse } from 'express';
 import { DASHBOARD_FILES, DashboardAssets, type DashboardAsset } from './dashboard-assets';
 import { browserConfig, DASHBOARD_SETTINGS, type DashboardSettings } from './dashboard.settings';
 
@@ -35,34 +35,34 @@ export class DashboardController {
   /** Every page's URL answers with the same shell; its router reads the path, so each URL can be pasted. */
   @Public()
   @Get(['/', 'runs', 'runs/:id', 'scorecards', 'findings', 'gates', 'gates/:id', 'judges'])
-  page(@Res() res: Response): void {
+  page(@Res() res: ExpressResponse): void {
     send(res, this.assets.shell(), 'no-cache');
   }
 
   @Public()
   @Get('dashboard/config.json')
-  config(@Res() res: Response): void {
+  config(@Res() res: ExpressResponse): void {
     res.setHeader('Cache-Control', 'no-cache');
     res.json(browserConfig(this.settings));
   }
 
   @Public()
   @Get('dashboard/vendor/chart.umd.min.js')
-  chart(@Res() res: Response): void {
+  chart(@Res() res: ExpressResponse): void {
     send(res, this.assets.chart(), 'public, max-age=3600');
   }
 
   /** The page's own files, by a fixed list (no path parameter reaches the file system). */
   @Public()
   @Get(DASHBOARD_FILES.map((name) => `dashboard/${name}`))
-  asset(@Req() req: Request, @Res() res: Response): void {
+  asset(@Req() req: ExpressRequest, @Res() res: ExpressResponse): void {
     const asset = this.assets.asset(req.path.slice('/dashboard/'.length));
     if (!asset) throw new ApiError('NOT_FOUND', 'no such dashboard file');
     send(res, asset, 'no-cache');
   }
 }
 
-function send(res: Response, asset: DashboardAsset, cache: string): void {
+function send(res: ExpressResponse, asset: DashboardAsset, cache: string): void {
   res.status(200);
   res.setHeader('Content-Type', asset.contentType);
   res.setHeader('Cache-Control', cache);
