@@ -102,6 +102,51 @@ describe('integration: judge repositories and their append-only tables (J4, J5, 
     await expect(ds.query(`TRUNCATE ${table} CASCADE`)).rejects.toThrow(/append-only: TRUNCATE refused/);
   });
 
+  // Issue 15: a batch of some size in a transaction goes by COPY; the judge columns, NULLs included, must come
+  // back exactly as the statement wrote them.
+  it('judged evidence by COPY in a transaction: every judge column round-trips, NULLs included, and a redelivery writes nothing', async () => {
+    const rows = Array.from({ length: 90 }, (_, i) => ({
+      run_id: 'r-copy',
+      case_id: `c${i}`,
+      scorer: 'llm_judge',
+      scorer_version: '1.0.0',
+      score: i % 2 ? 0.75 : 0,
+      passed: i % 2 === 1,
+      label: i % 2 ? 'judge_pass' : 'judge_fail',
+      detail_hash: 'h'.repeat(43),
+      output_chars: i,
+      scored_at: '2026-12-02T04:00:00.000Z',
+      judge: {
+        judge_model: MODEL,
+        prompt_version: 'judge-v1',
+        judge_cost_usd: i * 0.0001,
+        judge_input_tokens: 100 + i,
+        judge_output_tokens: i,
+        judge_cached: i % 3 === 0 ? null : i % 3 === 1,
+        ...(i % 4 === 0 ? { judge_repeats: 3, judge_pass_votes: i % 8 === 0 ? 2 : 1 } : {}),
+      },
+    }));
+    expect(await ds.transaction((tx) => evidence.insertBatch(tx, rows))).toHaveLength(90);
+    expect(await ds.transaction((tx) => evidence.insertBatch(tx, rows))).toHaveLength(0);
+    const stored: Array<Record<string, unknown>> = await ds.query(
+      `SELECT case_id, judge_model, prompt_version, judge_cost_usd, judge_input_tokens, judge_output_tokens, judge_cached, judge_repeats, judge_pass_votes
+       FROM evidence WHERE run_id = 'r-copy' ORDER BY output_chars`,
+    );
+    expect(stored).toEqual(
+      rows.map((r) => ({
+        case_id: r.case_id,
+        judge_model: MODEL,
+        prompt_version: 'judge-v1',
+        judge_cost_usd: r.judge.judge_cost_usd,
+        judge_input_tokens: r.judge.judge_input_tokens,
+        judge_output_tokens: r.judge.judge_output_tokens,
+        judge_cached: r.judge.judge_cached,
+        judge_repeats: r.judge.judge_repeats ?? null,
+        judge_pass_votes: r.judge.judge_pass_votes ?? null,
+      })),
+    );
+  });
+
   it('judged evidence: inserted once, summed per run, and the run judge pin read back (G4)', async () => {
     const row = (case_id: string, label: string, cached: boolean | null, cost: number) => ({
       run_id: 'r1',

@@ -1,4 +1,5 @@
 import { Client, Pool } from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
 import { inProcessPgStream, startEmbeddedPostgres, type EmbeddedPostgres } from './embedded-postgres';
 
 // The embedded default's connection path (issue 15): `pg` talks to PGlite in this process through a stream,
@@ -15,6 +16,7 @@ describe.each(['in-process', 'worker'] as const)('integration: pg to PGlite, con
     const c = client();
     await c.connect();
     await c.query('CREATE TABLE t (v text)');
+    await c.query('CREATE TABLE k (id int PRIMARY KEY, v text)');
     await c.end();
   }, 120_000);
 
@@ -47,6 +49,84 @@ describe.each(['in-process', 'worker'] as const)('integration: pg to PGlite, con
     }
   });
 
+  /** Breaks a client's connection under it (its stream destroyed), and waits for the client to see it end. */
+  async function breakConnection(c: Client): Promise<void> {
+    const ended = new Promise((resolve) => c.once('end', resolve));
+    (c as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+    await ended;
+  }
+
+  /** A COPY FROM STDIN of `data`, written in chunks of `chunk` bytes (each its own CopyData message). */
+  function copy(c: Client, statement: string, data: string, chunk = 1000): Promise<number> {
+    const stream = c.query(copyFrom(statement));
+    return new Promise((resolve, reject) => {
+      stream.on('error', reject);
+      stream.on('finish', () => resolve(stream.rowCount));
+      for (let at = 0; at < data.length; at += chunk) stream.write(data.slice(at, at + chunk));
+      stream.end();
+    });
+  }
+
+  // PGlite takes a COPY's data only in the same call as its statement (without it, the process exits): the
+  // stream holds the COPY until its CopyDone (issue 15, the evidence insert by COPY).
+  it('takes COPY FROM STDIN in CopyData messages of any size, inside a transaction, and answers its row count', async () => {
+    const c = client();
+    await c.connect();
+    try {
+      const rows = Array.from({ length: 5_000 }, (_, i) => `${i},"v ""${i}"", with comma\nand a line"`);
+      await c.query('BEGIN');
+      expect(await copy(c, 'COPY k (id, v) FROM STDIN WITH (FORMAT csv)', `${rows.join('\n')}\n`, 777)).toBe(5_000);
+      expect((await c.query<{ n: number }>('SELECT count(*)::int AS n FROM k')).rows).toEqual([{ n: 5_000 }]);
+      await c.query('COMMIT');
+      expect((await c.query<{ v: string }>('SELECT v FROM k WHERE id = 7')).rows).toEqual([{ v: 'v "7", with comma\nand a line' }]);
+      expect((await c.query<{ n: number }>('SELECT count(*)::int AS n FROM k')).rows).toEqual([{ n: 5_000 }]);
+    } finally {
+      await c.query('TRUNCATE k');
+      await c.end();
+    }
+  });
+
+  it('answers a COPY that fails - on a row, or as a statement - with its error, and the session goes on', async () => {
+    const c = client();
+    await c.connect();
+    try {
+      await c.query(`INSERT INTO k VALUES (2, 'there')`);
+      await c.query('BEGIN');
+      await c.query('SAVEPOINT before_copy');
+      await expect(copy(c, 'COPY k (id, v) FROM STDIN WITH (FORMAT csv)', '1,a\n2,b\n3,c\n')).rejects.toMatchObject({ code: '23505' });
+      await c.query('ROLLBACK TO SAVEPOINT before_copy');
+      await expect(copy(c, 'COPY k (id, no_such_column) FROM STDIN WITH (FORMAT csv)', '4,d\n')).rejects.toThrow(/no_such_column/);
+      await c.query('ROLLBACK');
+      await expect(copy(c, 'COPY k (id, v) FROM STDIN WITH (FORMAT csv)', 'not a number,x\n')).rejects.toMatchObject({ code: '22P02' });
+      expect((await c.query<{ id: number }>('SELECT id FROM k ORDER BY id')).rows).toEqual([{ id: 2 }]);
+      expect(await copy(c, 'COPY k (id, v) FROM STDIN WITH (FORMAT csv)', '5,e\n')).toBe(1);
+    } finally {
+      await c.query('TRUNCATE k');
+      await c.end();
+    }
+  });
+
+  it('sends PGlite nothing of a COPY whose connection breaks before its CopyDone: PGlite and the next connection go on', async () => {
+    const first = client();
+    await first.connect();
+    first.on('error', () => undefined);
+    await first.query('BEGIN');
+    const stream = first.query(copyFrom('COPY k (id, v) FROM STDIN WITH (FORMAT csv)'));
+    stream.on('error', () => undefined);
+    stream.write('10,half\n');
+    await new Promise((resolve) => setImmediate(resolve));
+    await breakConnection(first);
+    const next = client();
+    await next.connect();
+    try {
+      expect((await next.query<{ n: number }>('SELECT count(*)::int AS n FROM k')).rows).toEqual([{ n: 0 }]);
+      expect(await copy(next, 'COPY k (id, v) FROM STDIN WITH (FORMAT csv)', '11,whole\n')).toBe(1);
+    } finally {
+      await next.query('TRUNCATE k');
+      await next.end();
+    }
+  });
+
   it('refuses a second connection while one holds the session', async () => {
     const first = client();
     await first.connect();
@@ -64,9 +144,7 @@ describe.each(['in-process', 'worker'] as const)('integration: pg to PGlite, con
     first.on('error', () => undefined);
     await first.query('BEGIN');
     await first.query(`INSERT INTO t VALUES ('broken')`);
-    const ended = new Promise((resolve) => first.once('end', resolve));
-    (first as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
-    await ended;
+    await breakConnection(first);
     const next = client();
     await next.connect();
     try {

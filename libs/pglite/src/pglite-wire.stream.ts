@@ -21,6 +21,12 @@ export interface PGliteSession {
  * did with maxConnections 1) and the data source uses a pool of one: transactions are serialised, never
  * interleaved in one session. A connection that ends or breaks inside a transaction rolls it back, so the
  * next one starts clean.
+ *
+ * `COPY ... FROM STDIN` is held until its end: PGlite reads a COPY's data from the same call as the statement
+ * (a statement whose data is not there ends the whole process), while a client sends the data only after the
+ * server's CopyInResponse. So the stream answers that CopyInResponse itself, keeps the statement and the
+ * CopyData messages, and hands PGlite all of them at once with the CopyDone (or CopyFail) - dropping PGlite's
+ * own CopyInResponse from the answer. A connection that ends before its CopyDone sends PGlite nothing of it.
  */
 export class PGliteWireStream extends Duplex {
   private pending: Buffer[] = [];
@@ -29,6 +35,8 @@ export class PGliteWireStream extends Duplex {
   private started = false;
   private connected = false;
   private finished = false;
+  /** A `COPY ... FROM STDIN` and the CopyData after it, until its CopyDone or CopyFail. */
+  private copyIn: Buffer[] | undefined;
   /** Terminate written, or ending: a connection opened meanwhile waits for this one's slot, not refused. */
   closing = false;
 
@@ -118,13 +126,19 @@ export class PGliteWireStream extends Duplex {
         const { messages, rest, terminate } = this.split(data);
         this.pending = rest.length > 0 ? [rest] : [];
         this.pendingBytes = rest.length;
-        if (messages.length > 0) {
-          // Streamed, not execProtocolRaw: without a callback of its own, PGlite parses every answer itself
-          // (and keeps what it parsed) before `pg` parses it again. A chunk is a view of WASM memory, so it
-          // is copied; all are handed to `pg` after the call, never from inside PGlite.
-          const answer: Buffer[] = [];
-          await this.db.runExclusive(() => this.db.execProtocolRawStream(messages, { onRawData: (chunk) => void answer.push(Buffer.from(chunk)) }));
-          if (answer.length > 0 && !this.destroyed) this.push(answer.length === 1 ? answer[0] : Buffer.concat(answer));
+        for (const part of this.copyParts(messages)) {
+          if (part.kind === 'copy-start') {
+            this.copyIn = [part.bytes];
+            if (!this.destroyed) this.push(COPY_IN_RESPONSE);
+          } else if (part.kind === 'copy-data') {
+            this.copyIn!.push(part.bytes);
+          } else if (part.kind === 'copy-end') {
+            const held = [...this.copyIn!, part.bytes];
+            this.copyIn = undefined;
+            await this.exchange(Buffer.concat(held), true);
+          } else {
+            await this.exchange(part.bytes, false);
+          }
         }
         if (terminate) {
           await this.finish();
@@ -138,6 +152,50 @@ export class PGliteWireStream extends Duplex {
     } finally {
       this.draining = false;
     }
+  }
+
+  /**
+   * One call to PGlite with complete messages; its answer goes to `pg`. Streamed, not execProtocolRaw: without
+   * a callback of its own, PGlite parses every answer itself (and keeps what it parsed) before `pg` parses it
+   * again. A chunk is a view of WASM memory, so it is copied; all are handed to `pg` after the call, never from
+   * inside PGlite. For a held COPY, the CopyInResponse `pg` already has from this stream is left out.
+   */
+  private async exchange(messages: Buffer, heldCopy: boolean): Promise<void> {
+    if (messages.length === 0) return;
+    const answer: Buffer[] = [];
+    await this.db.runExclusive(() => this.db.execProtocolRawStream(messages, { onRawData: (chunk) => void answer.push(Buffer.from(chunk)) }));
+    let data = answer.length === 1 ? answer[0]! : Buffer.concat(answer);
+    if (heldCopy) data = withoutFirst(data, COPY_IN);
+    if (data.length > 0 && !this.destroyed) this.push(data);
+  }
+
+  /**
+   * `messages` (complete ones) cut where a `COPY ... FROM STDIN` starts and ends, so that its statement and
+   * data reach PGlite in one call. Outside a COPY, every run of messages is one `plain` part.
+   */
+  private copyParts(messages: Buffer): Array<{ kind: 'plain' | 'copy-start' | 'copy-data' | 'copy-end'; bytes: Buffer }> {
+    const parts: Array<{ kind: 'plain' | 'copy-start' | 'copy-data' | 'copy-end'; bytes: Buffer }> = [];
+    let inCopy = this.copyIn !== undefined;
+    let from = 0;
+    let at = 0;
+    while (at < messages.length) {
+      const type = messages[at]!;
+      const end = at + 1 + messages.readInt32BE(at + 1);
+      if (inCopy && (type === COPY_DONE || type === COPY_FAIL)) {
+        if (at > from) parts.push({ kind: 'copy-data', bytes: messages.subarray(from, at) });
+        parts.push({ kind: 'copy-end', bytes: messages.subarray(at, end) });
+        inCopy = false;
+        from = end;
+      } else if (!inCopy && type === QUERY && isCopyFromStdin(messages, at + 5, end)) {
+        if (at > from) parts.push({ kind: 'plain', bytes: messages.subarray(from, at) });
+        parts.push({ kind: 'copy-start', bytes: messages.subarray(at, end) });
+        inCopy = true;
+        from = end;
+      }
+      at = end;
+    }
+    if (from < messages.length) parts.push({ kind: inCopy ? 'copy-data' : 'plain', bytes: messages.subarray(from) });
+    return parts;
   }
 
   /**
@@ -167,6 +225,7 @@ export class PGliteWireStream extends Duplex {
   private async finish(): Promise<void> {
     if (this.finished) return;
     this.finished = true;
+    this.copyIn = undefined;
     this.pending = [];
     this.pendingBytes = 0;
     if (!this.connected) return;
@@ -180,6 +239,30 @@ export class PGliteWireStream extends Duplex {
 
 /** 'X': the client ends the connection. */
 const TERMINATE = 0x58;
+/** 'Q': a simple query. */
+const QUERY = 0x51;
+/** 'c' and 'f': the end of a COPY's data, done or failed. */
+const COPY_DONE = 0x63;
+const COPY_FAIL = 0x66;
+/** 'G': CopyInResponse. */
+const COPY_IN = 0x47;
+/** The CopyInResponse this stream answers for a held COPY: text format, no per-column formats (`pg` reads neither). */
+const COPY_IN_RESPONSE = Buffer.from([COPY_IN, 0, 0, 0, 7, 0, 0, 0]);
+
+/** Whether the query text of a 'Q' message (bytes `from`..`end`) is a `COPY ... FROM STDIN`. */
+function isCopyFromStdin(message: Buffer, from: number, end: number): boolean {
+  const head = message.toString('latin1', from, Math.min(end, from + 64));
+  if (!/^\s*copy\s/i.test(head)) return false;
+  return /\bfrom\s+stdin\b/i.test(message.toString('utf8', from, end - 1));
+}
+
+/** `data` (whole messages) without the first message of this type. */
+function withoutFirst(data: Buffer, type: number): Buffer {
+  for (let at = 0; at + 5 <= data.length; at += 1 + data.readInt32BE(at + 1)) {
+    if (data[at] === type) return Buffer.concat([data.subarray(0, at), data.subarray(at + 1 + data.readInt32BE(at + 1))]);
+  }
+  return data;
+}
 
 /**
  * The single session of one PGlite: at most one connection holds it. A connection opened while the holder is
