@@ -19,15 +19,24 @@ export class JudgeCorrectionQueries {
   constructor(private readonly statuses = new JudgeStatusRepository()) {}
 
   async forRun(sql: Sql, run: { readonly run_id: string; readonly suite_key: string; readonly suite_version: number }): Promise<RunJudgeCorrection[]> {
-    const rows: Array<{ case_id: string; passed: boolean; judge_model: string; prompt_version: string; scorer: { type?: string; rubric?: unknown } | null }> = await sql.query(
-      `SELECT e.case_id, e.passed, e.judge_model, e.prompt_version, COALESCE(sc.scorer, sv.default_scorer) AS scorer
-       FROM evidence e
-       JOIN suite_versions sv ON sv.suite_key = $2 AND sv.version = $3
-       JOIN suite_cases sc ON sc.suite_key = $2 AND sc.suite_version = $3 AND sc.case_id = e.case_id
-       WHERE e.run_id = $1 AND e.scorer = 'llm_judge' AND e.judge_model IS NOT NULL AND e.prompt_version IS NOT NULL
-       ORDER BY e.case_id`,
-      [run.run_id, run.suite_key, run.suite_version],
+    // The judged cases first, through the partial index of judged evidence: most runs have none, and then this
+    // one cheap read is all (a join that starts from the suite's cases reads every case of the suite, issue 15).
+    const judged: Array<{ case_id: string; passed: boolean; judge_model: string; prompt_version: string }> = await sql.query(
+      `SELECT case_id, passed, judge_model, prompt_version FROM evidence
+       WHERE run_id = $1 AND scorer = 'llm_judge' AND judge_model IS NOT NULL AND prompt_version IS NOT NULL
+       ORDER BY case_id`,
+      [run.run_id],
     );
+    if (judged.length === 0) return [];
+    const scorers: Array<{ case_id: string; scorer: { type?: string; rubric?: unknown } | null }> = await sql.query(
+      `SELECT sc.case_id, COALESCE(sc.scorer, sv.default_scorer) AS scorer
+       FROM suite_cases sc JOIN suite_versions sv ON sv.suite_key = sc.suite_key AND sv.version = sc.suite_version
+       WHERE sc.suite_key = $1 AND sc.suite_version = $2 AND sc.case_id = ANY($3::text[])`,
+      [run.suite_key, run.suite_version, judged.map((r) => r.case_id)],
+    );
+    const scorerOf = new Map(scorers.map((r) => [r.case_id, r.scorer]));
+    // A case the suite version does not have is left out, as the join left it out.
+    const rows = judged.filter((r) => scorerOf.has(r.case_id)).map((r) => ({ ...r, scorer: scorerOf.get(r.case_id) ?? null }));
     const byPin = new Map<string, { model: string; promptVersion: string; cases: JudgedCase[] }>();
     for (const r of rows) {
       if (typeof r.scorer?.rubric !== 'string') continue;
