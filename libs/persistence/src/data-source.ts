@@ -1,6 +1,7 @@
 import { DataSource, MigrationExecutor } from 'typeorm';
 import { inProcessPgStream } from '@evals/pglite';
 import { allMigrationsApplied } from './migration-state';
+import { loadPgDriver } from './pg-driver';
 import { InitialSchema1764460800000 } from './migrations/1764460800000-initial-schema.migration';
 import { ReadModel1764460900000 } from './migrations/1764460900000-read-model.migration';
 import { Regression1764461000000 } from './migrations/1764461000000-regression.migration';
@@ -34,6 +35,7 @@ export function createDataSource(config: PostgresConfig): DataSource {
   const schemaOptions = config.schema ? `-c search_path=${config.schema}` : undefined;
   // An in-process PGlite's URL (embedded-postgres.ts): the driver's connection is a stream into it.
   const stream = inProcessPgStream(config.url);
+  loadPgDriver();
   return new DataSource({
     type: 'postgres',
     url: config.url,
