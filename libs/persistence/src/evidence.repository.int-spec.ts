@@ -1,9 +1,5 @@
-import type { DataSource } from 'typeorm';
-import { createTestSchema } from '../../../test/support/isolation';
-import { testServers } from '../../../test/support/servers';
-import { createDataSource, migrate } from './data-source';
 import { EvidenceRepository, type EvidenceRow } from './evidence.repository';
-import { pgliteDataSource } from './pglite-data-source.testing';
+import { pgliteDataSource, postgresDataSource, migratedDataSource, type TestDataSource } from './test-data-sources.testing';
 import { pgCode } from './sql';
 
 /*
@@ -35,22 +31,12 @@ interface Written {
   readonly statements: string[];
 }
 
-function evidenceInsertContract(label: string, open: () => Promise<{ ds: DataSource; teardown(): Promise<void> }>): void {
+function evidenceInsertContract(label: string, open: () => Promise<TestDataSource>): void {
   describe.each(['the data source', 'a transaction'] as const)(`integration: the evidence insert (${label}), through %s`, (through) => {
-    let ds: DataSource;
-    let teardown: () => Promise<void>;
+    const db = migratedDataSource(open);
     const repo = new EvidenceRepository();
-    // Run ids of their own per `through`, since both share one database.
+    // Run ids of their own per `through`, so that neither block's rows could answer for the other's.
     const run = (name: string) => `${name}-${through === 'a transaction' ? 'tx' : 'ds'}`;
-
-    beforeAll(async () => {
-      ({ ds, teardown } = await open());
-      await migrate(ds);
-    }, 120_000);
-
-    afterAll(async () => {
-      await teardown?.();
-    });
 
     /** Inserts the batch as the scoring worker does (in its transaction) or on the data source, recording the statements. */
     async function write(rows: readonly EvidenceRow[]): Promise<Written> {
@@ -65,7 +51,7 @@ function evidenceInsertContract(label: string, open: () => Promise<{ ds: DataSou
                 }
               : Reflect.get(target, key),
         });
-      const written = through === 'a transaction' ? await ds.transaction((tx) => repo.insertBatch(recorded(tx), rows)) : await repo.insertBatch(recorded(ds), rows);
+      const written = through === 'a transaction' ? await db().transaction((tx) => repo.insertBatch(recorded(tx), rows)) : await repo.insertBatch(recorded(db()), rows);
       return { rows: written, statements };
     }
     const byCopy = (w: Written) => w.statements.includes('RELEASE SAVEPOINT copy_rows') && !w.statements.some((s) => s.includes('json_to_recordset'));
@@ -83,13 +69,13 @@ function evidenceInsertContract(label: string, open: () => Promise<{ ds: DataSou
       expect(through === 'a transaction' ? byCopy(first) : byStatement(first)).toBe(true);
       expect(first.rows).toHaveLength(700);
       expect(first.rows[1]).toBe(rows[1]);
-      const stored = await repo.forRun(ds, run('run-a'));
+      const stored = await repo.forRun(db(), run('run-a'));
       const byCase = new Map(stored.map((r) => [r.case_id, r]));
       for (const r of rows) expect(byCase.get(r.case_id)).toEqual(r);
       const again = await write(rows);
       expect(again.rows).toEqual([]);
       expect(byStatement(again)).toBe(true);
-      const aggregate = await repo.aggregate(ds, run('run-a'));
+      const aggregate = await repo.aggregate(db(), run('run-a'));
       expect({ n: aggregate.n, passed: aggregate.passed }).toEqual({ n: 700, passed: rows.filter((r) => r.passed).length });
       expect(aggregate.score_sum).toBeCloseTo(rows.reduce((s, r) => s + r.score, 0), 9);
     });
@@ -99,21 +85,21 @@ function evidenceInsertContract(label: string, open: () => Promise<{ ds: DataSou
       const batch = [row(run('run-b'), 1), ...Array.from({ length: 99 }, (_, i) => row(run('run-b'), i + 2)), row(run('run-c'), 1)];
       const written = await write(batch);
       expect(written.rows).toEqual(batch.slice(1));
-      expect((await repo.forRun(ds, run('run-b'))).map((r) => r.case_id).sort()).toEqual(Array.from({ length: 101 }, (_, i) => `c${i}`).sort());
+      expect((await repo.forRun(db(), run('run-b'))).map((r) => r.case_id).sort()).toEqual(Array.from({ length: 101 }, (_, i) => `c${i}`).sort());
     });
 
     it('keeps the first of two rows for one case in one batch (ON CONFLICT DO NOTHING)', async () => {
       const batch = Array.from({ length: 100 }, (_, i) => row(run('run-d'), i, { label: 'first' }));
       const written = await write([...batch, row(run('run-d'), 7, { label: 'second' })]);
       expect(written.rows).toEqual(batch);
-      expect((await repo.forRun(ds, run('run-d'))).filter((r) => r.case_id === 'c7').map((r) => r.label)).toEqual(['first']);
+      expect((await repo.forRun(db(), run('run-d'))).filter((r) => r.case_id === 'c7').map((r) => r.label)).toEqual(['first']);
     });
 
     it('clamps a label to its varchar(120) column by characters, as the explicit cast of the statement does', async () => {
       const labels = ['x'.repeat(130), 'é'.repeat(125), '😀'.repeat(121)];
       const rows = Array.from({ length: 100 }, (_, i) => row(run('run-e'), i, { label: labels[i % 3] }));
       await write(rows);
-      const stored = new Map((await repo.forRun(ds, run('run-e'))).map((r) => [r.case_id, r.label]));
+      const stored = new Map((await repo.forRun(db(), run('run-e'))).map((r) => [r.case_id, r.label]));
       expect([stored.get('c0'), stored.get('c1'), stored.get('c2')]).toEqual(['x'.repeat(120), 'é'.repeat(120), '😀'.repeat(120)]);
     });
 
@@ -124,22 +110,11 @@ function evidenceInsertContract(label: string, open: () => Promise<{ ds: DataSou
         (error: unknown) => error,
       );
       expect(pgCode(refused)).toBe('23502');
-      expect(await repo.forRun(ds, run('run-f'))).toEqual([]);
+      expect(await repo.forRun(db(), run('run-f'))).toEqual([]);
     });
   });
 }
 
-evidenceInsertContract('PostgreSQL server', async () => {
-  const schema = await createTestSchema('evins');
-  const ds = createDataSource({ url: testServers.postgres.url, schema: schema.schema, poolSize: 2 });
-  await ds.initialize();
-  return {
-    ds,
-    async teardown() {
-      await ds.destroy();
-      await schema.drop();
-    },
-  };
-});
+evidenceInsertContract('PostgreSQL server', () => postgresDataSource('evins'));
 
 evidenceInsertContract('PGlite, the embedded default', () => pgliteDataSource());

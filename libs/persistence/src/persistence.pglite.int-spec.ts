@@ -1,5 +1,5 @@
 import { persistenceContract } from './persistence.contract';
-import { pgliteDataSource } from './pglite-data-source.testing';
+import { pgliteDataSource } from './test-data-sources.testing';
 
 // PGlite loads its WASM through a dynamic import, which Jest's module system runs only with Node's
 // --experimental-vm-modules: `npm run test:int` passes it.

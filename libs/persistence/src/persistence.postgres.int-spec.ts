@@ -1,17 +1,4 @@
-import { createTestSchema } from '../../../test/support/isolation';
-import { testServers } from '../../../test/support/servers';
-import { createDataSource } from './data-source';
 import { persistenceContract } from './persistence.contract';
+import { postgresDataSource } from './test-data-sources.testing';
 
-persistenceContract('PostgreSQL server', async () => {
-  const schema = await createTestSchema('pcontract');
-  const ds = createDataSource({ url: testServers.postgres.url, schema: schema.schema, poolSize: 4 });
-  await ds.initialize();
-  return {
-    ds,
-    async teardown() {
-      await ds.destroy();
-      await schema.drop();
-    },
-  };
-});
+persistenceContract('PostgreSQL server', () => postgresDataSource('pcontract', 4));

@@ -81,27 +81,41 @@ export class RegressionRepository {
     return rows.length === 1;
   }
 
-  /** G7: the two runs' evidence paired on the cases both scored. */
+  /**
+   * G7: the two runs' evidence paired on the cases both scored. One pass over both runs' rows, grouped by
+   * case, instead of a join of the two: the comparison runs right after the run's evidence was written, when
+   * the planner's statistics do not know those rows yet (autovacuum on a server has not analysed them; PGlite
+   * never does) - and a join planned for "one row" was a nested loop over both runs, 9.4 s for two 10 000-case
+   * runs on PGlite (issue 15, docs/benchmarks.md). Grouping costs the same whatever the estimate.
+   */
   async comparedCases(sql: Sql, runId: string, baselineRunId: string): Promise<ComparedCases> {
     const rows = await sql.query(
-      `WITH r AS (SELECT case_id, passed, score FROM evidence WHERE run_id = $1 AND ${SCORED_ROW}),
-            b AS (SELECT case_id, passed, score FROM evidence WHERE run_id = $2 AND ${SCORED_ROW})
-       SELECT count(*)::int AS compared,
-              count(*) FILTER (WHERE r.passed AND b.passed)::int AS a,
-              count(*) FILTER (WHERE b.passed AND NOT r.passed)::int AS b,
-              count(*) FILTER (WHERE r.passed AND NOT b.passed)::int AS c,
-              count(*) FILTER (WHERE NOT r.passed AND NOT b.passed)::int AS d,
-              coalesce(sum(r.score), 0)::float8 AS run_score_sum,
-              coalesce(sum(b.score), 0)::float8 AS baseline_score_sum,
-              (SELECT count(*) FROM evidence WHERE run_id = $1)::int AS run_cases,
-              (SELECT count(*) FROM r)::int AS run_scored,
-              (SELECT count(*) FROM evidence WHERE run_id = $2)::int AS baseline_cases,
-              (SELECT count(*) FROM b)::int AS baseline_scored,
-              (SELECT count(*) FILTER (WHERE passed) FROM r)::int AS run_scored_passed,
-              (SELECT coalesce(sum(score), 0) FROM r)::float8 AS run_scored_score_sum,
-              (SELECT count(*) FILTER (WHERE passed) FROM b)::int AS baseline_scored_passed,
-              (SELECT coalesce(sum(score), 0) FROM b)::float8 AS baseline_scored_score_sum
-         FROM r JOIN b USING (case_id)`,
+      `WITH per_case AS (
+         SELECT count(*) FILTER (WHERE run_id = $1) AS run_rows,
+                count(*) FILTER (WHERE run_id = $2) AS baseline_rows,
+                -- NULL when that run has no scored row for the case
+                bool_or(passed) FILTER (WHERE run_id = $1 AND scored) AS r_passed,
+                sum(score) FILTER (WHERE run_id = $1 AND scored) AS r_score,
+                bool_or(passed) FILTER (WHERE run_id = $2 AND scored) AS b_passed,
+                sum(score) FILTER (WHERE run_id = $2 AND scored) AS b_score
+         FROM (SELECT run_id, case_id, passed, score, ${SCORED_ROW} AS scored FROM evidence WHERE run_id = $1 OR run_id = $2) AS e
+         GROUP BY case_id)
+       SELECT count(*) FILTER (WHERE r_passed IS NOT NULL AND b_passed IS NOT NULL)::int AS compared,
+              count(*) FILTER (WHERE r_passed AND b_passed)::int AS a,
+              count(*) FILTER (WHERE b_passed AND NOT r_passed)::int AS b,
+              count(*) FILTER (WHERE r_passed AND NOT b_passed)::int AS c,
+              count(*) FILTER (WHERE NOT r_passed AND NOT b_passed)::int AS d,
+              coalesce(sum(r_score) FILTER (WHERE b_passed IS NOT NULL), 0)::float8 AS run_score_sum,
+              coalesce(sum(b_score) FILTER (WHERE r_passed IS NOT NULL), 0)::float8 AS baseline_score_sum,
+              coalesce(sum(run_rows), 0)::int AS run_cases,
+              count(r_passed)::int AS run_scored,
+              coalesce(sum(baseline_rows), 0)::int AS baseline_cases,
+              count(b_passed)::int AS baseline_scored,
+              count(*) FILTER (WHERE r_passed)::int AS run_scored_passed,
+              coalesce(sum(r_score), 0)::float8 AS run_scored_score_sum,
+              count(*) FILTER (WHERE b_passed)::int AS baseline_scored_passed,
+              coalesce(sum(b_score), 0)::float8 AS baseline_scored_score_sum
+         FROM per_case`,
       [runId, baselineRunId, UNSCORED_JUDGE_LABELS],
     );
     const r = rows[0];
