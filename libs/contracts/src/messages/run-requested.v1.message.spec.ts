@@ -62,6 +62,18 @@ describe('evals.run.requested.v1', () => {
     );
   });
 
+  // Found by the hostile HTTP campaign (seed 858661430): `outputs: [[]]` passed as valid - class-validator's
+  // nested validation takes a list inside the list as a list of outputs - and ended in an INTERNAL error.
+  it('refuses a list where an inline output belongs, at its index, whatever the list holds', () => {
+    for (const inner of [[], [1], [{ case_id: 'a', output: 'ok' }], [[]]]) {
+      const r = decodeData(RUN_REQUESTED_V1, { ...minimal, outputs: [{ case_id: 'a', output: 'ok' }, inner] });
+      expect(!r.ok && r.code).toBe('INVALID_PAYLOAD');
+      expect(issuesOf(r)).toEqual(['data.outputs[1]: isObject']);
+    }
+    const mixed = decodeData(RUN_REQUESTED_V1, { ...minimal, outputs: [{ output: 'x' }, []] });
+    expect(issuesOf(mixed)).toEqual(expect.arrayContaining(['data.outputs[0].case_id: required', 'data.outputs[1]: isObject']));
+  });
+
   it('refuses an unknown field inside an inline output', () => {
     const r = decodeData(RUN_REQUESTED_V1, { ...minimal, outputs: [{ case_id: 'a', output: 'ok', score: 1 }] });
     expect(issuesOf(r)).toEqual(['data.outputs[0]: unknownField']);

@@ -1,5 +1,5 @@
 import { plainToInstance } from 'class-transformer';
-import { type ValidationError, validateSync } from 'class-validator';
+import { getMetadataStorage, type ValidationError, ValidationTypes, validateSync } from 'class-validator';
 
 /**
  * One problem in a payload: a field path (`data.outputs[2].case_id`) and a constraint name from a fixed
@@ -71,8 +71,32 @@ export function validateDto(
   });
   const issues: FieldIssue[] = [];
   flatten(errors, path, plain, issues);
+  const lists = listsInLists(dto, plain, path);
+  if (lists.length > 0) {
+    // What class-validator found inside such an item is noise, as for any value of the wrong shape.
+    const inside = (field: string) => lists.some((l) => field.startsWith(`${l.field}[`) || field.startsWith(`${l.field}.`));
+    return { ok: false, issues: dedupe([...issues.filter((i) => !inside(i.field)), ...lists]) };
+  }
   if (issues.length > 0) return { ok: false, issues: dedupe(issues) };
   return { ok: true, value: toPlain(instance, options.dropNulls) as Record<string, unknown> };
+}
+
+/**
+ * Lists found where a list of objects is expected (`outputs: [[]]`). class-validator's `@ValidateNested({ each })`
+ * validates a list inside the list as a list of the same objects in its own right, so `[[]]` - and `[[{...}]]` -
+ * passed as valid and failed later with an internal error. Each such item is refused as its own field.
+ */
+function listsInLists(dto: new () => object, plain: Record<string, unknown>, path: string): FieldIssue[] {
+  const out: FieldIssue[] = [];
+  for (const m of getMetadataStorage().getTargetValidationMetadatas(dto, '', false, false)) {
+    if (m.type !== ValidationTypes.NESTED_VALIDATION || !m.each) continue;
+    const items = plain[m.propertyName];
+    if (!Array.isArray(items)) continue;
+    items.forEach((item, i) => {
+      if (Array.isArray(item)) out.push({ field: joinPath(joinPath(path, m.propertyName), i), constraint: 'isObject' });
+    });
+  }
+  return out;
 }
 
 function flatten(errors: readonly ValidationError[], parentPath: string, parentPlain: unknown, out: FieldIssue[]): void {
