@@ -36,6 +36,8 @@ const EXTERNAL = [
   'swagger-ui-dist',
 ];
 
+const { NO_DYNAMIC_IMPORT } = require('./code-cache');
+
 function version(root, name) {
   return JSON.parse(fs.readFileSync(require.resolve(`${name}/package.json`, { paths: [root] }), 'utf8')).version;
 }
@@ -59,8 +61,14 @@ function build(root, dir) {
     external: EXTERNAL,
     logLevel: 'silent',
     // ES modules that find files next to themselves (createRequire(import.meta.url)) find them from the bundle.
-    banner: { js: "const __bundle_meta_url = require('node:url').pathToFileURL(__filename).href;" },
+    // The first line tells bin/code-cache.js that no import() is left (its own comments still say `import(`).
+    banner: { js: `${NO_DYNAMIC_IMPORT}\nconst __bundle_meta_url = require('node:url').pathToFileURL(__filename).href;` },
     define: { 'import.meta.url': '__bundle_meta_url' },
+    // import() becomes require(): a script V8 runs from its code cache cannot call import() on Node 20
+    // (bin/code-cache.js), and this file is most of what that cache saves. What Nest loads so - class-validator,
+    // class-transformer, its optional packages when they are installed - is CommonJS; an ES-only one (file-type's
+    // strtok3, for file uploads, which the service has none of) would fail to load as it would without the package.
+    supported: { 'dynamic-import': false },
   });
   for (const part of Object.values(BUNDLED)) fs.writeFileSync(path.join(tmp, `${part}.js`), `module.exports = require('./bundle.js')[${JSON.stringify(part)}];\n`);
   fs.rmSync(entry);

@@ -14,6 +14,7 @@ const cacheDir = path.join(root, 'node_modules', '.cache', 'evals-cli');
 const swcVersion = JSON.parse(fs.readFileSync(require.resolve('@swc/core/package.json', { paths: [root] }), 'utf8')).version;
 const salt = `${swcVersion}:${JSON.stringify(options)}`;
 
+require('./code-cache').enableCodeCache(path.join(cacheDir, 'v8'));
 require('./framework-bundle').useFrameworkBundle(root, cacheDir);
 
 const resolve = Module._resolveFilename;

@@ -126,6 +126,33 @@ const median = (xs: number[]) => {
   return s.length === 0 ? NaN : s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 
+/** CPU time (user + system, clock ticks) a process has used so far, from /proc; null where there is none. */
+function cpuTicks(pid: number): number | null {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Waits until `pid` (the warm row's `evals serve`) has gone quiet: at most one clock tick of CPU in 300 ms,
+ * for at most 15 s. After a run the serve goes on collecting garbage for a second or more, on the same two
+ * cores as the next measured process; measured then, a cold run paid for the warm one (docs/benchmarks.md).
+ */
+async function quiet(pid: number | undefined): Promise<void> {
+  if (pid === undefined || cpuTicks(pid) === null) return;
+  const until = performance.now() + 15_000;
+  let last = cpuTicks(pid) ?? 0;
+  while (performance.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const now = cpuTicks(pid) ?? 0;
+    if (now - last <= 1) return;
+    last = now;
+  }
+}
+
 async function reachable(url: string): Promise<boolean> {
   try {
     const res = await fetch(`${url.replace(/\/$/, '')}/health`, { signal: AbortSignal.timeout(2_000) });
@@ -159,6 +186,7 @@ async function main(): Promise<void> {
     const results: Record<string, Measured[]> = { promptfoo: [], cold: [], warm: [], servers: [] };
     for (let r = 0; r < ROUNDS; r++) {
       if (promptfoo) {
+        await quiet(serve.child.pid);
         const m = await measure(promptfoo, ['eval', '-c', 'promptfooconfig.yaml', '--no-cache', '--no-table', '--no-progress-bar', '-o', 'out.json', '-j', '32'], {
           cwd: work,
           env: { PROMPTFOO_DISABLE_TELEMETRY: '1', PROMPTFOO_DISABLE_UPDATE: '1', PROMPTFOO_CONFIG_DIR: path.join(work, '.pf') },
@@ -166,9 +194,11 @@ async function main(): Promise<void> {
         results.promptfoo.push(m);
         log(`  round ${r + 1}: promptfoo ${fmt(m.wallS, 2)} s (exit ${m.code})`);
       }
+      await quiet(serve.child.pid);
       const cold = await measure(process.execPath, runArgs(`cold-${r}`), { cwd: work, env: { EVALS_DATA_DIR: coldDir } });
       if (cold.code !== 0) throw new Error(`evals run (cold) exited ${cold.code}: ${cold.output}`);
       results.cold.push(cold);
+      await quiet(serve.child.pid);
       const warm = await measure(process.execPath, runArgs(`warm-${r}`, ['--server', serve.url]), { cwd: work });
       if (warm.code !== 0) throw new Error(`evals run (warm) exited ${warm.code}: ${warm.output}`);
       results.warm.push(warm);

@@ -31,6 +31,16 @@ describe('unit: the framework bundle of the checkout CLI (issue 15)', () => {
     expect(nestFromNodeModules).toEqual([]);
   });
 
+  it('the bundle calls no import(), and says so on its first line, so the code cache may keep it (bin/code-cache.js)', () => {
+    const { resolved } = load();
+    const bundle = fs.readFileSync(path.join(path.dirname(resolved['@nestjs/common']), 'bundle.js'), 'utf8');
+    const { NO_DYNAMIC_IMPORT } = require(path.join(repoRoot, 'bin', 'code-cache.js')) as { NO_DYNAMIC_IMPORT: string };
+    expect(bundle.startsWith(`${NO_DYNAMIC_IMPORT}\n`)).toBe(true);
+    // Nest's calls are `() => import(...)`, `await import(...)` and `return import(...)`; esbuild makes them require().
+    expect(bundle.match(/(=>|await|return)\s*import\s*\(/g)).toBeNull();
+    expect(bundle).toContain('__toESM(require("@nestjs/microservices")');
+  });
+
   it('EVALS_FRAMEWORK_BUNDLE=0 loads the packages as installed', () => {
     const { resolved } = load({ EVALS_FRAMEWORK_BUNDLE: '0' });
     expect(resolved['@nestjs/common']).toBe(require.resolve('@nestjs/common'));
