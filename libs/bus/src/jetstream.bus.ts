@@ -1,4 +1,5 @@
-import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
+import type * as JetStreamModule from '@nats-io/jetstream';
+import type { JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { BatchConsumer } from './batch-consumer';
 import type { BusMessage, ConsumeOptions, MessageBus, PublishAck, Subscription } from './message-bus.port';
@@ -20,8 +21,9 @@ export class JetStreamBus implements MessageBus {
     readonly names: BusNames,
     private readonly topology: TopologyOptions,
     private readonly publishTimeoutMs: number,
+    client: typeof JetStreamModule,
   ) {
-    this.js = jetstream(nc);
+    this.js = client.jetstream(nc);
     void this.watchStatus();
   }
 
@@ -33,7 +35,9 @@ export class JetStreamBus implements MessageBus {
   }
 
   static async connect(nc: NatsConnection, names: BusNames, options: TopologyOptions & { publishTimeoutMs?: number } = {}): Promise<JetStreamBus> {
-    return new JetStreamBus(nc, await jetstreamManager(nc), names, options, options.publishTimeoutMs ?? 5_000);
+    // Loaded with the first connection, not with @evals/bus: the all-in-one never connects (issue 15).
+    const client = require('@nats-io/jetstream') as typeof JetStreamModule;
+    return new JetStreamBus(nc, await client.jetstreamManager(nc), names, options, options.publishTimeoutMs ?? 5_000, client);
   }
 
   ensureTopology(): Promise<void> {

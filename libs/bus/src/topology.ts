@@ -1,13 +1,17 @@
-import {
-  AckPolicy,
-  DeliverPolicy,
-  DiscardPolicy,
-  RetentionPolicy,
-  StorageType,
-  type JetStreamManager,
-  type StreamConfig,
-} from '@nats-io/jetstream';
-import { nanos } from '@nats-io/nats-core';
+import type { AckPolicy, DeliverPolicy, DiscardPolicy, JetStreamManager, RetentionPolicy, StorageType, StreamConfig } from '@nats-io/jetstream';
+
+// The NATS client's constants by value, its types by name only: the all-in-one (whose bus is in-process)
+// loads this module too, and loading the client costs 50-70 ms of every cold start (issue 15). topology.spec.ts
+// holds each value to the client's own.
+const WORKQUEUE: RetentionPolicy = 'workqueue';
+const LIMITS: RetentionPolicy = 'limits';
+const FILE: StorageType = 'file';
+const MEMORY: StorageType = 'memory';
+const DISCARD_OLD: DiscardPolicy = 'old';
+const ACK_EXPLICIT: AckPolicy = 'explicit';
+const DELIVER_ALL: DeliverPolicy = 'all';
+/** JetStream durations are nanoseconds. */
+const nanos = (millis: number): number => millis * 1_000_000;
 
 /**
  * Stream and subject names, prefixable so tests (and several deployments on one cluster) never share them.
@@ -52,28 +56,28 @@ export const STREAMS: readonly StreamSpec[] = [
   {
     name: 'EVALS_INBOUND',
     subjects: ['evals.run.requested', 'evals.output.submitted', 'evals.run.sealed', 'evals.session.signal'],
-    retention: RetentionPolicy.Workqueue,
+    retention: WORKQUEUE,
     maxAgeSeconds: 7 * DAY,
     description: 'Inbound runs, outputs, seals and session signals; deleted once ingested (D1).',
   },
   {
     name: 'EVALS_WORK',
     subjects: ['evals.work.>'],
-    retention: RetentionPolicy.Workqueue,
+    retention: WORKQUEUE,
     maxAgeSeconds: 7 * DAY,
     description: 'Scoring work batches; deleted once scored (D1).',
   },
   {
     name: 'EVALS_EVENTS',
     subjects: ['evals.event.>'],
-    retention: RetentionPolicy.Limits,
+    retention: LIMITS,
     maxAgeSeconds: 7 * DAY,
     description: 'Internal domain events relayed from the outbox.',
   },
   {
     name: 'EVALS_OUTBOUND',
     subjects: ['evals.result.recorded', 'finding.reported'],
-    retention: RetentionPolicy.Limits,
+    retention: LIMITS,
     maxAgeSeconds: 14 * DAY,
     description: 'EvalResults (R4) and findings (G6) for other modules.',
   },
@@ -113,11 +117,11 @@ export function streamConfig(names: BusNames, spec: StreamSpec, options: Topolog
     description: spec.description,
     subjects: spec.subjects.map((s) => subjectOf(names, s)),
     retention: spec.retention,
-    storage: options.storage === 'memory' ? StorageType.Memory : StorageType.File,
+    storage: options.storage === 'memory' ? MEMORY : FILE,
     num_replicas: options.replicas ?? 1,
     max_age: nanos(spec.maxAgeSeconds * 1000),
     duplicate_window: nanos((options.duplicateWindowSeconds ?? 120) * 1000),
-    discard: DiscardPolicy.Old,
+    discard: DISCARD_OLD,
   };
 }
 
@@ -143,8 +147,8 @@ export async function ensureConsumer(jsm: JetStreamManager, names: BusNames, spe
   const stream = streamOf(names, spec.stream);
   const config = {
     durable_name: spec.durable,
-    ack_policy: AckPolicy.Explicit,
-    deliver_policy: DeliverPolicy.All,
+    ack_policy: ACK_EXPLICIT,
+    deliver_policy: DELIVER_ALL,
     max_deliver: -1,
     ack_wait: nanos(spec.ackWaitSeconds * 1000),
     max_ack_pending: 10_000,
