@@ -4,6 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as net from 'node:net';
 import { uniqueSuffix } from '../support/isolation';
+import { OpenApiConformance } from '../support/openapi-conformance';
 import { runHistoryContract } from './run-history.contract';
 
 /**
@@ -955,6 +956,17 @@ export function httpApiContract(label: string, start: () => Promise<ContractTarg
         expect(answers.filter((a) => a.status >= 400).length).toBeGreaterThan(30);
         const leaks = answers.filter((a) => INTERNAL_ERROR_TEXT.test(a.text) || a.status >= 500).map((a) => `${a.at} ${a.status}: ${a.text.slice(0, 300)}`);
         expect(leaks).toEqual([]);
+      });
+    });
+
+    // X1: a client generated from the document reads every answer the contract got, errors included.
+    describe('every answer conforms to the OpenAPI document', () => {
+      it('matches the response schema of its operation and status in docs/openapi.json', () => {
+        const conformance = new OpenApiConformance(JSON.parse(fs.readFileSync(path.resolve(__dirname, '../../docs/openapi.json'), 'utf8')));
+        const problems = answers.flatMap((a) => conformance.check(a.at.split(' ')[0]!, a.at.split(' ')[1]!, a.status, a.text));
+        expect(problems).toEqual([]);
+        // Held to a schema, not passed over: nearly every answer of the contract is JSON of a declared operation.
+        expect(conformance.judged).toBeGreaterThan(answers.length * 0.8);
       });
     });
   });
