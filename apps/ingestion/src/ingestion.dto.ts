@@ -1,6 +1,7 @@
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
 import { InlineOutputV1Dto, MAX_INLINE_OUTPUTS, MAX_OUTPUT_BYTES, RUN_SOURCES, RunRequestedV1Dto } from '@evals/contracts';
 import { documentProperties, ID_PROPERTY, IntervalDto, JSON_VALUE_PROPERTY, OBJECT_PROPERTY, SUITE_KEY_PROPERTY, TIMESTAMP_PROPERTY, TOKEN_PROPERTY } from '@evals/platform';
+import { GateBudgetDto, GateComparisonDto, GateFamilyDto, GateJudgeDto, GateOverrideDto, GateRegressionPDto, GateSubjectDto } from './gate-verdict.dto';
 
 /*
  * The ingestion app's HTTP shapes (docs/http-api.md). The run request IS the bus contract
@@ -72,7 +73,7 @@ export class GateOverrideBody {
 }
 
 export class GateReasonDto {
-  @ApiProperty({ description: 'A stable reason code (below_pass_threshold, regression, judge_uncalibrated, ...).' }) code!: string;
+  @ApiProperty({ description: 'A stable reason or warning code (regressed, below_pass_threshold, judge_uncalibrated, budget_blocked, no_baseline, ...).' }) code!: string;
   @ApiProperty() message!: string;
   @ApiPropertyOptional({ description: 'Of a family gate: the suite the reason is about.' }) suite_key?: string;
 }
@@ -100,11 +101,21 @@ export class GateCaseDto {
   @ApiProperty() label!: string;
 }
 
+/** One suite of a family gate (GT7): its verdict in the family, and its own gate's report. */
 export class GateSuiteOfFamilyDto {
   @ApiProperty() suite_key!: string;
   @ApiProperty({ description: 'The gate id of this suite on its own.' }) gate_id!: string;
-  @ApiProperty({ enum: ['pass', 'fail'] }) verdict!: string;
-  @ApiProperty({ type: 'number', nullable: true }) regression_p!: number | null;
+  @ApiProperty({ enum: ['pass', 'fail'], description: "The suite's verdict in the family (after Holm)." }) verdict!: string;
+  @ApiProperty({ enum: ['pass', 'fail'], description: "Its own gate's recorded verdict, unchanged by the family." }) suite_verdict!: string;
+  @ApiProperty({ type: () => GateReasonDto, isArray: true, description: 'In the family: a regressed that did not survive Holm is a warning.' }) reasons!: GateReasonDto[];
+  @ApiProperty({ type: () => GateReasonDto, isArray: true }) warnings!: GateReasonDto[];
+  @ApiProperty({ type: () => GateRegressionPDto, nullable: true, description: 'Null for a suite without a regression test (no baseline, no drop above its threshold).' }) regression_p!: GateRegressionPDto | null;
+  @ApiProperty({ type: () => GateComparisonDto, nullable: true }) comparison!: GateComparisonDto | null;
+  @ApiProperty({ type: () => GateRunDto }) run!: GateRunDto;
+  @ApiProperty({ type: () => GateJudgeDto }) judge!: GateJudgeDto;
+  @ApiProperty({ type: () => GateBudgetDto }) budget!: GateBudgetDto;
+  @ApiProperty({ type: () => GateSampleBody, nullable: true }) sample!: GateSampleBody | null;
+  @ApiProperty({ type: () => GateCaseDto, isArray: true }) cases!: GateCaseDto[];
 }
 
 /** The verdict of `POST /v1/gate`, as recorded; `GET /v1/gate/:id` adds the overrides (docs/gate.md). */
@@ -114,17 +125,18 @@ export class GateVerdictDto {
   @ApiProperty({ enum: ['pass', 'fail'], description: 'The verdict as decided; never changes.' }) recorded_verdict!: string;
   @ApiProperty({ enum: ['pass', 'fail'], description: 'After overrides (GT5).' }) effective_verdict!: string;
   @ApiProperty({ type: () => GateReasonDto, isArray: true }) reasons!: GateReasonDto[];
-  @ApiPropertyOptional({ type: () => GateReasonDto, isArray: true }) warnings?: GateReasonDto[];
+  @ApiProperty({ type: () => GateReasonDto, isArray: true, description: 'Warnings never decide the verdict, and are always shown (GT2).' }) warnings!: GateReasonDto[];
   @ApiPropertyOptional({ type: () => GateRunDto, description: 'A single-suite gate: its run.' }) run?: GateRunDto;
-  @ApiPropertyOptional({ ...OBJECT_PROPERTY, nullable: true, description: 'The regression test against the baseline (docs/gate.md).' }) comparison?: Record<string, unknown> | null;
-  @ApiPropertyOptional({ ...OBJECT_PROPERTY, description: 'Judge use, certification and corrected pass rates (GT1, GT6).' }) judge?: Record<string, unknown>;
-  @ApiPropertyOptional({ ...OBJECT_PROPERTY, description: 'The judge budget decision (GT4).' }) budget?: Record<string, unknown>;
+  @ApiPropertyOptional({ type: () => GateComparisonDto, nullable: true, description: 'A single-suite gate: the regression test against the baseline (G1-G8); null when the run has no regression decision.' }) comparison?: GateComparisonDto | null;
+  @ApiPropertyOptional({ type: () => GateJudgeDto, description: 'A single-suite gate: judge use, certification and corrected pass rates (GT1, GT2, GT6, J4).' }) judge?: GateJudgeDto;
+  @ApiPropertyOptional({ type: () => GateBudgetDto, description: 'A single-suite gate: the judge budget decision (GT4).' }) budget?: GateBudgetDto;
   @ApiPropertyOptional({ type: () => GateSampleBody, nullable: true }) sample?: GateSampleBody | null;
   @ApiPropertyOptional({ type: () => GateCaseDto, isArray: true }) cases?: GateCaseDto[];
+  @ApiPropertyOptional({ type: () => GateSubjectDto, description: 'A family gate: the subject of its suites.' }) subject?: GateSubjectDto;
   @ApiPropertyOptional({ type: () => GateSuiteOfFamilyDto, isArray: true, description: 'A family gate: one entry per suite.' }) suites?: GateSuiteOfFamilyDto[];
-  @ApiPropertyOptional({ ...OBJECT_PROPERTY, description: 'A family gate: the multiple-testing correction (method, tests, alpha).' }) family?: Record<string, unknown>;
-  @ApiProperty({ ...OBJECT_PROPERTY, nullable: true, description: 'The latest override, if any.' }) override!: Record<string, unknown> | null;
-  @ApiPropertyOptional({ type: 'array', items: OBJECT_PROPERTY, description: 'GET and override: every override, oldest first.' }) overrides?: Array<Record<string, unknown>>;
+  @ApiPropertyOptional({ type: () => GateFamilyDto, description: 'A family gate: the multiple-testing correction (GT7).' }) family?: GateFamilyDto;
+  @ApiProperty({ type: () => GateOverrideDto, nullable: true, description: 'The latest override (GT5), if any; always null in the answer of POST /v1/gate.' }) override!: GateOverrideDto | null;
+  @ApiPropertyOptional({ type: () => GateOverrideDto, isArray: true, description: 'GET and override: every override, oldest first.' }) overrides?: GateOverrideDto[];
   @ApiProperty(TIMESTAMP_PROPERTY) recorded_at!: string;
 }
 

@@ -621,6 +621,11 @@ export interface components {
         ApiKeysDto: {
             api_keys: components["schemas"]["ApiKeyRecordDto"][];
         };
+        ApparentPassRateDto: {
+            n: number;
+            passed: number;
+            rate: number | null;
+        };
         BaselinePinBody: {
             /** @description A completed run of that suite and subject. */
             run_id: string;
@@ -684,6 +689,11 @@ export interface components {
             as_of: string;
             budgets: components["schemas"]["BudgetDto"][];
         };
+        CalibrationCountsDto: {
+            n: number;
+            /** @description Of n. */
+            x: number;
+        };
         CalibrationItemBody: {
             /** @description The suite case the item is an output of. */
             case_id?: string | null;
@@ -702,6 +712,19 @@ export interface components {
             input?: string | null;
             item_id: string;
             output: string;
+        };
+        CalibrationRateDto: {
+            denominator: number;
+            lower: number;
+            numerator: number;
+            /**
+             * @description Only when value is null.
+             * @enum {string}
+             */
+            reason?: "empty";
+            upper: number;
+            /** @description numerator / denominator; null when the denominator is 0. */
+            value: number | null;
         };
         CalibrationReportDto: {
             /** Format: date-time */
@@ -799,6 +822,50 @@ export interface components {
             scorer: string;
             scorer_version: string;
         };
+        CasesNeededDto: {
+            alpha: number;
+            /** @description Cases this comparison had. */
+            have: number;
+            /**
+             * @description McNemar's (Connor 1987) for paired cases; Fleiss' pooled normal otherwise.
+             * @enum {string}
+             */
+            method: "mcnemar_connor" | "pooled_normal";
+            /** @description Cases per run needed. */
+            per_run: number;
+            power: number;
+        };
+        CertifiedScopeDto: {
+            /** @description The calibration report that certified it. */
+            report_id: string | null;
+            /** @description `suite:<key>` or `rubric:<sha256>`. */
+            scope: string;
+            /** @description Of the items humans passed, the share the judge passed. */
+            sensitivity: components["schemas"]["CalibrationRateDto"];
+            /** @description Of the items humans failed, the share the judge failed. */
+            specificity: components["schemas"]["CalibrationRateDto"];
+        };
+        ComparedCasesCountDto: {
+            /** @description Counted. */
+            n: number;
+            /** @description Cases of the run. */
+            of: number;
+        };
+        ComparedCasesDto: {
+            baseline: components["schemas"]["ComparedCasesCountDto"];
+            left_out: components["schemas"]["ComparedCasesLeftOutDto"];
+            /** @description Only when both runs are of one suite version, so their cases pair up. */
+            paired?: components["schemas"]["PairedCellsDto"];
+            run: components["schemas"]["ComparedCasesCountDto"];
+        };
+        ComparedCasesLeftOutDto: {
+            /** @description One suite version only: cases scored in one run but not the other. */
+            scored_in_one_run_only?: number;
+            /** @description Cases of the baseline left unscored. */
+            unscored_in_baseline: number;
+            /** @description Cases of the run left unscored (a skipped judge, a missing output). */
+            unscored_in_run: number;
+        };
         ComparisonBody: {
             outputs_a: components["schemas"]["ComparisonOutputBody"][];
             outputs_b: components["schemas"]["ComparisonOutputBody"][];
@@ -806,6 +873,13 @@ export interface components {
             rubric?: string | null;
             run_a: string;
             run_b: string;
+        };
+        ComparisonCountsDto: {
+            /** @description The cases this side counted (G7: only scored ones). */
+            n: number;
+            /** @description passed / n; null when n is 0. */
+            pass_rate: number | null;
+            passed: number;
         };
         ComparisonDto: {
             /** @description Per shared case: winner, position_consistent, ab, ba. */
@@ -825,9 +899,35 @@ export interface components {
             run_a: string;
             run_b: string;
         };
+        ComparisonErrorDto: {
+            /**
+             * @description The explicit baseline is no completed run, of another suite or the run itself (G5); or no case was scored in both runs (G7).
+             * @enum {string}
+             */
+            code: "BASELINE_NOT_FOUND" | "BASELINE_OTHER_SUITE" | "BASELINE_IS_RUN" | "NO_COMPARED_CASES";
+            message: string;
+        };
         ComparisonOutputBody: {
             case_id: string;
             output: string;
+        };
+        CorrectedPassRateDto: {
+            /** @description Judge cases passed of judge cases judged, as the judge saw them. */
+            apparent: components["schemas"]["ApparentPassRateDto"];
+            /** @description The confidence level, 0.95. */
+            level: number;
+            lower: number;
+            /** @enum {string} */
+            method: "rogan_gladen_lang_reiczigel_2014";
+            /** @description What humans would pass; null (see reason) with the interval [0, 1]. */
+            rate: number | null;
+            /** @enum {string} */
+            reason?: "empty" | "youden_not_positive";
+            /** @description The certified scope whose sensitivity and specificity corrected these cases. */
+            scope: string;
+            sensitivity: components["schemas"]["CalibrationCountsDto"];
+            specificity: components["schemas"]["CalibrationCountsDto"];
+            upper: number;
         };
         EvalMetricsDto: {
             /** @enum {boolean} */
@@ -858,11 +958,117 @@ export interface components {
                 [key: string]: unknown;
             }[];
         };
+        GateBudgetDto: {
+            budgets?: components["schemas"]["GateBudgetStandingDto"][];
+            /** @enum {string} */
+            decision: "allowed" | "blocked" | "throttled" | "store_unreadable" | "not_needed";
+            /** @description US dollars: the estimated judge spend of the run. */
+            estimate_usd?: number;
+            /** @description Throttled: the cases that fit, in order; null otherwise. */
+            judged_case_ids?: string[] | null;
+            /** @description The least left over the applicable budgets; null when none applies. */
+            left_usd?: number | null;
+            /** @description `allow` budgets the estimate does not fit in (warning budget_over_limit). */
+            over_limit_scopes?: string[];
+            /** @description The budget that decided a block or a throttle. */
+            scope?: string | null;
+        };
+        GateBudgetStandingDto: {
+            /** @description US dollars: the judge spend ledger alone, in the window. */
+            ledger_spent_usd: number;
+            /** @description limit_usd - spent_usd, never below 0. */
+            left_usd: number;
+            /** @description US dollars. */
+            limit_usd: number;
+            /**
+             * @description What the gate does when its judge spend estimate does not fit in what is left.
+             * @enum {string}
+             */
+            mode: "allow" | "throttle" | "block";
+            /**
+             * @description The window (UTC calendar day or month, or all time) whose spend counts.
+             * @enum {string}
+             */
+            period: "day" | "month" | "total";
+            /** @description US dollars held by gates whose judge spend is estimated but not yet in the ledger (GT4: two gates at once cannot both fit the same remaining budget). */
+            reserved_usd: number;
+            /**
+             * @description `judge` (all judge spend), `judge:<model>` (one pin) or `suite:<key>`.
+             * @example judge:gpt-4o-2024-08-06
+             */
+            scope: string;
+            /** @description US dollars: ledger_spent_usd plus reserved_usd, what the estimate was weighed against. */
+            spent_usd: number;
+            /** Format: date-time */
+            updated_at: string;
+            /**
+             * Format: date-time
+             * @description Start of the current window; null for `total`.
+             */
+            window_start?: string | null;
+        };
         GateCaseDto: {
             case_id: string;
             label: string;
             passed: boolean;
             score: number;
+        };
+        GateComparisonDto: {
+            /** @description G3: the baseline side. */
+            baseline?: components["schemas"]["ComparisonCountsDto"];
+            /** @description G4: whether the baseline may be an automatic baseline. */
+            baseline_eligible?: boolean;
+            /**
+             * @description G4: why the baseline is not eligible.
+             * @enum {string}
+             */
+            baseline_ineligible_reason?: "not_scored" | "expired" | "incomplete" | "regressed" | "inconclusive_noise" | "no_verdict";
+            /** @description The baseline run; null when there is none. */
+            baseline_run_id: string | null;
+            /** @description G8: an inconclusive_noise drop only; null when the observed rates give no drop to power. */
+            cases_needed?: components["schemas"]["CasesNeededDto"] | null;
+            changes?: components["schemas"]["RunChangesDto"];
+            /**
+             * @description G5: how the baseline was chosen.
+             * @enum {string|null}
+             */
+            chosen_by: "explicit" | "pinned" | "automatic" | null;
+            /** @description G7: the cases each side counted and those left out. */
+            compared_cases?: components["schemas"]["ComparedCasesDto"];
+            /**
+             * @description G7: paired when both runs scored the same cases (one suite version).
+             * @enum {string}
+             */
+            decided_by?: "paired" | "independent";
+            /** @description Why no comparison was made (the verdict is then no_baseline). */
+            error?: components["schemas"]["ComparisonErrorDto"];
+            /** @description G7: present whenever the comparison is paired; then it decides. */
+            paired_diff?: components["schemas"]["PairedDiffDto"];
+            pass_rate_diff?: components["schemas"]["PassRateDiffDto"];
+            /** @description The suite's regression threshold the drop is weighed against. */
+            regression_threshold?: number;
+            /** @description G3: the run side. */
+            run?: components["schemas"]["ComparisonCountsDto"];
+            /** @description The gated run. */
+            run_id?: string;
+            /** @description G1: baseline score minus run score; positive is worse. */
+            score_drop?: number;
+            /**
+             * @description G2: regressed only when the score dropped by more than the threshold and the interval that decided excludes zero.
+             * @enum {string}
+             */
+            verdict: "regressed" | "inconclusive_noise" | "no_regression" | "no_baseline";
+        };
+        GateFamilyDto: {
+            /** @description The family-wise error rate, 0.05. */
+            alpha: number;
+            /**
+             * @description Holm's step-down adjustment of the suites' regression p-values.
+             * @enum {string}
+             */
+            method: "holm";
+            /** @description Suites with a regression test (a drop above their threshold). */
+            tests: number;
         };
         GateFamilyMemberBody: {
             baseline_run_id?: string;
@@ -877,6 +1083,33 @@ export interface components {
             subject_kind: string;
             suites: components["schemas"]["GateFamilyMemberBody"][];
             variant?: string;
+        };
+        GateJudgeDto: {
+            /** @description GT2: judge cases not scored, counted as failed. */
+            cases_not_scored: number;
+            /** @description GT6: per certified scope; empty when nothing certified was judged. */
+            corrected_pass_rates: components["schemas"]["CorrectedPassRateDto"][];
+            /** @description The configured judge model pin, whether or not it was used. */
+            model: string | null;
+            prompt_version: string | null;
+            /** @description J4: null when the judge is not used, none is configured, or the calibration store could not be read. */
+            scopes: components["schemas"]["JudgeScopesDto"] | null;
+            /**
+             * @description The label the judge cases got instead of a call (GT2, GT4, J4); null: the judge could be called.
+             * @enum {string|null}
+             */
+            skipped: "budget_blocked" | "judge_not_configured" | "judge_credential_missing" | "judge_uncalibrated" | null;
+            /** @description Issue 13: null when the judge is not used or no case was judged with repeats. */
+            stability: components["schemas"]["JudgeStabilityDto"] | null;
+            /**
+             * @description J4: the pin's calibration for the scopes needed; null when the judge is not used.
+             * @enum {string|null}
+             */
+            status: "certified" | "not_certified" | "not_certifiable" | "uncalibrated" | null;
+            /** @description Null when the judge is not used, or the run has no judge case with an output. */
+            usage: components["schemas"]["JudgeUsageDto"] | null;
+            /** @description Whether the gated cases (the sample's, GT3) include llm_judge ones. */
+            used: boolean;
         };
         GateListItemDto: {
             /**
@@ -910,12 +1143,37 @@ export interface components {
             /** @description Why the failed gate is accepted (GT5); audited with the key that overrode. */
             reason: string;
         };
+        GateOverrideDto: {
+            /** @description The API key that overrode. */
+            actor_key_id: string;
+            actor_name: string;
+            /**
+             * @description The effective verdict after.
+             * @enum {string}
+             */
+            after: "pass" | "fail";
+            /** Format: date-time */
+            at: string;
+            /**
+             * @description The effective verdict before.
+             * @enum {string}
+             */
+            before: "pass" | "fail";
+            /** @description Why the failed gate was accepted. */
+            reason: string;
+        };
         GateReasonDto: {
-            /** @description A stable reason code (below_pass_threshold, regression, judge_uncalibrated, ...). */
+            /** @description A stable reason or warning code (regressed, below_pass_threshold, judge_uncalibrated, budget_blocked, no_baseline, ...). */
             code: string;
             message: string;
             /** @description Of a family gate: the suite the reason is about. */
             suite_key?: string;
+        };
+        GateRegressionPDto: {
+            /** @description Holm-adjusted over the family; regressed stands only below 0.05. */
+            adjusted: number;
+            /** @description The p-value of the suite's own regression test (the interval that decided it). */
+            raw: number;
         };
         GateRequestBody: {
             baseline_run_id?: string;
@@ -951,51 +1209,62 @@ export interface components {
             /** @description How many cases of the suite to gate on (GT3). */
             size: number;
         };
+        GateSubjectDto: {
+            id: string;
+            kind: string;
+            variant: string | null;
+        };
         GateSuiteOfFamilyDto: {
+            budget: components["schemas"]["GateBudgetDto"];
+            cases: components["schemas"]["GateCaseDto"][];
+            comparison: components["schemas"]["GateComparisonDto"] | null;
             /** @description The gate id of this suite on its own. */
             gate_id: string;
-            regression_p: number | null;
+            judge: components["schemas"]["GateJudgeDto"];
+            /** @description In the family: a regressed that did not survive Holm is a warning. */
+            reasons: components["schemas"]["GateReasonDto"][];
+            /** @description Null for a suite without a regression test (no baseline, no drop above its threshold). */
+            regression_p: components["schemas"]["GateRegressionPDto"] | null;
+            run: components["schemas"]["GateRunDto"];
+            sample: components["schemas"]["GateSampleBody"] | null;
             suite_key: string;
-            /** @enum {string} */
+            /**
+             * @description Its own gate's recorded verdict, unchanged by the family.
+             * @enum {string}
+             */
+            suite_verdict: "pass" | "fail";
+            /**
+             * @description The suite's verdict in the family (after Holm).
+             * @enum {string}
+             */
             verdict: "pass" | "fail";
+            warnings: components["schemas"]["GateReasonDto"][];
         };
         GateVerdictDto: {
-            /** @description The judge budget decision (GT4). */
-            budget?: {
-                [key: string]: unknown;
-            };
+            /** @description A single-suite gate: the judge budget decision (GT4). */
+            budget?: components["schemas"]["GateBudgetDto"];
             cases?: components["schemas"]["GateCaseDto"][];
-            /** @description The regression test against the baseline (docs/gate.md). */
-            comparison?: {
-                [key: string]: unknown;
-            } | null;
+            /** @description A single-suite gate: the regression test against the baseline (G1-G8); null when the run has no regression decision. */
+            comparison?: components["schemas"]["GateComparisonDto"] | null;
             /**
              * @description After overrides (GT5).
              * @enum {string}
              */
             effective_verdict: "pass" | "fail";
-            /** @description A family gate: the multiple-testing correction (method, tests, alpha). */
-            family?: {
-                [key: string]: unknown;
-            };
+            /** @description A family gate: the multiple-testing correction (GT7). */
+            family?: components["schemas"]["GateFamilyDto"];
             gate_id: string;
-            /** @description Judge use, certification and corrected pass rates (GT1, GT6). */
-            judge?: {
-                [key: string]: unknown;
-            };
+            /** @description A single-suite gate: judge use, certification and corrected pass rates (GT1, GT2, GT6, J4). */
+            judge?: components["schemas"]["GateJudgeDto"];
             /**
              * @description Present on a gate over several suites (GT7).
              * @enum {string}
              */
             kind?: "family";
-            /** @description The latest override, if any. */
-            override: {
-                [key: string]: unknown;
-            } | null;
+            /** @description The latest override (GT5), if any; always null in the answer of POST /v1/gate. */
+            override: components["schemas"]["GateOverrideDto"] | null;
             /** @description GET and override: every override, oldest first. */
-            overrides?: {
-                [key: string]: unknown;
-            }[];
+            overrides?: components["schemas"]["GateOverrideDto"][];
             reasons: components["schemas"]["GateReasonDto"][];
             /** Format: date-time */
             recorded_at: string;
@@ -1007,9 +1276,12 @@ export interface components {
             /** @description A single-suite gate: its run. */
             run?: components["schemas"]["GateRunDto"];
             sample?: components["schemas"]["GateSampleBody"] | null;
+            /** @description A family gate: the subject of its suites. */
+            subject?: components["schemas"]["GateSubjectDto"];
             /** @description A family gate: one entry per suite. */
             suites?: components["schemas"]["GateSuiteOfFamilyDto"][];
-            warnings?: components["schemas"]["GateReasonDto"][];
+            /** @description Warnings never decide the verdict, and are always shown (GT2). */
+            warnings: components["schemas"]["GateReasonDto"][];
         };
         HealthDto: {
             /** @description database and bus: up or down. */
@@ -1035,6 +1307,13 @@ export interface components {
             judge_model: string;
             prompt_version: string;
         };
+        JudgeScopesDto: {
+            certified: components["schemas"]["CertifiedScopeDto"][];
+            /** @description The suite's own `suite:<key>`, or `rubric:<sha256>` per rubric of the gated cases. */
+            needed: string[];
+            /** @description Needed scopes not certified for the pin: the gate fails judge_uncalibrated. */
+            uncovered: string[];
+        };
         JudgesListDto: {
             /** @description The judge configured on this app, if any. */
             configured: components["schemas"]["JudgePinDto"] | null;
@@ -1046,6 +1325,22 @@ export interface components {
             minimum_targets: {
                 [key: string]: unknown;
             };
+        };
+        JudgeStabilityDto: {
+            /** @description Cases judged with repeats. */
+            cases: number;
+            lower: number;
+            /** @description The least stability the gate accepts (GATE_JUDGE_MIN_STABILITY). */
+            min: number;
+            /** @description stable / cases; null when no case was judged with repeats. */
+            rate: number | null;
+            /** @description k: the votes per case. */
+            repeats: number;
+            /** @description Of them, cases whose k votes agree. */
+            stable: number;
+            /** @description The unstable cases, in case order (at most 1000). */
+            unstable_case_ids: string[];
+            upper: number;
         };
         JudgeStatusDto: {
             certified_scopes?: string[];
@@ -1064,6 +1359,74 @@ export interface components {
             }[];
             /** @description certified, not_certified, not_certifiable or uncalibrated. */
             status: string;
+        };
+        JudgeUsageDto: {
+            /** @description J6: recorded verdicts reused. */
+            cache_hits: number;
+            /** @description J6: lookups that missed and called the judge. */
+            cache_misses: number;
+            /** @description Judge calls made (neither cached nor refused before a call). */
+            calls: number;
+            /** @description llm_judge cases with an output. */
+            cases: number;
+            /** @description US dollars. */
+            cost_usd: number;
+            /** @description Cases failed judge_credential_missing (GT2). */
+            credential_missing: number;
+            /** @description Cases whose judge call ended in an error label. */
+            errors: number;
+            input_tokens: number;
+            /** @description The model pin that graded the cases; null when none was called. */
+            model: string | null;
+            /** @description Cases failed judge_not_configured. */
+            not_configured: number;
+            output_tokens: number;
+            prompt_version: string | null;
+            /** @description Cases failed without a call because the gate said so (budget, calibration: GT4, J4). */
+            skipped: number;
+        };
+        PairedCellsDto: {
+            /** @description Passed in both. */
+            a: number;
+            /** @description Passed in the baseline only. */
+            b: number;
+            /** @description Passed in the run only. */
+            c: number;
+            /** @description Passed in neither. */
+            d: number;
+        };
+        PairedDiffDto: {
+            /** @description Cases passed in the baseline only. */
+            baseline_only: number;
+            /** @description Run pass rate minus baseline pass rate: negative is a drop. */
+            diff: number | null;
+            /** @description The confidence level, 0.95. */
+            level: number;
+            lower: number;
+            /**
+             * @description Newcombe 1998 (Stat Med 17:2635), method 10.
+             * @enum {string}
+             */
+            method: "newcombe_paired_10";
+            /** @description Cases scored in both runs. */
+            n: number;
+            /** @description Cases passed in the run only. */
+            run_only: number;
+            upper: number;
+        };
+        PassRateDiffDto: {
+            /** @description Run pass rate minus baseline pass rate: negative is a drop. */
+            diff: number | null;
+            /** @description The confidence level, 0.95. */
+            level: number;
+            lower: number;
+            /** @enum {string} */
+            method: "newcombe_hybrid_score";
+            upper: number;
+        };
+        PinChangeDto: {
+            baseline: string | null;
+            run: string | null;
         };
         RateWithIntervalDto: {
             level: number;
@@ -1087,6 +1450,15 @@ export interface components {
             completeness: "complete" | "incomplete" | "expired";
             /** @description no_baseline, no_regression, regression, inconclusive_noise, ... */
             verdict: string;
+        };
+        RunChangesDto: {
+            anything_changed: boolean;
+            /** @description The judge model pin that graded the llm_judge cases. */
+            judge_model: components["schemas"]["PinChangeDto"] | null;
+            prompt_version: components["schemas"]["PinChangeDto"] | null;
+            /** @description Only the scorers whose version differs. */
+            scorer_versions: components["schemas"]["ScorerVersionChangeDto"][];
+            suite_version: components["schemas"]["SuiteVersionChangeDto"] | null;
         };
         RunDocDto: {
             baseline_run_id: string | null;
@@ -1234,6 +1606,11 @@ export interface components {
             slope_per_run: number | null;
             window: number;
         };
+        ScorerVersionChangeDto: {
+            baseline: string | null;
+            run: string | null;
+            scorer: string;
+        };
         StreamedOutputsAcceptedDto: {
             /** @description Outputs of this batch now on the bus for the scoring workers. */
             accepted: number;
@@ -1363,6 +1740,10 @@ export interface components {
             /** @description A revert: the earlier version with the same content. */
             same_content_as?: number;
             suite: components["schemas"]["SuiteVersionDto"];
+        };
+        SuiteVersionChangeDto: {
+            baseline: number;
+            run: number;
         };
         SuiteVersionDto: {
             case_count: number;
