@@ -1,4 +1,5 @@
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
+import { MAX_OVERRIDE_REASON_CHARS, MIN_OVERRIDE_REASON_CHARS } from '@evals/domain';
 import { InlineOutputV1Dto, MAX_INLINE_OUTPUTS, MAX_OUTPUT_BYTES, RUN_SOURCES, RunRequestedV1Dto } from '@evals/contracts';
 import { documentProperties, ID_PROPERTY, IntervalDto, JSON_VALUE_PROPERTY, OBJECT_PROPERTY, SUITE_KEY_PROPERTY, TIMESTAMP_PROPERTY, TOKEN_PROPERTY } from '@evals/platform';
 import { GateBudgetDto, GateComparisonDto, GateFamilyDto, GateJudgeDto, GateOverrideDto, GateRegressionPDto, GateSubjectDto } from './gate-verdict.dto';
@@ -68,7 +69,12 @@ export class GateFamilyRequestBody {
 }
 
 export class GateOverrideBody {
-  @ApiProperty({ type: 'string', minLength: 10, maxLength: 2000, description: 'Why the failed gate is accepted (GT5); audited with the key that overrode.' })
+  @ApiProperty({
+    type: 'string',
+    minLength: MIN_OVERRIDE_REASON_CHARS,
+    maxLength: MAX_OVERRIDE_REASON_CHARS,
+    description: `Why the failed gate is accepted (GT5), ${MIN_OVERRIDE_REASON_CHARS} to ${MAX_OVERRIDE_REASON_CHARS} characters once trimmed and not one character repeated; audited with the key that overrode.`,
+  })
   reason!: string;
 }
 

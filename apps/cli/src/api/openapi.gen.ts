@@ -1140,7 +1140,7 @@ export interface components {
             total: number;
         };
         GateOverrideBody: {
-            /** @description Why the failed gate is accepted (GT5); audited with the key that overrode. */
+            /** @description Why the failed gate is accepted (GT5), 20 to 2000 characters once trimmed and not one character repeated; audited with the key that overrode. */
             reason: string;
         };
         GateOverrideDto: {

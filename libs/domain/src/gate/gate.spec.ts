@@ -85,9 +85,13 @@ describe('unit: sampling and overrides (GT3, GT5)', () => {
     expect(effectiveVerdict('fail', [{ after: 'pass' }])).toBe('pass');
   });
 
-  it('refuses a missing, short or empty-sounding reason', () => {
+  it('refuses a missing, short, overlong or empty-sounding reason', () => {
     expect(overrideReasonProblem(undefined)).toMatch(/required/);
     expect(overrideReasonProblem('ok')).toMatch(/at least 20/);
+    const page = 'Known flaky upstream; approved by the release manager. '.repeat(40);
+    expect(overrideReasonProblem(page.slice(0, 2000))).toBeNull();
+    expect(overrideReasonProblem(`  ${page.slice(0, 2000)}  `)).toBeNull();
+    expect(overrideReasonProblem(page.slice(0, 2001))).toMatch(/at most 2000/);
     expect(overrideReasonProblem('a'.repeat(40))).toMatch(/say something/);
     expect(overrideReasonProblem('Known flaky upstream; approved by release manager J. Doe')).toBeNull();
   });

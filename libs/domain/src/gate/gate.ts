@@ -149,12 +149,15 @@ export function effectiveVerdict(recorded: 'pass' | 'fail', overrides: readonly 
 }
 
 export const MIN_OVERRIDE_REASON_CHARS = 20;
+/** An audit entry is read by people: a reason longer than a page is refused, not stored. */
+export const MAX_OVERRIDE_REASON_CHARS = 2000;
 
-/** GT5: a written, non-trivial reason: at least 20 characters, not one character repeated. */
+/** GT5: a written, non-trivial reason: 20 to 2 000 characters once trimmed, not one character repeated. */
 export function overrideReasonProblem(reason: unknown): string | null {
   if (typeof reason !== 'string') return 'a written reason is required';
   const trimmed = reason.trim();
   if (trimmed.length < MIN_OVERRIDE_REASON_CHARS) return `the reason must be at least ${MIN_OVERRIDE_REASON_CHARS} characters`;
+  if (trimmed.length > MAX_OVERRIDE_REASON_CHARS) return `the reason must be at most ${MAX_OVERRIDE_REASON_CHARS} characters`;
   if (new Set(trimmed.replace(/\s/g, '')).size < 5) return 'the reason must say something';
   return null;
 }
