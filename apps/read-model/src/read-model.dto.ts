@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { SUITE_KEY_PROPERTY, TIMESTAMP_PROPERTY } from '@evals/platform';
+import { RunCorrectedPassRateDto, SUITE_KEY_PROPERTY, TIMESTAMP_PROPERTY } from '@evals/platform';
 
 /* The read model's HTTP shapes (docs/read-model.md, docs/scorecards.md); the run itself is RunViewDto. */
 
@@ -40,11 +40,11 @@ export class ScorecardDto {
   @ApiProperty({ enum: ['complete', 'incomplete', 'expired'] }) latest_completeness!: string;
   @ApiProperty({ type: 'integer', nullable: true }) latest_cases_needed!: number | null;
   @ApiProperty({
-    type: 'array',
-    items: { type: 'object', additionalProperties: true },
+    type: () => RunCorrectedPassRateDto,
+    isArray: true,
     description: "J9: the latest run's judge-corrected pass rate per certified scope, with its interval and denominators (docs/scorecards.md); empty when none applies.",
   })
-  latest_judge_corrected_pass_rates!: Array<Record<string, unknown>>;
+  latest_judge_corrected_pass_rates!: RunCorrectedPassRateDto[];
 }
 
 export class ScorecardsDto {

@@ -11,6 +11,27 @@ export { MetricsController, metrics, registry } from './metrics';
 export { buildOpenApiDocument, PUBLIC_PATHS, serveOpenApi } from './openapi';
 export { ApiErrorBody, ApiRoute, documentProperties, ERRORS_EXTENSION, TIER_EXTENSION } from './api-route';
 export { ApiKeyAnswerDto, ApiKeyCreateBody, ApiKeyIssuedDto, ApiKeyRecordDto, ApiKeysDto, HealthDto } from './platform.dto';
+export {
+  ApparentPassRateDto,
+  CalibrationCountsDto,
+  CasesNeededDto,
+  ComparedCasesCountDto,
+  ComparedCasesDto,
+  ComparedCasesLeftOutDto,
+  ComparisonCountsDto,
+  ComparisonErrorDto,
+  CorrectedPassRateDto,
+  PairedCellsDto,
+  PairedDiffDto,
+  PassRateDiffDto,
+  PinChangeDto,
+  RateDiffDto,
+  RunChangesDto,
+  RunComparisonDto,
+  RunCorrectedPassRateDto,
+  ScorerVersionChangeDto,
+  SuiteVersionChangeDto,
+} from './comparison.dto';
 export { CaseResultDto, EvalMetricsDto, EvalResultDto, RegressionViewDto, RunDocDto, RunSummaryDto, RunViewDto } from './run-view.dto';
 export { ID_PROPERTY, IntervalDto, JSON_VALUE_PROPERTY, OBJECT_PROPERTY, SUITE_KEY_PROPERTY, TIMESTAMP_PROPERTY, TOKEN_PROPERTY } from './api-schemas';
 export type { ApiOk, ApiRouteOptions } from './api-route';

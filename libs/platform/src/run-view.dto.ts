@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ID_PROPERTY, IntervalDto, OBJECT_PROPERTY, TIMESTAMP_PROPERTY } from './api-schemas';
+import { ID_PROPERTY, IntervalDto, TIMESTAMP_PROPERTY } from './api-schemas';
+import { RunComparisonDto, RunCorrectedPassRateDto } from './comparison.dto';
 
 /*
  * The run as the read model answers it (RunView of @evals/persistence, docs/read-model.md): answered by
@@ -73,7 +74,8 @@ export class RegressionViewDto {
   @ApiProperty({ description: 'no_baseline, no_regression, regression, inconclusive_noise, ...' }) verdict!: string;
   @ApiProperty({ type: 'string', nullable: true }) baseline_run_id!: string | null;
   @ApiProperty({ type: 'string', nullable: true, enum: ['explicit', 'pinned', 'automatic', null] }) chosen_by!: string | null;
-  @ApiProperty({ ...OBJECT_PROPERTY, nullable: true, description: 'Score drop, Newcombe interval, pass counts, what changed (docs/regression.md).' }) comparison!: Record<string, unknown> | null;
+  @ApiProperty({ type: () => RunComparisonDto, nullable: true, description: 'Score drop, Newcombe interval, pass counts, what changed (docs/regression.md); null without a baseline.' })
+  comparison!: RunComparisonDto | null;
   @ApiProperty({ enum: ['complete', 'incomplete', 'expired'] }) completeness!: string;
   @ApiProperty() baseline_eligible!: boolean;
   @ApiPropertyOptional() baseline_ineligible_reason?: string;
@@ -95,10 +97,10 @@ export class RunViewDto {
   @ApiProperty({ type: () => RegressionViewDto, nullable: true }) regression!: RegressionViewDto | null;
   @ApiPropertyOptional({ type: () => CaseResultDto, isArray: true, description: '`?include=cases`: per case, by case id.' }) cases?: CaseResultDto[];
   @ApiPropertyOptional({
-    type: 'array',
-    items: { type: 'object', additionalProperties: true },
+    type: () => RunCorrectedPassRateDto,
+    isArray: true,
     description:
-      'J4/J9: the judge-corrected pass rate of the judged llm_judge cases per certified scope (Rogan-Gladen, 95% Lang-Reiczigel interval): scope, judge_model, prompt_version, apparent {passed, n, rate}, sensitivity {x, n}, specificity {x, n}, rate, lower, upper, level, method (docs/calibration.md).',
+      'J4/J9: the judge-corrected pass rate of the judged llm_judge cases per certified scope of the pin that judged them (Rogan-Gladen, 95% Lang-Reiczigel interval), read at query time; absent when none applies (docs/calibration.md).',
   })
-  judge_corrected_pass_rates?: Array<Record<string, unknown>>;
+  judge_corrected_pass_rates?: RunCorrectedPassRateDto[];
 }

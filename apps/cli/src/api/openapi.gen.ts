@@ -1442,10 +1442,8 @@ export interface components {
             baseline_run_id: string | null;
             /** @enum {string|null} */
             chosen_by: "explicit" | "pinned" | "automatic" | null;
-            /** @description Score drop, Newcombe interval, pass counts, what changed (docs/regression.md). */
-            comparison: {
-                [key: string]: unknown;
-            } | null;
+            /** @description Score drop, Newcombe interval, pass counts, what changed (docs/regression.md); null without a baseline. */
+            comparison: components["schemas"]["RunComparisonDto"] | null;
             /** @enum {string} */
             completeness: "complete" | "incomplete" | "expired";
             /** @description no_baseline, no_regression, regression, inconclusive_noise, ... */
@@ -1459,6 +1457,74 @@ export interface components {
             /** @description Only the scorers whose version differs. */
             scorer_versions: components["schemas"]["ScorerVersionChangeDto"][];
             suite_version: components["schemas"]["SuiteVersionChangeDto"] | null;
+        };
+        RunComparisonDto: {
+            /** @description G3: the baseline side. */
+            baseline?: components["schemas"]["ComparisonCountsDto"];
+            /** @description G4: whether the baseline may be an automatic baseline. */
+            baseline_eligible?: boolean;
+            /**
+             * @description G4: why the baseline is not eligible.
+             * @enum {string}
+             */
+            baseline_ineligible_reason?: "not_scored" | "expired" | "incomplete" | "regressed" | "inconclusive_noise" | "no_verdict";
+            /** @description The baseline run compared with. */
+            baseline_run_id?: string;
+            /** @description G8: an inconclusive_noise drop only; null when the observed rates give no drop to power. */
+            cases_needed?: components["schemas"]["CasesNeededDto"] | null;
+            changes?: components["schemas"]["RunChangesDto"];
+            /**
+             * @description G5: how the baseline was chosen.
+             * @enum {string}
+             */
+            chosen_by?: "explicit" | "pinned" | "automatic";
+            /** @description G7: the cases each side counted and those left out. */
+            compared_cases?: components["schemas"]["ComparedCasesDto"];
+            /**
+             * @description G7: paired when both runs scored the same cases (one suite version).
+             * @enum {string}
+             */
+            decided_by?: "paired" | "independent";
+            /** @description Why no comparison was made (the verdict is then no_baseline). */
+            error?: components["schemas"]["ComparisonErrorDto"];
+            /** @description G7: present whenever the comparison is paired; then it decides. */
+            paired_diff?: components["schemas"]["PairedDiffDto"];
+            pass_rate_diff?: components["schemas"]["PassRateDiffDto"];
+            /** @description The suite's regression threshold the drop is weighed against. */
+            regression_threshold?: number;
+            /** @description G3: the run side. */
+            run?: components["schemas"]["ComparisonCountsDto"];
+            /** @description The compared run. */
+            run_id?: string;
+            /** @description G1: baseline score minus run score; positive is worse. */
+            score_drop?: number;
+            /**
+             * @description G2: regressed only when the score dropped by more than the threshold and the interval that decided excludes zero.
+             * @enum {string}
+             */
+            verdict?: "regressed" | "inconclusive_noise" | "no_regression";
+        };
+        RunCorrectedPassRateDto: {
+            /** @description Judge cases passed of judge cases judged, as the judge saw them. */
+            apparent: components["schemas"]["ApparentPassRateDto"];
+            /** @description The judge model pin that judged the cases. */
+            judge_model: string;
+            /** @description The confidence level, 0.95. */
+            level: number;
+            lower: number;
+            /** @enum {string} */
+            method: "rogan_gladen_lang_reiczigel_2014";
+            /** @description The judge prompt version that judged the cases. */
+            prompt_version: string;
+            /** @description What humans would pass; null (see reason) with the interval [0, 1]. */
+            rate: number | null;
+            /** @enum {string} */
+            reason?: "empty" | "youden_not_positive";
+            /** @description The certified scope whose sensitivity and specificity corrected these cases. */
+            scope: string;
+            sensitivity: components["schemas"]["CalibrationCountsDto"];
+            specificity: components["schemas"]["CalibrationCountsDto"];
+            upper: number;
         };
         RunDocDto: {
             baseline_run_id: string | null;
@@ -1562,10 +1628,8 @@ export interface components {
             /** @description `?include=cases`: per case, by case id. */
             cases?: components["schemas"]["CaseResultDto"][];
             eval_result: components["schemas"]["EvalResultDto"] | null;
-            /** @description J4/J9: the judge-corrected pass rate of the judged llm_judge cases per certified scope (Rogan-Gladen, 95% Lang-Reiczigel interval): scope, judge_model, prompt_version, apparent {passed, n, rate}, sensitivity {x, n}, specificity {x, n}, rate, lower, upper, level, method (docs/calibration.md). */
-            judge_corrected_pass_rates?: {
-                [key: string]: unknown;
-            }[];
+            /** @description J4/J9: the judge-corrected pass rate of the judged llm_judge cases per certified scope of the pin that judged them (Rogan-Gladen, 95% Lang-Reiczigel interval), read at query time; absent when none applies (docs/calibration.md). */
+            judge_corrected_pass_rates?: components["schemas"]["RunCorrectedPassRateDto"][];
             regression: components["schemas"]["RegressionViewDto"] | null;
             run: components["schemas"]["RunDocDto"];
         };
@@ -1576,9 +1640,7 @@ export interface components {
             /** @enum {string} */
             latest_completeness: "complete" | "incomplete" | "expired";
             /** @description J9: the latest run's judge-corrected pass rate per certified scope, with its interval and denominators (docs/scorecards.md); empty when none applies. */
-            latest_judge_corrected_pass_rates: {
-                [key: string]: unknown;
-            }[];
+            latest_judge_corrected_pass_rates: components["schemas"]["RunCorrectedPassRateDto"][];
             latest_pass_rate: components["schemas"]["RateWithIntervalDto"];
             latest_run_id: string;
             latest_suite_version: number;
