@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { CorrectedPassRateDto, RunComparisonDto, TIMESTAMP_PROPERTY } from '@evals/platform';
+import { CalibrationRateDto, CorrectedPassRateDto, RunComparisonDto, TIMESTAMP_PROPERTY } from '@evals/platform';
 import { BudgetDto } from './budgets.controller';
 
 /*
@@ -59,16 +59,6 @@ export class JudgeStabilityDto {
   @ApiProperty() upper!: number;
   @ApiProperty({ ...STRINGS, description: 'The unstable cases, in case order (at most 1000).' }) unstable_case_ids!: string[];
   @ApiProperty({ description: 'The least stability the gate accepts (GATE_JUDGE_MIN_STABILITY).' }) min!: number;
-}
-
-/** A rate of a calibration report (J4) with its Wilson 95% interval. */
-export class CalibrationRateDto {
-  @ApiProperty({ type: 'number', nullable: true, description: 'numerator / denominator; null when the denominator is 0.' }) value!: number | null;
-  @ApiProperty(COUNT) numerator!: number;
-  @ApiProperty(COUNT) denominator!: number;
-  @ApiProperty() lower!: number;
-  @ApiProperty() upper!: number;
-  @ApiPropertyOptional({ enum: ['empty'], description: 'Only when value is null.' }) reason?: string;
 }
 
 /** J4: a certified scope that covers the gated cases, with the sensitivity and specificity the correction uses. */

@@ -2,10 +2,11 @@ import { Controller, Get, Inject } from '@nestjs/common';
 import type { LangChainJudge } from '@evals/judge';
 import { ApiProperty } from '@nestjs/swagger';
 import { JudgePinQueries, type JudgePinStatus } from '@evals/persistence';
-import { ApiRoute, DATA_SOURCE, OBJECT_PROPERTY } from '@evals/platform';
+import { ApiRoute, DATA_SOURCE } from '@evals/platform';
 import { MIN_CALIBRATION_TARGETS } from '@evals/domain';
 import type { DataSource } from 'typeorm';
 import { REGRESSION_JUDGE } from './calibration.judge';
+import { CalibrationTargetsDto, JudgePinStatusDto } from './regression.dto';
 
 export class JudgePinDto {
   @ApiProperty() judge_model!: string;
@@ -14,14 +15,14 @@ export class JudgePinDto {
 
 export class JudgesListDto {
   @ApiProperty({
-    type: 'array',
-    items: { type: 'object', additionalProperties: true },
+    type: () => JudgePinStatusDto,
+    isArray: true,
     description:
       "One row per calibrated scope (judge model pin + prompt version + scope `rubric:<sha256>` or `suite:<key>`), each by that scope's latest measured report as the gate reads it: status, reasons, scope, set_name, n, agreement, kappa, sensitivity, specificity with numerator, denominator and 95% interval, targets, verbosity_bias. A pin with no measured scope (and the configured judge before any calibration) is one row with status `uncalibrated` and scope null.",
   })
   judges!: JudgePinStatus[];
   @ApiProperty({ type: () => JudgePinDto, nullable: true, description: 'The judge configured on this app, if any.' }) configured!: JudgePinDto | null;
-  @ApiProperty({ ...OBJECT_PROPERTY, description: 'The J4/J7 minimum targets.' }) minimum_targets!: unknown;
+  @ApiProperty({ type: () => CalibrationTargetsDto, description: 'The J4/J7 minimum targets.' }) minimum_targets!: CalibrationTargetsDto;
 }
 
 /**

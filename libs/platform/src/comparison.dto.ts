@@ -5,8 +5,9 @@ import { IntervalDto } from './api-schemas';
  * The regression app's comparison of a run with its baseline (`compareRuns` of libs/domain, completed by the
  * regression service with the baseline's choice, the compared cases and what changed) and the judge-corrected
  * pass rates (J4, J9, GT6): answered by the read model (RunViewDto, ScorecardDto) and by the gate
- * (GateVerdictDto), so the classes live with the edge the apps share. Every count is an integer; every rate
- * carries its denominator (GT6).
+ * (GateVerdictDto), with the calibration rates the gate and the regression app's judge answers share; so the
+ * classes live with the edge the apps share. Every count is an integer; every rate carries its denominator
+ * (GT6).
  */
 
 const COUNT = { type: 'integer', minimum: 0 } as const;
@@ -136,7 +137,17 @@ export class RunComparisonDto {
   @ApiPropertyOptional({ type: () => ComparisonErrorDto, description: 'Why no comparison was made (the verdict is then no_baseline).' }) error?: ComparisonErrorDto;
 }
 
-// --- The judge-corrected pass rate (J4, J9, GT6) ---------------------------------------------------------
+// --- The judge's calibration and its corrected pass rate (J4, J9, GT6) ----------------------------------
+
+/** A rate of a calibration report (J4) with its Wilson 95% interval. */
+export class CalibrationRateDto {
+  @ApiProperty({ type: 'number', nullable: true, description: 'numerator / denominator; null when the denominator is 0.' }) value!: number | null;
+  @ApiProperty(COUNT) numerator!: number;
+  @ApiProperty(COUNT) denominator!: number;
+  @ApiProperty() lower!: number;
+  @ApiProperty() upper!: number;
+  @ApiPropertyOptional({ enum: ['empty'], description: 'Only when value is null.' }) reason?: string;
+}
 
 export class ApparentPassRateDto {
   @ApiProperty(COUNT) passed!: number;
@@ -149,15 +160,22 @@ export class CalibrationCountsDto {
   @ApiProperty(COUNT) n!: number;
 }
 
-/** J4/J9 (GT6): the judge-corrected pass rate of the judged cases of one certified scope (Rogan-Gladen, Lang-Reiczigel 95% interval). */
-export class CorrectedPassRateDto extends IntervalDto {
-  @ApiProperty({ description: 'The certified scope whose sensitivity and specificity corrected these cases.' }) scope!: string;
+/**
+ * J4/J9 (GT6): a judge-corrected pass rate (Rogan-Gladen, Lang-Reiczigel 95% interval): what humans would
+ * pass of the judged cases, from the judge's apparent passes and its calibration's sensitivity and specificity.
+ */
+export class JudgeCorrectedPassRateDto extends IntervalDto {
   @ApiProperty({ type: () => ApparentPassRateDto, description: 'Judge cases passed of judge cases judged, as the judge saw them.' }) apparent!: ApparentPassRateDto;
   @ApiProperty({ type: () => CalibrationCountsDto }) sensitivity!: CalibrationCountsDto;
   @ApiProperty({ type: () => CalibrationCountsDto }) specificity!: CalibrationCountsDto;
   @ApiProperty({ type: 'number', nullable: true, description: 'What humans would pass; null (see reason) with the interval [0, 1].' }) rate!: number | null;
   @ApiProperty({ enum: ['rogan_gladen_lang_reiczigel_2014'] }) method!: string;
   @ApiPropertyOptional({ enum: ['empty', 'youden_not_positive'] }) reason?: string;
+}
+
+/** J4/J9 (GT6): the judge-corrected pass rate of the judged cases of one certified scope. */
+export class CorrectedPassRateDto extends JudgeCorrectedPassRateDto {
+  @ApiProperty({ description: 'The certified scope whose sensitivity and specificity corrected these cases.' }) scope!: string;
 }
 
 /** J4/J9: a run's judge-corrected pass rate under one certified scope of the judge pin that judged its cases (read at query time). */

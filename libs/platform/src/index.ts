@@ -14,6 +14,7 @@ export { ApiKeyAnswerDto, ApiKeyCreateBody, ApiKeyIssuedDto, ApiKeyRecordDto, Ap
 export {
   ApparentPassRateDto,
   CalibrationCountsDto,
+  CalibrationRateDto,
   CasesNeededDto,
   ComparedCasesCountDto,
   ComparedCasesDto,
@@ -21,6 +22,7 @@ export {
   ComparisonCountsDto,
   ComparisonErrorDto,
   CorrectedPassRateDto,
+  JudgeCorrectedPassRateDto,
   PairedCellsDto,
   PairedDiffDto,
   PassRateDiffDto,

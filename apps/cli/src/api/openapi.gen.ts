@@ -708,6 +708,26 @@ export interface components {
             /** @description Lowercase SHA-256 hex of the UTF-8 text. */
             output_hash: string;
         };
+        CalibrationItemVerdictDto: {
+            /** @enum {string} */
+            human: "pass" | "fail";
+            item_id: string;
+            /** @enum {string} */
+            judge: "pass" | "fail";
+            /** @description judge_pass, judge_fail, judge_below_min_score or the judge error (judge_unparseable). */
+            label: string;
+        };
+        CalibrationJudgeSpendDto: {
+            calls: number;
+            /** @description US dollars. */
+            cost_usd: number;
+            input_tokens: number;
+            model: string;
+            output_tokens: number;
+            prompt_version: string;
+            /** @description J3: verdicts that could not be parsed, counted as judge fails. */
+            unparseable: number;
+        };
         CalibrationOutputBody: {
             input?: string | null;
             item_id: string;
@@ -726,15 +746,42 @@ export interface components {
             /** @description numerator / denominator; null when the denominator is 0. */
             value: number | null;
         };
+        CalibrationReportBodyDto: {
+            agreement?: components["schemas"]["CalibrationRateDto"];
+            /** @description Measured sets only (so every field below). */
+            counts?: components["schemas"]["ConfusionCountsDto"];
+            human_pass_rate?: components["schemas"]["CalibrationRateDto"];
+            /** @description Empty for a refused set. */
+            items: components["schemas"]["CalibrationItemVerdictDto"][];
+            judge: components["schemas"]["CalibrationJudgeSpendDto"];
+            judge_pass_rate?: components["schemas"]["CalibrationRateDto"];
+            kappa?: components["schemas"]["KappaDto"];
+            n: number;
+            /** @description Why the judge is not certified; empty when certified. */
+            reasons: ("empty_set" | "human_labels_one_class" | "too_few_items" | "too_few_human_passes" | "too_few_human_fails" | "agreement_below_target" | "kappa_undefined" | "kappa_below_target")[];
+            /** @description `rubric:<sha256>` or `suite:<key>`. */
+            scope: string;
+            /** @description Issue 13: only with `repeats`. */
+            self_agreement?: components["schemas"]["CalibrationSelfAgreementDto"];
+            /** @description Of the items humans passed, the share the judge passed. */
+            sensitivity?: components["schemas"]["CalibrationRateDto"];
+            set: components["schemas"]["CalibrationSetCheckDto"];
+            /** Format: uuid */
+            set_id: string;
+            /** @description Of the items humans failed, the share the judge failed. */
+            specificity?: components["schemas"]["CalibrationRateDto"];
+            /** @enum {string} */
+            status: "certified" | "not_certified" | "not_certifiable" | "insufficient_set";
+            targets: components["schemas"]["CalibrationTargetsDto"];
+            verbosity_bias?: components["schemas"]["VerbosityBiasDto"];
+        };
         CalibrationReportDto: {
             /** Format: date-time */
             created_at?: string;
             judge_model: string;
             prompt_version: string;
             /** @description Agreement, kappa, intervals, confusion counts, reasons (docs/judge.md). */
-            report: {
-                [key: string]: unknown;
-            };
+            report: components["schemas"]["CalibrationReportBodyDto"];
             /** Format: uuid */
             report_id: string;
             /** @description What the report certifies: `rubric:<sha256>` or `suite:<key>`. */
@@ -752,6 +799,20 @@ export interface components {
             /** @description May raise the targets, never lower them (J4). */
             targets?: components["schemas"]["CalibrationTargetsBody"] | null;
         };
+        CalibrationSelfAgreementDto: {
+            agreeing: number;
+            /** @description US dollars. */
+            cost_usd: number;
+            /** @description The extra calls (the first ones are in the report's judge). */
+            extra_calls: number;
+            input_tokens: number;
+            items: number;
+            lower: number;
+            output_tokens: number;
+            rate: number | null;
+            repeats: number;
+            upper: number;
+        };
         CalibrationSetBody: {
             /** @description A golden set keeps the labelled text (D4). */
             golden?: boolean;
@@ -762,23 +823,52 @@ export interface components {
             suite_key?: string;
             suite_version?: number;
         };
+        CalibrationSetCheckDto: {
+            human_fail: number;
+            human_pass: number;
+            min_items: number;
+            min_per_class: number;
+            n: number;
+            /** @description Every shortfall; empty when sufficient. */
+            reasons: ("empty_set" | "human_labels_one_class" | "too_few_items" | "too_few_human_passes" | "too_few_human_fails" | "agreement_below_target" | "kappa_undefined" | "kappa_below_target")[];
+            /** @description Whether the set may certify (it may still miss the agreement and kappa targets). */
+            sufficient: boolean;
+        };
+        CalibrationSetCountsDto: {
+            /** @description Items stored. */
+            count: number;
+            /** @description Items whose labelled output is kept (a golden set, D4). */
+            golden_outputs: number;
+            /** @description Of them, outputs clamped to the stored length. */
+            golden_truncated: number;
+            /** @description Items humans passed. */
+            human_pass: number;
+        };
         CalibrationSetCreatedDto: {
-            /** @description {count, golden_outputs, golden_truncated, human_pass} */
-            items: {
-                [key: string]: unknown;
-            };
+            items: components["schemas"]["CalibrationSetCountsDto"];
             /** @description The stored set. */
             set: components["schemas"]["CalibrationSetRecordDto"];
         };
         CalibrationSetDto: {
             /** @description Hashes, lengths and labels; never the golden text. */
-            items: {
-                [key: string]: unknown;
-            }[];
-            reports: {
-                [key: string]: unknown;
-            }[];
+            items: components["schemas"]["CalibrationSetItemDto"][];
+            reports: components["schemas"]["CalibrationSetReportDto"][];
             set: components["schemas"]["CalibrationSetRecordDto"];
+        };
+        CalibrationSetItemDto: {
+            /** @description The suite case the item is an output of. */
+            case_id: string | null;
+            /**
+             * @description Whether the labelled output is kept (a golden set, D4), whole or clamped.
+             * @enum {string}
+             */
+            golden_output: "absent" | "complete" | "truncated";
+            /** @enum {string} */
+            human_verdict: "pass" | "fail";
+            item_id: string;
+            output_chars: number;
+            /** @description Lowercase SHA-256 hex of the UTF-8 text. */
+            output_hash: string;
         };
         CalibrationSetRecordDto: {
             /** Format: date-time */
@@ -792,6 +882,16 @@ export interface components {
             suite_key: string | null;
             suite_version: number | null;
         };
+        CalibrationSetReportDto: {
+            /** Format: date-time */
+            created_at: string;
+            judge_model: string;
+            prompt_version: string;
+            /** Format: uuid */
+            report_id: string;
+            /** @enum {string} */
+            status: "certified" | "not_certified" | "not_certifiable" | "insufficient_set";
+        };
         CalibrationTargetsBody: {
             agreement?: number;
             /**
@@ -804,6 +904,21 @@ export interface components {
             min_items?: number;
             /** @description J7: the fewest items of each human class. */
             min_per_class?: number;
+        };
+        CalibrationTargetsDto: {
+            /** @description The least agreement that certifies. */
+            agreement: number;
+            /**
+             * @description Agreement compared by its point estimate or its interval's lower bound.
+             * @enum {string}
+             */
+            agreement_basis: "estimate" | "lower_bound";
+            /** @description The least Cohen's kappa that certifies. */
+            kappa: number;
+            /** @description J7: the fewest items a set needs to certify. */
+            min_items: number;
+            /** @description J7: the fewest items of each human class. */
+            min_per_class: number;
         };
         CasePageDto: {
             /** @description By case id; labels and scores, never an output (D1). */
@@ -882,22 +997,36 @@ export interface components {
             passed: number;
         };
         ComparisonDto: {
-            /** @description Per shared case: winner, position_consistent, ab, ba. */
-            cases?: {
-                [key: string]: unknown;
-            }[];
+            /** @description Per shared case. */
+            cases: components["schemas"]["PairwiseCaseDto"][];
             /** Format: uuid */
             comparison_id: string;
             /** Format: date-time */
             created_at?: string;
+            /** @description Cases with no decision (a call failed); in no denominator. */
+            errors: number;
+            /** @description Of the ties, those where the orders disagreed. */
+            inconsistent_ties: number;
             judge_model: string;
+            /** @description Cases B won (both orders agree on B). */
+            losses: number;
+            /** @description Decided cases: wins + losses + ties. */
+            n: number;
+            /** @description Cases only in run A's outputs (not judged). */
+            only_a: number;
+            /** @description Cases only in run B's outputs (not judged). */
+            only_b: number;
+            position_consistency: components["schemas"]["PositionConsistencyDto"];
             prompt_version: string;
-            /** @description Wins, ties, position consistency and its interval (docs/judge.md, J5). */
-            report?: {
-                [key: string]: unknown;
-            };
             run_a: string;
             run_b: string;
+            /** @description Cases in both output lists (judged). */
+            shared: number;
+            /** @description Both orders said tie, or the orders disagreed. */
+            ties: number;
+            usage: components["schemas"]["PairwiseUsageDto"];
+            /** @description Cases A won (both orders agree on A). */
+            wins: number;
         };
         ComparisonErrorDto: {
             /**
@@ -910,6 +1039,12 @@ export interface components {
         ComparisonOutputBody: {
             case_id: string;
             output: string;
+        };
+        ConfusionCountsDto: {
+            fn: number;
+            fp: number;
+            tn: number;
+            tp: number;
         };
         CorrectedPassRateDto: {
             /** @description Judge cases passed of judge cases judged, as the judge saw them. */
@@ -1303,9 +1438,49 @@ export interface components {
             lower: number;
             upper: number;
         };
+        JudgeCorrectedPassRateDto: {
+            /** @description Judge cases passed of judge cases judged, as the judge saw them. */
+            apparent: components["schemas"]["ApparentPassRateDto"];
+            /** @description The confidence level, 0.95. */
+            level: number;
+            lower: number;
+            /** @enum {string} */
+            method: "rogan_gladen_lang_reiczigel_2014";
+            /** @description What humans would pass; null (see reason) with the interval [0, 1]. */
+            rate: number | null;
+            /** @enum {string} */
+            reason?: "empty" | "youden_not_positive";
+            sensitivity: components["schemas"]["CalibrationCountsDto"];
+            specificity: components["schemas"]["CalibrationCountsDto"];
+            upper: number;
+        };
         JudgePinDto: {
             judge_model: string;
             prompt_version: string;
+        };
+        JudgePinStatusDto: {
+            agreement: components["schemas"]["CalibrationRateDto"] | null;
+            /** Format: date-time */
+            calibrated_at: string | null;
+            judge_model: string;
+            /** @description Cohen's kappa; null when undefined or never measured. */
+            kappa: number | null;
+            n: number | null;
+            prompt_version: string;
+            /** @description The report's reasons; never_calibrated when there is none. */
+            reasons: string[];
+            /** @description The latest measured report; null when never measured. */
+            report_id: string | null;
+            /** @description `rubric:<sha256>` or `suite:<key>`; null for a pin never measured in any scope. */
+            scope: string | null;
+            sensitivity: components["schemas"]["CalibrationRateDto"] | null;
+            set_id: string | null;
+            set_name: string | null;
+            specificity: components["schemas"]["CalibrationRateDto"] | null;
+            /** @enum {string} */
+            status: "certified" | "not_certified" | "not_certifiable" | "uncalibrated";
+            targets: components["schemas"]["CalibrationTargetsDto"] | null;
+            verbosity_bias: components["schemas"]["VerbosityBiasDto"] | null;
         };
         JudgeScopesDto: {
             certified: components["schemas"]["CertifiedScopeDto"][];
@@ -1314,17 +1489,35 @@ export interface components {
             /** @description Needed scopes not certified for the pin: the gate fails judge_uncalibrated. */
             uncovered: string[];
         };
+        JudgeScopeStatusDto: {
+            agreement: components["schemas"]["CalibrationRateDto"] | null;
+            /** Format: date-time */
+            calibrated_at: string | null;
+            judge_model: string;
+            /** @description Cohen's kappa; null when undefined or never measured. */
+            kappa: number | null;
+            n: number | null;
+            prompt_version: string;
+            /** @description The report's reasons; never_calibrated when there is none. */
+            reasons: string[];
+            /** @description The latest measured report; null when never measured. */
+            report_id: string | null;
+            /** @description `rubric:<sha256>` or `suite:<key>`; null for a pin never measured in any scope. */
+            scope: string | null;
+            sensitivity: components["schemas"]["CalibrationRateDto"] | null;
+            set_id: string | null;
+            specificity: components["schemas"]["CalibrationRateDto"] | null;
+            /** @enum {string} */
+            status: "certified" | "not_certified" | "not_certifiable" | "uncalibrated";
+            targets: components["schemas"]["CalibrationTargetsDto"] | null;
+        };
         JudgesListDto: {
             /** @description The judge configured on this app, if any. */
             configured: components["schemas"]["JudgePinDto"] | null;
             /** @description One row per calibrated scope (judge model pin + prompt version + scope `rubric:<sha256>` or `suite:<key>`), each by that scope's latest measured report as the gate reads it: status, reasons, scope, set_name, n, agreement, kappa, sensitivity, specificity with numerator, denominator and 95% interval, targets, verbosity_bias. A pin with no measured scope (and the configured judge before any calibration) is one row with status `uncalibrated` and scope null. */
-            judges: {
-                [key: string]: unknown;
-            }[];
+            judges: components["schemas"]["JudgePinStatusDto"][];
             /** @description The J4/J7 minimum targets. */
-            minimum_targets: {
-                [key: string]: unknown;
-            };
+            minimum_targets: components["schemas"]["CalibrationTargetsDto"];
         };
         JudgeStabilityDto: {
             /** @description Cases judged with repeats. */
@@ -1345,18 +1538,13 @@ export interface components {
         JudgeStatusDto: {
             certified_scopes?: string[];
             /** @description With scope, passed and n: the Rogan-Gladen corrected pass rate and its interval; null unless the scope is certified. */
-            corrected_pass_rate?: {
-                [key: string]: unknown;
-            } | null;
+            corrected_pass_rate?: components["schemas"]["JudgeCorrectedPassRateDto"] | null;
             judge_model?: string;
-            /** @description The minimum agreement and kappa targets (J4). */
-            minimum_targets: {
-                [key: string]: unknown;
-            };
+            /** @description The minimum targets (J4, J7). */
+            minimum_targets: components["schemas"]["CalibrationTargetsDto"];
             prompt_version?: string;
-            scopes?: {
-                [key: string]: unknown;
-            }[];
+            /** @description Without scope: every measured scope of the pin. */
+            scopes?: components["schemas"]["JudgeScopeStatusDto"][];
             /** @description certified, not_certified, not_certifiable or uncalibrated. */
             status: string;
         };
@@ -1384,6 +1572,23 @@ export interface components {
             prompt_version: string | null;
             /** @description Cases failed without a call because the gate said so (budget, calibration: GT4, J4). */
             skipped: number;
+        };
+        KappaDto: {
+            /** @description Chance agreement p_e. */
+            expected: number | null;
+            /** @description Observed agreement p_o. */
+            observed: number | null;
+            /** @enum {string} */
+            reason?: "empty" | "expected_agreement_is_one";
+            /** @description Cohen's kappa; null (see reason) when undefined. */
+            value: number | null;
+        };
+        LengthCorrelationDto: {
+            n: number;
+            /** @description In [-1, 1]; null (see reason) when undefined. */
+            r: number | null;
+            /** @enum {string} */
+            reason?: "empty" | "insufficient_data" | "constant_input";
         };
         PairedCellsDto: {
             /** @description Passed in both. */
@@ -1414,6 +1619,36 @@ export interface components {
             run_only: number;
             upper: number;
         };
+        PairwiseCaseDto: {
+            /**
+             * @description The judge's choice with A shown first.
+             * @enum {string}
+             */
+            ab?: "first" | "second" | "tie";
+            /**
+             * @description The judge's choice with B shown first.
+             * @enum {string}
+             */
+            ba?: "first" | "second" | "tie";
+            case_id: string;
+            /** @description Undecided cases only: the judge error. */
+            error?: string;
+            /** @description Whether both orders named the same winner. */
+            position_consistent?: boolean;
+            /**
+             * @description Decided cases only (so the next three).
+             * @enum {string}
+             */
+            winner?: "a" | "b" | "tie";
+        };
+        PairwiseUsageDto: {
+            /** @description Two per shared case. */
+            calls: number;
+            /** @description US dollars. */
+            cost_usd: number;
+            input_tokens: number;
+            output_tokens: number;
+        };
         PassRateDiffDto: {
             /** @description Run pass rate minus baseline pass rate: negative is a drop. */
             diff: number | null;
@@ -1427,6 +1662,15 @@ export interface components {
         PinChangeDto: {
             baseline: string | null;
             run: string | null;
+        };
+        PositionConsistencyDto: {
+            consistent: number;
+            lower: number;
+            /** @description Decided cases (errors excluded). */
+            n: number;
+            /** @description consistent / n; null when no case was decided. */
+            rate: number | null;
+            upper: number;
         };
         RateWithIntervalDto: {
             level: number;
@@ -1838,6 +2082,12 @@ export interface components {
             regression_threshold: number;
             suite_key: string;
             version: number;
+        };
+        VerbosityBiasDto: {
+            /** @description judge.r - human.r; null when either is. */
+            excess: number | null;
+            human: components["schemas"]["LengthCorrelationDto"];
+            judge: components["schemas"]["LengthCorrelationDto"];
         };
         WhoAmIDto: {
             auth_disabled: boolean;
