@@ -143,9 +143,10 @@ export class CalibrationRunBody {
 export class CalibrationTargetsDto {
   @ApiProperty({ description: 'The least agreement that certifies.' }) agreement!: number;
   @ApiProperty({ description: "The least Cohen's kappa that certifies." }) kappa!: number;
-  @ApiProperty({ ...COUNT, description: 'J7: the fewest items a set needs to certify.' }) min_items!: number;
-  @ApiProperty({ ...COUNT, description: 'J7: the fewest items of each human class.' }) min_per_class!: number;
-  @ApiProperty({ enum: ['estimate', 'lower_bound'], description: "Agreement compared by its point estimate or its interval's lower bound." }) agreement_basis!: string;
+  // The three below are optional: a report recorded before the set-size rule (J7) is answered as stored.
+  @ApiPropertyOptional({ ...COUNT, description: 'J7: the fewest items a set needs to certify.' }) min_items?: number;
+  @ApiPropertyOptional({ ...COUNT, description: 'J7: the fewest items of each human class.' }) min_per_class?: number;
+  @ApiPropertyOptional({ enum: ['estimate', 'lower_bound'], description: "Agreement compared by its point estimate or its interval's lower bound." }) agreement_basis?: string;
 }
 
 /** J4: the set's size against the size targets, from the human labels alone. */
@@ -228,7 +229,7 @@ export class CalibrationSelfAgreementDto {
 export class CalibrationReportBodyDto {
   @ApiProperty({ enum: REPORT_STATUSES }) status!: string;
   @ApiProperty(COUNT) n!: number;
-  @ApiProperty({ type: () => CalibrationSetCheckDto }) set!: CalibrationSetCheckDto;
+  @ApiPropertyOptional({ type: () => CalibrationSetCheckDto, description: 'Absent from a report recorded before the set-size rule (J7), which is answered as stored.' }) set?: CalibrationSetCheckDto;
   @ApiProperty({ type: () => CalibrationTargetsDto }) targets!: CalibrationTargetsDto;
   @ApiProperty({ enum: CALIBRATION_REASONS, isArray: true, description: 'Why the judge is not certified; empty when certified.' }) reasons!: string[];
   @ApiProperty(UUID_PROPERTY) set_id!: string;
@@ -346,9 +347,10 @@ export class ComparisonDto {
   @ApiProperty({ ...COUNT, description: 'Cases with no decision (a call failed); in no denominator.' }) errors!: number;
   @ApiProperty({ ...COUNT, description: 'Decided cases: wins + losses + ties.' }) n!: number;
   @ApiProperty({ type: () => PositionConsistencyDto }) position_consistency!: PositionConsistencyDto;
-  @ApiProperty({ ...COUNT, description: 'Cases in both output lists (judged).' }) shared!: number;
-  @ApiProperty({ ...COUNT, description: "Cases only in run A's outputs (not judged)." }) only_a!: number;
-  @ApiProperty({ ...COUNT, description: "Cases only in run B's outputs (not judged)." }) only_b!: number;
+  // shared, only_a, only_b and usage are optional: a comparison recorded before they were is answered as stored.
+  @ApiPropertyOptional({ ...COUNT, description: 'Cases in both output lists (judged).' }) shared?: number;
+  @ApiPropertyOptional({ ...COUNT, description: "Cases only in run A's outputs (not judged)." }) only_a?: number;
+  @ApiPropertyOptional({ ...COUNT, description: "Cases only in run B's outputs (not judged)." }) only_b?: number;
   @ApiProperty({ type: () => PairwiseCaseDto, isArray: true, description: 'Per shared case.' }) cases!: PairwiseCaseDto[];
-  @ApiProperty({ type: () => PairwiseUsageDto }) usage!: PairwiseUsageDto;
+  @ApiPropertyOptional({ type: () => PairwiseUsageDto }) usage?: PairwiseUsageDto;
 }

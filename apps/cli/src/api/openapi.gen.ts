@@ -765,7 +765,8 @@ export interface components {
             self_agreement?: components["schemas"]["CalibrationSelfAgreementDto"];
             /** @description Of the items humans passed, the share the judge passed. */
             sensitivity?: components["schemas"]["CalibrationRateDto"];
-            set: components["schemas"]["CalibrationSetCheckDto"];
+            /** @description Absent from a report recorded before the set-size rule (J7), which is answered as stored. */
+            set?: components["schemas"]["CalibrationSetCheckDto"];
             /** Format: uuid */
             set_id: string;
             /** @description Of the items humans failed, the share the judge failed. */
@@ -912,13 +913,13 @@ export interface components {
              * @description Agreement compared by its point estimate or its interval's lower bound.
              * @enum {string}
              */
-            agreement_basis: "estimate" | "lower_bound";
+            agreement_basis?: "estimate" | "lower_bound";
             /** @description The least Cohen's kappa that certifies. */
             kappa: number;
             /** @description J7: the fewest items a set needs to certify. */
-            min_items: number;
+            min_items?: number;
             /** @description J7: the fewest items of each human class. */
-            min_per_class: number;
+            min_per_class?: number;
         };
         CasePageDto: {
             /** @description By case id; labels and scores, never an output (D1). */
@@ -1013,18 +1014,18 @@ export interface components {
             /** @description Decided cases: wins + losses + ties. */
             n: number;
             /** @description Cases only in run A's outputs (not judged). */
-            only_a: number;
+            only_a?: number;
             /** @description Cases only in run B's outputs (not judged). */
-            only_b: number;
+            only_b?: number;
             position_consistency: components["schemas"]["PositionConsistencyDto"];
             prompt_version: string;
             run_a: string;
             run_b: string;
             /** @description Cases in both output lists (judged). */
-            shared: number;
+            shared?: number;
             /** @description Both orders said tie, or the orders disagreed. */
             ties: number;
-            usage: components["schemas"]["PairwiseUsageDto"];
+            usage?: components["schemas"]["PairwiseUsageDto"];
             /** @description Cases A won (both orders agree on A). */
             wins: number;
         };
