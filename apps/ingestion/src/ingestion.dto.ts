@@ -1,7 +1,7 @@
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
 import { MAX_OVERRIDE_REASON_CHARS, MIN_OVERRIDE_REASON_CHARS } from '@evals/domain';
 import { InlineOutputV1Dto, MAX_INLINE_OUTPUTS, MAX_OUTPUT_BYTES, RUN_SOURCES, RunRequestedV1Dto } from '@evals/contracts';
-import { documentProperties, ID_PROPERTY, IntervalDto, JSON_VALUE_PROPERTY, OBJECT_PROPERTY, SUITE_KEY_PROPERTY, TIMESTAMP_PROPERTY, TOKEN_PROPERTY } from '@evals/platform';
+import { documentProperties, ID_PROPERTY, IntervalDto, JSON_VALUE_PROPERTY, SCORER_SPEC_PROPERTY, SUITE_KEY_PROPERTY, TIMESTAMP_PROPERTY, TOKEN_PROPERTY } from '@evals/platform';
 import { GateBudgetDto, GateComparisonDto, GateFamilyDto, GateJudgeDto, GateOverrideDto, GateRegressionPDto, GateSubjectDto } from './gate-verdict.dto';
 
 /*
@@ -150,7 +150,7 @@ export class SuiteCaseBody {
   @ApiProperty({ ...ID_PROPERTY, description: 'Unique within the suite.' }) id!: string;
   @ApiProperty({ ...JSON_VALUE_PROPERTY, description: 'The input the agent is given; any JSON value.' }) input!: unknown;
   @ApiPropertyOptional({ ...JSON_VALUE_PROPERTY, description: 'The expected output, for the scorers that compare with one.' }) expected?: unknown;
-  @ApiPropertyOptional({ ...OBJECT_PROPERTY, description: "The case's own scorer, instead of the suite's default (docs/scorers.md)." }) scorer?: Record<string, unknown>;
+  @ApiPropertyOptional({ ...SCORER_SPEC_PROPERTY, description: "The case's own scorer, instead of the suite's default (docs/scorers.md)." }) scorer?: Record<string, unknown>;
   @ApiPropertyOptional({ type: 'string', isArray: true, maxItems: 32 }) tags?: string[];
 }
 
@@ -158,7 +158,7 @@ export class SuiteCaseBody {
 export class SuiteBody {
   @ApiProperty(SUITE_KEY_PROPERTY) key!: string;
   @ApiPropertyOptional({ type: 'string', maxLength: 4000 }) description?: string;
-  @ApiProperty({ ...OBJECT_PROPERTY, description: 'The scorer of every case without its own: `{type, ...options}` (docs/scorers.md).' }) default_scorer!: Record<string, unknown>;
+  @ApiProperty({ ...SCORER_SPEC_PROPERTY, description: 'The scorer of every case without its own: `{type, ...options}` (docs/scorers.md).' }) default_scorer!: Record<string, unknown>;
   @ApiProperty({ type: 'number', minimum: 0, maximum: 1 }) pass_threshold!: number;
   @ApiProperty({ type: 'number', minimum: 0, maximum: 1 }) regression_threshold!: number;
   @ApiPropertyOptional({ type: 'boolean' }) golden_fixtures?: boolean;
@@ -169,7 +169,7 @@ export class SuiteCaseDto {
   @ApiProperty() case_id!: string;
   @ApiProperty(JSON_VALUE_PROPERTY) input!: unknown;
   @ApiPropertyOptional({ ...JSON_VALUE_PROPERTY, description: 'Absent when the case has no expected value; null when it is the value null.' }) expected?: unknown;
-  @ApiProperty({ ...OBJECT_PROPERTY, nullable: true }) scorer!: Record<string, unknown> | null;
+  @ApiProperty({ ...SCORER_SPEC_PROPERTY, nullable: true, description: "The case's own scorer; null when it uses the suite's default." }) scorer!: Record<string, unknown> | null;
   @ApiProperty({ type: 'string', isArray: true }) tags!: string[];
 }
 
@@ -178,7 +178,7 @@ export class SuiteVersionDto {
   @ApiProperty({ type: 'integer', minimum: 1 }) version!: number;
   @ApiProperty() content_hash!: string;
   @ApiProperty({ type: 'string', nullable: true }) description!: string | null;
-  @ApiProperty(OBJECT_PROPERTY) default_scorer!: Record<string, unknown>;
+  @ApiProperty(SCORER_SPEC_PROPERTY) default_scorer!: Record<string, unknown>;
   @ApiProperty() pass_threshold!: number;
   @ApiProperty() regression_threshold!: number;
   @ApiProperty() golden_fixtures!: boolean;

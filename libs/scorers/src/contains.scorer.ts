@@ -15,6 +15,23 @@ export const CONTAINS_LABELS = ['contains_all', 'missing_value'] as const;
 
 export type ContainsConfig = SubstringConfig;
 
+/**
+ * The options next to `type`, as JSON Schema (the registry's `scorerOptionSchemas`); `not_contains` takes the
+ * same. `value` is optional: without it the case's `expected` string or list of strings is used.
+ */
+export const CONTAINS_OPTIONS_SCHEMA = {
+  properties: {
+    value: {
+      oneOf: [
+        { type: 'string', minLength: 1 },
+        { type: 'array', items: { type: 'string', minLength: 1 }, minItems: 1 },
+      ],
+      description: "A non-empty string or a non-empty list of non-empty strings; the case's `expected` when absent.",
+    },
+    ignore_case: { type: 'boolean', description: 'Compare after Unicode full case folding (default false).' },
+  },
+} as const;
+
 export const containsScorer: Scorer<ContainsConfig> = {
   kind: 'deterministic',
   name: 'contains',

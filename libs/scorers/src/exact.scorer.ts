@@ -26,6 +26,14 @@ export interface ExactConfig {
 const NAME = 'exact';
 const OPTIONS = ['trim', 'ignore_case'] as const;
 
+/** The options next to `type`, as JSON Schema (the registry's `scorerOptionSchemas`; the HTTP API describes specs with it). */
+export const EXACT_OPTIONS_SCHEMA = {
+  properties: {
+    trim: { type: 'boolean', description: 'Trim both the output and `expected` before comparing (default false).' },
+    ignore_case: { type: 'boolean', description: 'Compare after Unicode full case folding (default false).' },
+  },
+} as const;
+
 function prepare(s: string, trim: boolean, ignoreCase: boolean): string {
   const t = trim ? s.trim() : s;
   return ignoreCase ? foldCase(t) : t;

@@ -26,6 +26,9 @@ export interface JsonEqualConfig {
 const NAME = 'json_equal';
 const OPTIONS = [] as const;
 
+/** The options next to `type`, as JSON Schema: none (the case's `expected` is the value compared). */
+export const JSON_EQUAL_OPTIONS_SCHEMA = { properties: {} } as const;
+
 export const jsonEqualScorer: Scorer<JsonEqualConfig> = {
   kind: 'deterministic',
   name: NAME,

@@ -23,6 +23,13 @@ export interface JsonValidConfig {
 const NAME = 'json_valid';
 const OPTIONS = ['require'] as const;
 
+/** The options next to `type`, as JSON Schema (the registry's `scorerOptionSchemas`). */
+export const JSON_VALID_OPTIONS_SCHEMA = {
+  properties: {
+    require: { type: 'string', enum: JSON_REQUIRE, description: 'The kind of top-level value demanded (default `any`).' },
+  },
+} as const;
+
 export const jsonValidScorer: Scorer<JsonValidConfig> = {
   kind: 'deterministic',
   name: NAME,

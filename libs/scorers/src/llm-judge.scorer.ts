@@ -25,6 +25,16 @@ export const MAX_JUDGE_REPEATS = 10;
 const NAME = 'llm_judge';
 const OPTIONS = ['rubric', 'min_score', 'repeats'] as const;
 
+/** The options next to `type`, as JSON Schema (the registry's `scorerOptionSchemas`). */
+export const LLM_JUDGE_OPTIONS_SCHEMA = {
+  properties: {
+    rubric: { type: 'string', minLength: 1, pattern: '\\S', description: 'What a good answer does; not only whitespace.' },
+    min_score: { type: 'number', minimum: 0, maximum: 1, description: `The least judge score that passes (default ${DEFAULT_MIN_SCORE}).` },
+    repeats: { type: 'integer', minimum: MIN_JUDGE_REPEATS, maximum: MAX_JUDGE_REPEATS, description: 'Judge each case this many times (once when absent).' },
+  },
+  required: ['rubric'],
+} as const;
+
 export const llmJudgeScorer: JudgeScorer<JudgeConfig> = {
   kind: 'judge',
   name: NAME,

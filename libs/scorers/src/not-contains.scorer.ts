@@ -4,6 +4,7 @@
  * Same options and fallback as `contains`: `value` (string or non-empty list of non-empty strings, else the
  * case's `expected` string or list of strings) and `ignore_case` (false, Unicode full case folding).
  */
+import { CONTAINS_OPTIONS_SCHEMA } from './contains.scorer';
 import { refuse } from './issues';
 import { fail, pass, type Scorer, type ScorerConfigIssue } from './scorer';
 import { SUBSTRING_OPTIONS, haystack, readSubstringConfig, type SubstringConfig } from './substring';
@@ -11,6 +12,9 @@ import { SUBSTRING_OPTIONS, haystack, readSubstringConfig, type SubstringConfig 
 export const NOT_CONTAINS_LABELS = ['none_present', 'forbidden_value'] as const;
 
 export type NotContainsConfig = SubstringConfig;
+
+/** The options next to `type`, as JSON Schema: the same as `contains`. */
+export const NOT_CONTAINS_OPTIONS_SCHEMA = CONTAINS_OPTIONS_SCHEMA;
 
 export const notContainsScorer: Scorer<NotContainsConfig> = {
   kind: 'deterministic',

@@ -53,6 +53,17 @@ export function readNumber(output: string, extract: NumericExtract): number | un
 const NAME = 'numeric_range';
 const OPTIONS = ['min', 'max', 'extract'] as const;
 
+/** The options next to `type`, as JSON Schema (the registry's `scorerOptionSchemas`): `min`, `max` or both. */
+export const NUMERIC_RANGE_OPTIONS_SCHEMA = {
+  properties: {
+    min: { type: 'number', description: 'Inclusive lower bound; at most `max`.' },
+    max: { type: 'number', description: 'Inclusive upper bound.' },
+    extract: { type: 'string', enum: NUMERIC_EXTRACT, description: '`whole` (the default): the trimmed output is one number; `first`: the first number in it.' },
+  },
+  // At least one of the bounds: not both absent (a `{not: {}}` property matches no value, so only when absent).
+  not: { description: 'Neither `min` nor `max`.', properties: { min: { not: {} }, max: { not: {} } } },
+} as const;
+
 export const numericRangeScorer: Scorer<NumericRangeConfig> = {
   kind: 'deterministic',
   name: NAME,

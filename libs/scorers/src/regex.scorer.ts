@@ -31,6 +31,15 @@ export interface RegexConfig {
 
 const NAME = 'regex';
 const OPTIONS = ['pattern', 'flags'] as const;
+
+/** The options next to `type`, as JSON Schema (the registry's `scorerOptionSchemas`). */
+export const REGEX_OPTIONS_SCHEMA = {
+  properties: {
+    pattern: { type: 'string', minLength: 1, description: 'RE2 syntax, compiled when the suite version is created.' },
+    flags: { type: 'string', pattern: '^[ims]{0,3}$', description: 'Any of i, m, s, each at most once.' },
+  },
+  required: ['pattern'],
+} as const;
 const FLAG_BITS: Readonly<Record<string, number>> = {
   i: RE2JS.CASE_INSENSITIVE,
   m: RE2JS.MULTILINE,

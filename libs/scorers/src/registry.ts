@@ -9,15 +9,15 @@
  * deterministic scorer a total `score(output)` with the config bound; for `llm_judge` the validated config
  * only (the judge port scores it).
  */
-import { containsScorer } from './contains.scorer';
-import { exactScorer } from './exact.scorer';
+import { CONTAINS_OPTIONS_SCHEMA, containsScorer } from './contains.scorer';
+import { EXACT_OPTIONS_SCHEMA, exactScorer } from './exact.scorer';
 import { ScorerIssueCode, issue, quote } from './issues';
-import { jsonEqualScorer } from './json-equal.scorer';
-import { jsonValidScorer } from './json-valid.scorer';
-import { llmJudgeScorer, type JudgeConfig } from './llm-judge.scorer';
-import { notContainsScorer } from './not-contains.scorer';
-import { numericRangeScorer } from './numeric-range.scorer';
-import { regexScorer } from './regex.scorer';
+import { JSON_EQUAL_OPTIONS_SCHEMA, jsonEqualScorer } from './json-equal.scorer';
+import { JSON_VALID_OPTIONS_SCHEMA, jsonValidScorer } from './json-valid.scorer';
+import { LLM_JUDGE_OPTIONS_SCHEMA, llmJudgeScorer, type JudgeConfig } from './llm-judge.scorer';
+import { NOT_CONTAINS_OPTIONS_SCHEMA, notContainsScorer } from './not-contains.scorer';
+import { NUMERIC_RANGE_OPTIONS_SCHEMA, numericRangeScorer } from './numeric-range.scorer';
+import { REGEX_OPTIONS_SCHEMA, regexScorer } from './regex.scorer';
 import type { JudgeScorer, ScoreContext, ScoreResult, Scorer, ScorerConfigIssue } from './scorer';
 
 /** The deterministic scorers (S1), by their spec name. */
@@ -46,6 +46,31 @@ export const scorerNames: readonly ScorerName[] = Object.freeze(Object.keys(scor
 export const deterministicScorerNames: readonly DeterministicScorerName[] = Object.freeze(
   Object.keys(deterministicScorers) as DeterministicScorerName[],
 );
+
+/**
+ * What a scorer takes next to `type`, as JSON Schema (the subset OpenAPI 3.0 shares): its options' types
+ * (`properties`, one per key of the scorer's `options`), the ones it cannot do without (`required`; `not`
+ * when it needs one of several) - a description, not a second validator: `validateScorerSpec` decides
+ * (e.g. `min <= max`, a pattern RE2 compiles, the case's `expected`). Every scorer refuses a key outside its
+ * `options` (SCORER_OPTION_UNKNOWN), so a spec is closed.
+ */
+export interface ScorerOptionsSchema {
+  readonly properties: { readonly [option: string]: object };
+  readonly required?: readonly string[];
+  readonly not?: object;
+}
+
+/** Each registered scorer's options schema, by its spec name (the HTTP API builds its scorer spec schema from it). */
+export const scorerOptionSchemas: { readonly [N in ScorerName]: ScorerOptionsSchema } = {
+  exact: EXACT_OPTIONS_SCHEMA,
+  contains: CONTAINS_OPTIONS_SCHEMA,
+  not_contains: NOT_CONTAINS_OPTIONS_SCHEMA,
+  regex: REGEX_OPTIONS_SCHEMA,
+  json_valid: JSON_VALID_OPTIONS_SCHEMA,
+  json_equal: JSON_EQUAL_OPTIONS_SCHEMA,
+  numeric_range: NUMERIC_RANGE_OPTIONS_SCHEMA,
+  llm_judge: LLM_JUDGE_OPTIONS_SCHEMA,
+};
 
 export function isScorerName(name: unknown): name is ScorerName {
   return typeof name === 'string' && Object.prototype.hasOwnProperty.call(scorers, name);

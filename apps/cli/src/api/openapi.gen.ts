@@ -1970,7 +1970,65 @@ export interface components {
             cases: components["schemas"]["SuiteCaseBody"][];
             /** @description The scorer of every case without its own: `{type, ...options}` (docs/scorers.md). */
             default_scorer: {
-                [key: string]: unknown;
+                /** @description Compare after Unicode full case folding (default false). */
+                ignore_case?: boolean;
+                /** @description Trim both the output and `expected` before comparing (default false). */
+                trim?: boolean;
+                /** @enum {string} */
+                type: "exact";
+            } | {
+                /** @description Compare after Unicode full case folding (default false). */
+                ignore_case?: boolean;
+                /** @enum {string} */
+                type: "contains";
+                /** @description A non-empty string or a non-empty list of non-empty strings; the case's `expected` when absent. */
+                value?: string | string[];
+            } | {
+                /** @description Compare after Unicode full case folding (default false). */
+                ignore_case?: boolean;
+                /** @enum {string} */
+                type: "not_contains";
+                /** @description A non-empty string or a non-empty list of non-empty strings; the case's `expected` when absent. */
+                value?: string | string[];
+            } | {
+                /** @description Any of i, m, s, each at most once. */
+                flags?: string;
+                /** @description RE2 syntax, compiled when the suite version is created. */
+                pattern: string;
+                /** @enum {string} */
+                type: "regex";
+            } | {
+                /**
+                 * @description The kind of top-level value demanded (default `any`).
+                 * @enum {string}
+                 */
+                require?: "any" | "object" | "array";
+                /** @enum {string} */
+                type: "json_valid";
+            } | {
+                /** @enum {string} */
+                type: "json_equal";
+            } | {
+                /**
+                 * @description `whole` (the default): the trimmed output is one number; `first`: the first number in it.
+                 * @enum {string}
+                 */
+                extract?: "whole" | "first";
+                /** @description Inclusive upper bound. */
+                max?: number;
+                /** @description Inclusive lower bound; at most `max`. */
+                min?: number;
+                /** @enum {string} */
+                type: "numeric_range";
+            } | {
+                /** @description The least judge score that passes (default 0.5). */
+                min_score?: number;
+                /** @description Judge each case this many times (once when absent). */
+                repeats?: number;
+                /** @description What a good answer does; not only whitespace. */
+                rubric: string;
+                /** @enum {string} */
+                type: "llm_judge";
             };
             description?: string;
             golden_fixtures?: boolean;
@@ -1991,7 +2049,65 @@ export interface components {
             } | unknown[]) | null;
             /** @description The case's own scorer, instead of the suite's default (docs/scorers.md). */
             scorer?: {
-                [key: string]: unknown;
+                /** @description Compare after Unicode full case folding (default false). */
+                ignore_case?: boolean;
+                /** @description Trim both the output and `expected` before comparing (default false). */
+                trim?: boolean;
+                /** @enum {string} */
+                type: "exact";
+            } | {
+                /** @description Compare after Unicode full case folding (default false). */
+                ignore_case?: boolean;
+                /** @enum {string} */
+                type: "contains";
+                /** @description A non-empty string or a non-empty list of non-empty strings; the case's `expected` when absent. */
+                value?: string | string[];
+            } | {
+                /** @description Compare after Unicode full case folding (default false). */
+                ignore_case?: boolean;
+                /** @enum {string} */
+                type: "not_contains";
+                /** @description A non-empty string or a non-empty list of non-empty strings; the case's `expected` when absent. */
+                value?: string | string[];
+            } | {
+                /** @description Any of i, m, s, each at most once. */
+                flags?: string;
+                /** @description RE2 syntax, compiled when the suite version is created. */
+                pattern: string;
+                /** @enum {string} */
+                type: "regex";
+            } | {
+                /**
+                 * @description The kind of top-level value demanded (default `any`).
+                 * @enum {string}
+                 */
+                require?: "any" | "object" | "array";
+                /** @enum {string} */
+                type: "json_valid";
+            } | {
+                /** @enum {string} */
+                type: "json_equal";
+            } | {
+                /**
+                 * @description `whole` (the default): the trimmed output is one number; `first`: the first number in it.
+                 * @enum {string}
+                 */
+                extract?: "whole" | "first";
+                /** @description Inclusive upper bound. */
+                max?: number;
+                /** @description Inclusive lower bound; at most `max`. */
+                min?: number;
+                /** @enum {string} */
+                type: "numeric_range";
+            } | {
+                /** @description The least judge score that passes (default 0.5). */
+                min_score?: number;
+                /** @description Judge each case this many times (once when absent). */
+                repeats?: number;
+                /** @description What a good answer does; not only whitespace. */
+                rubric: string;
+                /** @enum {string} */
+                type: "llm_judge";
             };
             tags?: string[];
         };
@@ -2004,9 +2120,68 @@ export interface components {
             input: (string | number | boolean | {
                 [key: string]: unknown;
             } | unknown[]) | null;
-            scorer: {
-                [key: string]: unknown;
-            } | null;
+            /** @description The case's own scorer; null when it uses the suite's default. */
+            scorer: ({
+                /** @description Compare after Unicode full case folding (default false). */
+                ignore_case?: boolean;
+                /** @description Trim both the output and `expected` before comparing (default false). */
+                trim?: boolean;
+                /** @enum {string} */
+                type: "exact";
+            } | {
+                /** @description Compare after Unicode full case folding (default false). */
+                ignore_case?: boolean;
+                /** @enum {string} */
+                type: "contains";
+                /** @description A non-empty string or a non-empty list of non-empty strings; the case's `expected` when absent. */
+                value?: string | string[];
+            } | {
+                /** @description Compare after Unicode full case folding (default false). */
+                ignore_case?: boolean;
+                /** @enum {string} */
+                type: "not_contains";
+                /** @description A non-empty string or a non-empty list of non-empty strings; the case's `expected` when absent. */
+                value?: string | string[];
+            } | {
+                /** @description Any of i, m, s, each at most once. */
+                flags?: string;
+                /** @description RE2 syntax, compiled when the suite version is created. */
+                pattern: string;
+                /** @enum {string} */
+                type: "regex";
+            } | {
+                /**
+                 * @description The kind of top-level value demanded (default `any`).
+                 * @enum {string}
+                 */
+                require?: "any" | "object" | "array";
+                /** @enum {string} */
+                type: "json_valid";
+            } | {
+                /** @enum {string} */
+                type: "json_equal";
+            } | {
+                /**
+                 * @description `whole` (the default): the trimmed output is one number; `first`: the first number in it.
+                 * @enum {string}
+                 */
+                extract?: "whole" | "first";
+                /** @description Inclusive upper bound. */
+                max?: number;
+                /** @description Inclusive lower bound; at most `max`. */
+                min?: number;
+                /** @enum {string} */
+                type: "numeric_range";
+            } | {
+                /** @description The least judge score that passes (default 0.5). */
+                min_score?: number;
+                /** @description Judge each case this many times (once when absent). */
+                repeats?: number;
+                /** @description What a good answer does; not only whitespace. */
+                rubric: string;
+                /** @enum {string} */
+                type: "llm_judge";
+            }) | null;
             tags: string[];
         };
         SuiteListItemDto: {
@@ -2058,7 +2233,65 @@ export interface components {
             /** Format: date-time */
             created_at?: string;
             default_scorer: {
-                [key: string]: unknown;
+                /** @description Compare after Unicode full case folding (default false). */
+                ignore_case?: boolean;
+                /** @description Trim both the output and `expected` before comparing (default false). */
+                trim?: boolean;
+                /** @enum {string} */
+                type: "exact";
+            } | {
+                /** @description Compare after Unicode full case folding (default false). */
+                ignore_case?: boolean;
+                /** @enum {string} */
+                type: "contains";
+                /** @description A non-empty string or a non-empty list of non-empty strings; the case's `expected` when absent. */
+                value?: string | string[];
+            } | {
+                /** @description Compare after Unicode full case folding (default false). */
+                ignore_case?: boolean;
+                /** @enum {string} */
+                type: "not_contains";
+                /** @description A non-empty string or a non-empty list of non-empty strings; the case's `expected` when absent. */
+                value?: string | string[];
+            } | {
+                /** @description Any of i, m, s, each at most once. */
+                flags?: string;
+                /** @description RE2 syntax, compiled when the suite version is created. */
+                pattern: string;
+                /** @enum {string} */
+                type: "regex";
+            } | {
+                /**
+                 * @description The kind of top-level value demanded (default `any`).
+                 * @enum {string}
+                 */
+                require?: "any" | "object" | "array";
+                /** @enum {string} */
+                type: "json_valid";
+            } | {
+                /** @enum {string} */
+                type: "json_equal";
+            } | {
+                /**
+                 * @description `whole` (the default): the trimmed output is one number; `first`: the first number in it.
+                 * @enum {string}
+                 */
+                extract?: "whole" | "first";
+                /** @description Inclusive upper bound. */
+                max?: number;
+                /** @description Inclusive lower bound; at most `max`. */
+                min?: number;
+                /** @enum {string} */
+                type: "numeric_range";
+            } | {
+                /** @description The least judge score that passes (default 0.5). */
+                min_score?: number;
+                /** @description Judge each case this many times (once when absent). */
+                repeats?: number;
+                /** @description What a good answer does; not only whitespace. */
+                rubric: string;
+                /** @enum {string} */
+                type: "llm_judge";
             };
             description: string | null;
             golden_fixtures: boolean;
@@ -2075,7 +2308,65 @@ export interface components {
             /** Format: date-time */
             created_at?: string;
             default_scorer: {
-                [key: string]: unknown;
+                /** @description Compare after Unicode full case folding (default false). */
+                ignore_case?: boolean;
+                /** @description Trim both the output and `expected` before comparing (default false). */
+                trim?: boolean;
+                /** @enum {string} */
+                type: "exact";
+            } | {
+                /** @description Compare after Unicode full case folding (default false). */
+                ignore_case?: boolean;
+                /** @enum {string} */
+                type: "contains";
+                /** @description A non-empty string or a non-empty list of non-empty strings; the case's `expected` when absent. */
+                value?: string | string[];
+            } | {
+                /** @description Compare after Unicode full case folding (default false). */
+                ignore_case?: boolean;
+                /** @enum {string} */
+                type: "not_contains";
+                /** @description A non-empty string or a non-empty list of non-empty strings; the case's `expected` when absent. */
+                value?: string | string[];
+            } | {
+                /** @description Any of i, m, s, each at most once. */
+                flags?: string;
+                /** @description RE2 syntax, compiled when the suite version is created. */
+                pattern: string;
+                /** @enum {string} */
+                type: "regex";
+            } | {
+                /**
+                 * @description The kind of top-level value demanded (default `any`).
+                 * @enum {string}
+                 */
+                require?: "any" | "object" | "array";
+                /** @enum {string} */
+                type: "json_valid";
+            } | {
+                /** @enum {string} */
+                type: "json_equal";
+            } | {
+                /**
+                 * @description `whole` (the default): the trimmed output is one number; `first`: the first number in it.
+                 * @enum {string}
+                 */
+                extract?: "whole" | "first";
+                /** @description Inclusive upper bound. */
+                max?: number;
+                /** @description Inclusive lower bound; at most `max`. */
+                min?: number;
+                /** @enum {string} */
+                type: "numeric_range";
+            } | {
+                /** @description The least judge score that passes (default 0.5). */
+                min_score?: number;
+                /** @description Judge each case this many times (once when absent). */
+                repeats?: number;
+                /** @description What a good answer does; not only whitespace. */
+                rubric: string;
+                /** @enum {string} */
+                type: "llm_judge";
             };
             description: string | null;
             golden_fixtures: boolean;
