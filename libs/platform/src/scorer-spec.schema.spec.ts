@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { ScorerIssueCode, scorerNames, scorers, validateScorerSpec, type ScorerName } from '@evals/scorers';
 import Ajv from 'ajv';
 import { parse } from 'yaml';
-import { SCORER_SPEC_PROPERTY, scorerSpecSchema } from './scorer-spec.schema';
+import { SCORER_SPEC_COMPONENTS, SCORER_SPEC_PROPERTY, scorerSpecComponent, scorerSpecSchema } from './scorer-spec.schema';
 
 /*
  * The OpenAPI description of a scorer spec against the registry's validator: what the docs show and what
@@ -13,8 +13,14 @@ import { SCORER_SPEC_PROPERTY, scorerSpecSchema } from './scorer-spec.schema';
  * validator can refuse (min > max, a pattern RE2 rejects, the case's `expected`).
  */
 
+/** A property's schema as a document resolves it: its references point into the scorer spec components. */
+function resolvable(schema: object): object {
+  const defs = JSON.parse(JSON.stringify(SCORER_SPEC_COMPONENTS).replaceAll('#/components/schemas/', '#/$defs/'));
+  return { $defs: defs, ...JSON.parse(JSON.stringify(schema).replaceAll('#/components/schemas/', '#/$defs/')) };
+}
+
 // As the HTTP contract test holds answers to the document (test/support/openapi-conformance.ts).
-const matches = new Ajv({ strict: false, allErrors: true }).compile(SCORER_SPEC_PROPERTY as object);
+const matches = new Ajv({ strict: false, allErrors: true }).compile(resolvable(SCORER_SPEC_PROPERTY));
 
 /** A case `expected` each scorer can use, for specs whose case gives none. */
 const EXPECTED: { readonly [N in ScorerName]?: unknown } = { exact: 'hello', contains: ['a', 'b'], not_contains: 'x', json_equal: { a: 1 } };
@@ -92,12 +98,15 @@ function verdicts(spec: unknown, expected: unknown): { readonly validator: true 
 
 describe('the OpenAPI scorer spec schema (built from the registry)', () => {
   it('lists exactly the registered scorers, one object schema each, told apart by `type`', () => {
-    const names = SCORER_SPEC_PROPERTY.oneOf.map((s) => (s as { properties: { type: { enum: string[] } } }).properties.type.enum);
-    expect(names).toEqual(scorerNames.map((n) => [n]));
-    expect(SCORER_SPEC_PROPERTY.discriminator).toEqual({ propertyName: 'type' });
-    // Ajv's discriminator keyword refuses to compile a oneOf whose members `type` does not tell apart.
-    expect(() => new Ajv({ strict: false, discriminator: true }).compile(SCORER_SPEC_PROPERTY as object)).not.toThrow();
-    for (const schema of SCORER_SPEC_PROPERTY.oneOf) expect(schema).toMatchObject({ type: 'object', required: expect.arrayContaining(['type']), additionalProperties: false });
+    const union = SCORER_SPEC_COMPONENTS.ScorerSpec as { oneOf: Array<{ $ref: string }>; discriminator: { propertyName: string; mapping: Record<string, string> } };
+    const members = union.oneOf.map((ref) => SCORER_SPEC_COMPONENTS[ref.$ref.replace('#/components/schemas/', '')] as { properties: { type: { enum: string[] } } });
+    expect(members.map((m) => m.properties.type.enum)).toEqual(scorerNames.map((n) => [n]));
+    expect(union.discriminator).toEqual({ propertyName: 'type', mapping: Object.fromEntries(scorerNames.map((n) => [n, `#/components/schemas/${scorerSpecComponent(n)}`])) });
+    expect(SCORER_SPEC_PROPERTY).toEqual({ oneOf: [{ $ref: '#/components/schemas/ScorerSpec' }] });
+    // Ajv's discriminator keyword refuses to compile a oneOf whose members `type` does not tell apart (it
+    // knows no `mapping`, which OpenAPI needs here: the members' names are not the `type` values).
+    expect(() => new Ajv({ strict: false, discriminator: true }).compile(resolvable({ ...union, discriminator: { propertyName: 'type' } }))).not.toThrow();
+    for (const schema of members) expect(schema).toMatchObject({ type: 'object', required: expect.arrayContaining(['type']), additionalProperties: false });
   });
 
   it("types each scorer's options: one property per option the scorer takes, no other", () => {

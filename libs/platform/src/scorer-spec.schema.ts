@@ -21,8 +21,25 @@ export function scorerSpecSchema(name: ScorerName): Record<string, unknown> {
   };
 }
 
-/** A scorer spec: one of the registered scorers' spec schemas, told apart by `type`. */
+/** The component name of one scorer's spec schema: `exact` -> `ExactScorerSpec`, `llm_judge` -> `LlmJudgeScorerSpec`. */
+export function scorerSpecComponent(name: ScorerName): string {
+  return `${name.replace(/(^|_)([a-z])/g, (_, __, c: string) => c.toUpperCase())}ScorerSpec`;
+}
+
+/**
+ * The components a document that describes a scorer spec carries: one per scorer, and `ScorerSpec`, the
+ * union told apart by `type` - written once, referenced by every property that holds a spec
+ * (buildOpenApiDocument adds them to a document that references `ScorerSpec`).
+ */
+export const SCORER_SPEC_COMPONENTS: Readonly<Record<string, Record<string, unknown>>> = Object.freeze({
+  ...Object.fromEntries(scorerNames.map((name) => [scorerSpecComponent(name), scorerSpecSchema(name)])),
+  ScorerSpec: {
+    oneOf: scorerNames.map((name) => ({ $ref: `#/components/schemas/${scorerSpecComponent(name)}` })),
+    discriminator: { propertyName: 'type', mapping: Object.fromEntries(scorerNames.map((name) => [name, `#/components/schemas/${scorerSpecComponent(name)}`])) },
+  },
+});
+
+/** A property that holds a scorer spec: a reference to the `ScorerSpec` component. */
 export const SCORER_SPEC_PROPERTY = {
-  oneOf: scorerNames.map(scorerSpecSchema),
-  discriminator: { propertyName: 'type' },
+  oneOf: [{ $ref: '#/components/schemas/ScorerSpec' }],
 } as const satisfies ApiPropertyOptions;

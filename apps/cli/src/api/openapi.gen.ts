@@ -1047,6 +1047,18 @@ export interface components {
             tn: number;
             tp: number;
         };
+        /** contains */
+        ContainsScorerSpec: {
+            /** @description Compare after Unicode full case folding (default false). */
+            ignore_case?: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "contains";
+            /** @description A non-empty string or a non-empty list of non-empty strings; the case's `expected` when absent. */
+            value?: string | string[];
+        };
         CorrectedPassRateDto: {
             /** @description Judge cases passed of judge cases judged, as the judge saw them. */
             apparent: components["schemas"]["ApparentPassRateDto"];
@@ -1088,6 +1100,18 @@ export interface components {
             suite: string;
             suite_version: number;
             variant: string | null;
+        };
+        /** exact */
+        ExactScorerSpec: {
+            /** @description Compare after Unicode full case folding (default false). */
+            ignore_case?: boolean;
+            /** @description Trim both the output and `expected` before comparing (default false). */
+            trim?: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "exact";
         };
         FindingsDto: {
             findings: {
@@ -1439,6 +1463,27 @@ export interface components {
             lower: number;
             upper: number;
         };
+        /** json_equal */
+        JsonEqualScorerSpec: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "json_equal";
+        };
+        /** json_valid */
+        JsonValidScorerSpec: {
+            /**
+             * @description The kind of top-level value demanded (default `any`).
+             * @enum {string}
+             */
+            require?: "any" | "object" | "array";
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "json_valid";
+        };
         JudgeCorrectedPassRateDto: {
             /** @description Judge cases passed of judge cases judged, as the judge saw them. */
             apparent: components["schemas"]["ApparentPassRateDto"];
@@ -1591,6 +1636,49 @@ export interface components {
             /** @enum {string} */
             reason?: "empty" | "insufficient_data" | "constant_input";
         };
+        /** llm_judge */
+        LlmJudgeScorerSpec: {
+            /** @description The least judge score that passes (default 0.5). */
+            min_score?: number;
+            /** @description Judge each case this many times (once when absent). */
+            repeats?: number;
+            /** @description What a good answer does; not only whitespace. */
+            rubric: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "llm_judge";
+        };
+        /** not_contains */
+        NotContainsScorerSpec: {
+            /** @description Compare after Unicode full case folding (default false). */
+            ignore_case?: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "not_contains";
+            /** @description A non-empty string or a non-empty list of non-empty strings; the case's `expected` when absent. */
+            value?: string | string[];
+        };
+        /** numeric_range */
+        NumericRangeScorerSpec: {
+            /**
+             * @description `whole` (the default): the trimmed output is one number; `first`: the first number in it.
+             * @enum {string}
+             */
+            extract?: "whole" | "first";
+            /** @description Inclusive upper bound. */
+            max?: number;
+            /** @description Inclusive lower bound; at most `max`. */
+            min?: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "numeric_range";
+        };
         PairedCellsDto: {
             /** @description Passed in both. */
             a: number;
@@ -1680,6 +1768,18 @@ export interface components {
             passed: number;
             rate: number;
             upper: number;
+        };
+        /** regex */
+        RegexScorerSpec: {
+            /** @description Any of i, m, s, each at most once. */
+            flags?: string;
+            /** @description RE2 syntax, compiled when the suite version is created. */
+            pattern: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "regex";
         };
         RegressionViewDto: {
             baseline_eligible: boolean;
@@ -1913,6 +2013,7 @@ export interface components {
             slope_per_run: number | null;
             window: number;
         };
+        ScorerSpec: components["schemas"]["ExactScorerSpec"] | components["schemas"]["ContainsScorerSpec"] | components["schemas"]["NotContainsScorerSpec"] | components["schemas"]["RegexScorerSpec"] | components["schemas"]["JsonValidScorerSpec"] | components["schemas"]["JsonEqualScorerSpec"] | components["schemas"]["NumericRangeScorerSpec"] | components["schemas"]["LlmJudgeScorerSpec"];
         ScorerVersionChangeDto: {
             baseline: string | null;
             run: string | null;
@@ -1969,67 +2070,7 @@ export interface components {
         SuiteBody: {
             cases: components["schemas"]["SuiteCaseBody"][];
             /** @description The scorer of every case without its own: `{type, ...options}` (docs/scorers.md). */
-            default_scorer: {
-                /** @description Compare after Unicode full case folding (default false). */
-                ignore_case?: boolean;
-                /** @description Trim both the output and `expected` before comparing (default false). */
-                trim?: boolean;
-                /** @enum {string} */
-                type: "exact";
-            } | {
-                /** @description Compare after Unicode full case folding (default false). */
-                ignore_case?: boolean;
-                /** @enum {string} */
-                type: "contains";
-                /** @description A non-empty string or a non-empty list of non-empty strings; the case's `expected` when absent. */
-                value?: string | string[];
-            } | {
-                /** @description Compare after Unicode full case folding (default false). */
-                ignore_case?: boolean;
-                /** @enum {string} */
-                type: "not_contains";
-                /** @description A non-empty string or a non-empty list of non-empty strings; the case's `expected` when absent. */
-                value?: string | string[];
-            } | {
-                /** @description Any of i, m, s, each at most once. */
-                flags?: string;
-                /** @description RE2 syntax, compiled when the suite version is created. */
-                pattern: string;
-                /** @enum {string} */
-                type: "regex";
-            } | {
-                /**
-                 * @description The kind of top-level value demanded (default `any`).
-                 * @enum {string}
-                 */
-                require?: "any" | "object" | "array";
-                /** @enum {string} */
-                type: "json_valid";
-            } | {
-                /** @enum {string} */
-                type: "json_equal";
-            } | {
-                /**
-                 * @description `whole` (the default): the trimmed output is one number; `first`: the first number in it.
-                 * @enum {string}
-                 */
-                extract?: "whole" | "first";
-                /** @description Inclusive upper bound. */
-                max?: number;
-                /** @description Inclusive lower bound; at most `max`. */
-                min?: number;
-                /** @enum {string} */
-                type: "numeric_range";
-            } | {
-                /** @description The least judge score that passes (default 0.5). */
-                min_score?: number;
-                /** @description Judge each case this many times (once when absent). */
-                repeats?: number;
-                /** @description What a good answer does; not only whitespace. */
-                rubric: string;
-                /** @enum {string} */
-                type: "llm_judge";
-            };
+            default_scorer: components["schemas"]["ScorerSpec"];
             description?: string;
             golden_fixtures?: boolean;
             key: string;
@@ -2048,67 +2089,7 @@ export interface components {
                 [key: string]: unknown;
             } | unknown[]) | null;
             /** @description The case's own scorer, instead of the suite's default (docs/scorers.md). */
-            scorer?: {
-                /** @description Compare after Unicode full case folding (default false). */
-                ignore_case?: boolean;
-                /** @description Trim both the output and `expected` before comparing (default false). */
-                trim?: boolean;
-                /** @enum {string} */
-                type: "exact";
-            } | {
-                /** @description Compare after Unicode full case folding (default false). */
-                ignore_case?: boolean;
-                /** @enum {string} */
-                type: "contains";
-                /** @description A non-empty string or a non-empty list of non-empty strings; the case's `expected` when absent. */
-                value?: string | string[];
-            } | {
-                /** @description Compare after Unicode full case folding (default false). */
-                ignore_case?: boolean;
-                /** @enum {string} */
-                type: "not_contains";
-                /** @description A non-empty string or a non-empty list of non-empty strings; the case's `expected` when absent. */
-                value?: string | string[];
-            } | {
-                /** @description Any of i, m, s, each at most once. */
-                flags?: string;
-                /** @description RE2 syntax, compiled when the suite version is created. */
-                pattern: string;
-                /** @enum {string} */
-                type: "regex";
-            } | {
-                /**
-                 * @description The kind of top-level value demanded (default `any`).
-                 * @enum {string}
-                 */
-                require?: "any" | "object" | "array";
-                /** @enum {string} */
-                type: "json_valid";
-            } | {
-                /** @enum {string} */
-                type: "json_equal";
-            } | {
-                /**
-                 * @description `whole` (the default): the trimmed output is one number; `first`: the first number in it.
-                 * @enum {string}
-                 */
-                extract?: "whole" | "first";
-                /** @description Inclusive upper bound. */
-                max?: number;
-                /** @description Inclusive lower bound; at most `max`. */
-                min?: number;
-                /** @enum {string} */
-                type: "numeric_range";
-            } | {
-                /** @description The least judge score that passes (default 0.5). */
-                min_score?: number;
-                /** @description Judge each case this many times (once when absent). */
-                repeats?: number;
-                /** @description What a good answer does; not only whitespace. */
-                rubric: string;
-                /** @enum {string} */
-                type: "llm_judge";
-            };
+            scorer?: components["schemas"]["ScorerSpec"];
             tags?: string[];
         };
         SuiteCaseDto: {
@@ -2121,67 +2102,7 @@ export interface components {
                 [key: string]: unknown;
             } | unknown[]) | null;
             /** @description The case's own scorer; null when it uses the suite's default. */
-            scorer: ({
-                /** @description Compare after Unicode full case folding (default false). */
-                ignore_case?: boolean;
-                /** @description Trim both the output and `expected` before comparing (default false). */
-                trim?: boolean;
-                /** @enum {string} */
-                type: "exact";
-            } | {
-                /** @description Compare after Unicode full case folding (default false). */
-                ignore_case?: boolean;
-                /** @enum {string} */
-                type: "contains";
-                /** @description A non-empty string or a non-empty list of non-empty strings; the case's `expected` when absent. */
-                value?: string | string[];
-            } | {
-                /** @description Compare after Unicode full case folding (default false). */
-                ignore_case?: boolean;
-                /** @enum {string} */
-                type: "not_contains";
-                /** @description A non-empty string or a non-empty list of non-empty strings; the case's `expected` when absent. */
-                value?: string | string[];
-            } | {
-                /** @description Any of i, m, s, each at most once. */
-                flags?: string;
-                /** @description RE2 syntax, compiled when the suite version is created. */
-                pattern: string;
-                /** @enum {string} */
-                type: "regex";
-            } | {
-                /**
-                 * @description The kind of top-level value demanded (default `any`).
-                 * @enum {string}
-                 */
-                require?: "any" | "object" | "array";
-                /** @enum {string} */
-                type: "json_valid";
-            } | {
-                /** @enum {string} */
-                type: "json_equal";
-            } | {
-                /**
-                 * @description `whole` (the default): the trimmed output is one number; `first`: the first number in it.
-                 * @enum {string}
-                 */
-                extract?: "whole" | "first";
-                /** @description Inclusive upper bound. */
-                max?: number;
-                /** @description Inclusive lower bound; at most `max`. */
-                min?: number;
-                /** @enum {string} */
-                type: "numeric_range";
-            } | {
-                /** @description The least judge score that passes (default 0.5). */
-                min_score?: number;
-                /** @description Judge each case this many times (once when absent). */
-                repeats?: number;
-                /** @description What a good answer does; not only whitespace. */
-                rubric: string;
-                /** @enum {string} */
-                type: "llm_judge";
-            }) | null;
+            scorer: components["schemas"]["ScorerSpec"] | null;
             tags: string[];
         };
         SuiteListItemDto: {
@@ -2232,67 +2153,7 @@ export interface components {
             content_hash: string;
             /** Format: date-time */
             created_at?: string;
-            default_scorer: {
-                /** @description Compare after Unicode full case folding (default false). */
-                ignore_case?: boolean;
-                /** @description Trim both the output and `expected` before comparing (default false). */
-                trim?: boolean;
-                /** @enum {string} */
-                type: "exact";
-            } | {
-                /** @description Compare after Unicode full case folding (default false). */
-                ignore_case?: boolean;
-                /** @enum {string} */
-                type: "contains";
-                /** @description A non-empty string or a non-empty list of non-empty strings; the case's `expected` when absent. */
-                value?: string | string[];
-            } | {
-                /** @description Compare after Unicode full case folding (default false). */
-                ignore_case?: boolean;
-                /** @enum {string} */
-                type: "not_contains";
-                /** @description A non-empty string or a non-empty list of non-empty strings; the case's `expected` when absent. */
-                value?: string | string[];
-            } | {
-                /** @description Any of i, m, s, each at most once. */
-                flags?: string;
-                /** @description RE2 syntax, compiled when the suite version is created. */
-                pattern: string;
-                /** @enum {string} */
-                type: "regex";
-            } | {
-                /**
-                 * @description The kind of top-level value demanded (default `any`).
-                 * @enum {string}
-                 */
-                require?: "any" | "object" | "array";
-                /** @enum {string} */
-                type: "json_valid";
-            } | {
-                /** @enum {string} */
-                type: "json_equal";
-            } | {
-                /**
-                 * @description `whole` (the default): the trimmed output is one number; `first`: the first number in it.
-                 * @enum {string}
-                 */
-                extract?: "whole" | "first";
-                /** @description Inclusive upper bound. */
-                max?: number;
-                /** @description Inclusive lower bound; at most `max`. */
-                min?: number;
-                /** @enum {string} */
-                type: "numeric_range";
-            } | {
-                /** @description The least judge score that passes (default 0.5). */
-                min_score?: number;
-                /** @description Judge each case this many times (once when absent). */
-                repeats?: number;
-                /** @description What a good answer does; not only whitespace. */
-                rubric: string;
-                /** @enum {string} */
-                type: "llm_judge";
-            };
+            default_scorer: components["schemas"]["ScorerSpec"];
             description: string | null;
             golden_fixtures: boolean;
             pass_threshold: number;
@@ -2307,67 +2168,7 @@ export interface components {
             content_hash: string;
             /** Format: date-time */
             created_at?: string;
-            default_scorer: {
-                /** @description Compare after Unicode full case folding (default false). */
-                ignore_case?: boolean;
-                /** @description Trim both the output and `expected` before comparing (default false). */
-                trim?: boolean;
-                /** @enum {string} */
-                type: "exact";
-            } | {
-                /** @description Compare after Unicode full case folding (default false). */
-                ignore_case?: boolean;
-                /** @enum {string} */
-                type: "contains";
-                /** @description A non-empty string or a non-empty list of non-empty strings; the case's `expected` when absent. */
-                value?: string | string[];
-            } | {
-                /** @description Compare after Unicode full case folding (default false). */
-                ignore_case?: boolean;
-                /** @enum {string} */
-                type: "not_contains";
-                /** @description A non-empty string or a non-empty list of non-empty strings; the case's `expected` when absent. */
-                value?: string | string[];
-            } | {
-                /** @description Any of i, m, s, each at most once. */
-                flags?: string;
-                /** @description RE2 syntax, compiled when the suite version is created. */
-                pattern: string;
-                /** @enum {string} */
-                type: "regex";
-            } | {
-                /**
-                 * @description The kind of top-level value demanded (default `any`).
-                 * @enum {string}
-                 */
-                require?: "any" | "object" | "array";
-                /** @enum {string} */
-                type: "json_valid";
-            } | {
-                /** @enum {string} */
-                type: "json_equal";
-            } | {
-                /**
-                 * @description `whole` (the default): the trimmed output is one number; `first`: the first number in it.
-                 * @enum {string}
-                 */
-                extract?: "whole" | "first";
-                /** @description Inclusive upper bound. */
-                max?: number;
-                /** @description Inclusive lower bound; at most `max`. */
-                min?: number;
-                /** @enum {string} */
-                type: "numeric_range";
-            } | {
-                /** @description The least judge score that passes (default 0.5). */
-                min_score?: number;
-                /** @description Judge each case this many times (once when absent). */
-                repeats?: number;
-                /** @description What a good answer does; not only whitespace. */
-                rubric: string;
-                /** @enum {string} */
-                type: "llm_judge";
-            };
+            default_scorer: components["schemas"]["ScorerSpec"];
             description: string | null;
             golden_fixtures: boolean;
             pass_threshold: number;
