@@ -80,12 +80,16 @@ const SUBSCHEMA_LISTS = ['allOf', 'anyOf', 'oneOf'] as const;
 
 /**
  * An OpenAPI 3.0 schema as JSON Schema: `nullable: true` becomes a null alternative (with or without a
- * `type` beside it, as @nestjs/swagger writes it for a nullable `$ref`), and component references point into
- * the `openapi` schema's $defs.
+ * `type` beside it, as @nestjs/swagger writes it for a nullable `$ref`), an exclusive bound its numeric form,
+ * and component references point into the `openapi` schema's $defs.
  */
 export function toJsonSchema(schema: unknown): unknown {
   if (Array.isArray(schema) || schema === null || typeof schema !== 'object') return schema;
   const { nullable, ...rest } = schema as Record<string, unknown>;
+  // OpenAPI 3.0's exclusive bounds are booleans beside minimum/maximum; JSON Schema's are the bound itself.
+  if (rest.exclusiveMinimum === true) [rest.exclusiveMinimum, rest.minimum] = [rest.minimum, undefined];
+  if (rest.exclusiveMaximum === true) [rest.exclusiveMaximum, rest.maximum] = [rest.maximum, undefined];
+  for (const key of ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum']) if (rest[key] === undefined || rest[key] === false) delete rest[key];
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(rest)) {
     if (key === '$ref' && typeof value === 'string') out.$ref = value.replace('#/components/schemas/', 'openapi#/$defs/');

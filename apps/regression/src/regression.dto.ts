@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, Matches } from 'class-validator';
 import { ID_PATTERN, SUITE_KEY_PATTERN, TOKEN_PATTERN } from '@evals/contracts';
-import { CalibrationRateDto, ID_PROPERTY, JudgeCorrectedPassRateDto, SUITE_KEY_PROPERTY, TIMESTAMP_PROPERTY, TOKEN_PROPERTY, ValidateAtEdge } from '@evals/platform';
+import { busPayloadSchema, CalibrationRateDto, ID_PROPERTY, JudgeCorrectedPassRateDto, SUITE_KEY_PROPERTY, TIMESTAMP_PROPERTY, TOKEN_PROPERTY, ValidateAtEdge } from '@evals/platform';
 
 /*
  * The regression app's HTTP shapes (docs/regression.md, docs/judge.md). The services validate the bodies
@@ -43,8 +43,8 @@ export class BaselinePinsDto {
   @ApiProperty({ type: () => BaselinePinDto, isArray: true }) pins!: BaselinePinDto[];
 }
 
-/** A finding as stored: the payload of the bus contract `finding.reported` v1 (spec section 10), described by the AsyncAPI document. */
-export const FINDING_SCHEMA = { type: 'object', additionalProperties: true, description: 'The payload of `finding.reported` v1 (docs/contracts.md; /asyncapi.json).' } as const;
+/** A finding as stored: the data of the bus contract `finding.reported` v1 (spec section 10), its AsyncAPI schema. */
+export const FINDING_SCHEMA = busPayloadSchema('FindingReportedV1', 'The data of `finding.reported` v1 (docs/contracts.md; /asyncapi.json).');
 
 export class FindingsDto {
   @ApiProperty({ type: 'array', items: FINDING_SCHEMA }) findings!: Array<Record<string, unknown>>;

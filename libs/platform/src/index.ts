@@ -9,6 +9,7 @@ export type { Clock, IdGenerator } from './tokens';
 export { RUN_PROGRESS, RunProgress } from './run-progress';
 export { MetricsController, metrics, registry } from './metrics';
 export { buildOpenApiDocument, PUBLIC_PATHS, serveOpenApi } from './openapi';
+export { busPayloadSchema } from './bus-schemas';
 export { ApiErrorBody, ApiRoute, documentProperties, ERRORS_EXTENSION, TIER_EXTENSION } from './api-route';
 export { ApiKeyAnswerDto, ApiKeyCreateBody, ApiKeyIssuedDto, ApiKeyRecordDto, ApiKeysDto, HealthDto } from './platform.dto';
 export {

@@ -1113,10 +1113,30 @@ export interface components {
              */
             type: "exact";
         };
+        FindingReportedV1: {
+            baseline: components["schemas"]["PassCountsV1"];
+            baseline_run_id: string;
+            /** @enum {string|null} */
+            decided_by?: "paired" | "independent" | null;
+            finding_id: string;
+            independent_diff?: components["schemas"]["PassRateDiffV1"] | null;
+            /** @enum {string} */
+            kind: "eval_regression";
+            /** Format: date-time */
+            occurred_at: string;
+            paired_diff?: components["schemas"]["PairedDiffV1"] | null;
+            pass_rate_diff: components["schemas"]["PassRateDiffV1"];
+            run: components["schemas"]["PassCountsV1"];
+            run_id: string;
+            score_drop: number;
+            subject_id: string;
+            subject_kind: string;
+            suite: string;
+            suite_version: number;
+            variant: string | null;
+        };
         FindingsDto: {
-            findings: {
-                [key: string]: unknown;
-            }[];
+            findings: components["schemas"]["FindingReportedV1"][];
         };
         GateBudgetDto: {
             budgets?: components["schemas"]["GateBudgetStandingDto"][];
@@ -1708,6 +1728,17 @@ export interface components {
             run_only: number;
             upper: number;
         };
+        PairedDiffV1: {
+            baseline_only: number;
+            diff: number;
+            level: number;
+            lower: number;
+            /** @enum {string} */
+            method: "newcombe_paired_10";
+            n: number;
+            run_only: number;
+            upper: number;
+        };
         PairwiseCaseDto: {
             /**
              * @description The judge's choice with A shown first.
@@ -1738,6 +1769,10 @@ export interface components {
             input_tokens: number;
             output_tokens: number;
         };
+        PassCountsV1: {
+            n: number;
+            passed: number;
+        };
         PassRateDiffDto: {
             /** @description Run pass rate minus baseline pass rate: negative is a drop. */
             diff: number | null;
@@ -1746,6 +1781,14 @@ export interface components {
             lower: number;
             /** @enum {string} */
             method: "newcombe_hybrid_score";
+            upper: number;
+        };
+        PassRateDiffV1: {
+            diff: number;
+            level: number;
+            lower: number;
+            /** @enum {string} */
+            method: "newcombe_hybrid_score" | "newcombe_paired_10";
             upper: number;
         };
         PinChangeDto: {
@@ -3379,9 +3422,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["FindingReportedV1"];
                 };
             };
             /** @description `INVALID_REQUEST`: A field is missing, of the wrong type or out of range; `field` names it. */
