@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { CalibrationRateDto, CorrectedPassRateDto, RunComparisonDto, TIMESTAMP_PROPERTY } from '@evals/platform';
+import { CalibrationRateDto, CorrectedPassRateDto, COUNT_PROPERTY, RunComparisonDto, TIMESTAMP_PROPERTY } from '@evals/platform';
 import { BudgetDto } from './budgets.controller';
 
 /*
@@ -10,7 +10,6 @@ import { BudgetDto } from './budgets.controller';
  */
 
 const VERDICTS = ['pass', 'fail'];
-const COUNT = { type: 'integer', minimum: 0 } as const;
 const STRINGS = { type: 'string', isArray: true } as const;
 
 // --- The comparison with the baseline (G1-G8) ------------------------------------------------------------
@@ -34,16 +33,16 @@ ApiProperty({ description: 'The gated run.' })(GateComparisonDto.prototype, 'run
 
 /** What the judge did for the run (J1, J6, GT2, GT4): counts, tokens and money. */
 export class JudgeUsageDto {
-  @ApiProperty({ ...COUNT, description: 'llm_judge cases with an output.' }) cases!: number;
-  @ApiProperty({ ...COUNT, description: 'Judge calls made (neither cached nor refused before a call).' }) calls!: number;
-  @ApiProperty({ ...COUNT, description: 'Cases whose judge call ended in an error label.' }) errors!: number;
-  @ApiProperty({ ...COUNT, description: 'Cases failed judge_credential_missing (GT2).' }) credential_missing!: number;
-  @ApiProperty({ ...COUNT, description: 'Cases failed judge_not_configured.' }) not_configured!: number;
-  @ApiProperty({ ...COUNT, description: 'Cases failed without a call because the gate said so (budget, calibration: GT4, J4).' }) skipped!: number;
-  @ApiProperty({ ...COUNT, description: 'J6: recorded verdicts reused.' }) cache_hits!: number;
-  @ApiProperty({ ...COUNT, description: 'J6: lookups that missed and called the judge.' }) cache_misses!: number;
-  @ApiProperty(COUNT) input_tokens!: number;
-  @ApiProperty(COUNT) output_tokens!: number;
+  @ApiProperty({ ...COUNT_PROPERTY, description: 'llm_judge cases with an output.' }) cases!: number;
+  @ApiProperty({ ...COUNT_PROPERTY, description: 'Judge calls made (neither cached nor refused before a call).' }) calls!: number;
+  @ApiProperty({ ...COUNT_PROPERTY, description: 'Cases whose judge call ended in an error label.' }) errors!: number;
+  @ApiProperty({ ...COUNT_PROPERTY, description: 'Cases failed judge_credential_missing (GT2).' }) credential_missing!: number;
+  @ApiProperty({ ...COUNT_PROPERTY, description: 'Cases failed judge_not_configured.' }) not_configured!: number;
+  @ApiProperty({ ...COUNT_PROPERTY, description: 'Cases failed without a call because the gate said so (budget, calibration: GT4, J4).' }) skipped!: number;
+  @ApiProperty({ ...COUNT_PROPERTY, description: 'J6: recorded verdicts reused.' }) cache_hits!: number;
+  @ApiProperty({ ...COUNT_PROPERTY, description: 'J6: lookups that missed and called the judge.' }) cache_misses!: number;
+  @ApiProperty(COUNT_PROPERTY) input_tokens!: number;
+  @ApiProperty(COUNT_PROPERTY) output_tokens!: number;
   @ApiProperty({ type: 'number', minimum: 0, description: 'US dollars.' }) cost_usd!: number;
   @ApiProperty({ type: 'string', nullable: true, description: 'The model pin that graded the cases; null when none was called.' }) model!: string | null;
   @ApiProperty({ type: 'string', nullable: true }) prompt_version!: string | null;
@@ -51,9 +50,9 @@ export class JudgeUsageDto {
 
 /** Issue 13: how often the judge agreed with itself on the cases judged with `repeats`, with its Wilson 95% interval. */
 export class JudgeStabilityDto {
-  @ApiProperty({ ...COUNT, description: 'k: the votes per case.' }) repeats!: number;
-  @ApiProperty({ ...COUNT, description: 'Cases judged with repeats.' }) cases!: number;
-  @ApiProperty({ ...COUNT, description: 'Of them, cases whose k votes agree.' }) stable!: number;
+  @ApiProperty({ ...COUNT_PROPERTY, description: 'k: the votes per case.' }) repeats!: number;
+  @ApiProperty({ ...COUNT_PROPERTY, description: 'Cases judged with repeats.' }) cases!: number;
+  @ApiProperty({ ...COUNT_PROPERTY, description: 'Of them, cases whose k votes agree.' }) stable!: number;
   @ApiProperty({ type: 'number', nullable: true, description: 'stable / cases; null when no case was judged with repeats.' }) rate!: number | null;
   @ApiProperty() lower!: number;
   @ApiProperty() upper!: number;
@@ -83,7 +82,7 @@ export class GateJudgeDto {
   status!: string | null;
   @ApiProperty({ type: 'string', nullable: true, description: 'The configured judge model pin, whether or not it was used.' }) model!: string | null;
   @ApiProperty({ type: 'string', nullable: true }) prompt_version!: string | null;
-  @ApiProperty({ ...COUNT, description: 'GT2: judge cases not scored, counted as failed.' }) cases_not_scored!: number;
+  @ApiProperty({ ...COUNT_PROPERTY, description: 'GT2: judge cases not scored, counted as failed.' }) cases_not_scored!: number;
   @ApiProperty({
     type: 'string',
     nullable: true,
@@ -124,7 +123,7 @@ export class GateBudgetDto {
 
 export class GateFamilyDto {
   @ApiProperty({ enum: ['holm'], description: "Holm's step-down adjustment of the suites' regression p-values." }) method!: string;
-  @ApiProperty({ ...COUNT, description: 'Suites with a regression test (a drop above their threshold).' }) tests!: number;
+  @ApiProperty({ ...COUNT_PROPERTY, description: 'Suites with a regression test (a drop above their threshold).' }) tests!: number;
   @ApiProperty({ description: 'The family-wise error rate, 0.05.' }) alpha!: number;
 }
 

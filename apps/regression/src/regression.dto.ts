@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, Matches } from 'class-validator';
 import { ID_PATTERN, SUITE_KEY_PATTERN, TOKEN_PATTERN } from '@evals/contracts';
-import { busPayloadSchema, CalibrationRateDto, ID_PROPERTY, JudgeCorrectedPassRateDto, SUITE_KEY_PROPERTY, TIMESTAMP_PROPERTY, TOKEN_PROPERTY, ValidateAtEdge } from '@evals/platform';
+import { busPayloadSchema, CalibrationRateDto, COUNT_PROPERTY, ID_PROPERTY, JudgeCorrectedPassRateDto, SUITE_KEY_PROPERTY, TIMESTAMP_PROPERTY, TOKEN_PROPERTY, ValidateAtEdge } from '@evals/platform';
 
 /*
  * The regression app's HTTP shapes (docs/regression.md, docs/judge.md). The services validate the bodies
@@ -10,7 +10,6 @@ import { busPayloadSchema, CalibrationRateDto, ID_PROPERTY, JudgeCorrectedPassRa
 
 const HASH_PROPERTY = { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'Lowercase SHA-256 hex of the UTF-8 text.' } as const;
 const UUID_PROPERTY = { type: 'string', format: 'uuid' } as const;
-const COUNT = { type: 'integer', minimum: 0 } as const;
 const VERDICT = { enum: ['pass', 'fail'] } as const;
 const PAIRWISE_CHOICES = ['first', 'second', 'tie'];
 const REPORT_STATUSES = ['certified', 'not_certified', 'not_certifiable', 'insufficient_set'];
@@ -82,10 +81,10 @@ export class CalibrationSetRecordDto {
 
 /** What a stored set holds, counted. */
 export class CalibrationSetCountsDto {
-  @ApiProperty({ ...COUNT, description: 'Items stored.' }) count!: number;
-  @ApiProperty({ ...COUNT, description: 'Items whose labelled output is kept (a golden set, D4).' }) golden_outputs!: number;
-  @ApiProperty({ ...COUNT, description: 'Of them, outputs clamped to the stored length.' }) golden_truncated!: number;
-  @ApiProperty({ ...COUNT, description: 'Items humans passed.' }) human_pass!: number;
+  @ApiProperty({ ...COUNT_PROPERTY, description: 'Items stored.' }) count!: number;
+  @ApiProperty({ ...COUNT_PROPERTY, description: 'Items whose labelled output is kept (a golden set, D4).' }) golden_outputs!: number;
+  @ApiProperty({ ...COUNT_PROPERTY, description: 'Of them, outputs clamped to the stored length.' }) golden_truncated!: number;
+  @ApiProperty({ ...COUNT_PROPERTY, description: 'Items humans passed.' }) human_pass!: number;
 }
 
 export class CalibrationSetCreatedDto {
@@ -99,7 +98,7 @@ export class CalibrationSetItemDto {
   @ApiProperty({ type: 'string', nullable: true, description: 'The suite case the item is an output of.' }) case_id!: string | null;
   @ApiProperty(HASH_PROPERTY) output_hash!: string;
   @ApiProperty(VERDICT) human_verdict!: 'pass' | 'fail';
-  @ApiProperty(COUNT) output_chars!: number;
+  @ApiProperty(COUNT_PROPERTY) output_chars!: number;
   @ApiProperty({ enum: ['absent', 'complete', 'truncated'], description: 'Whether the labelled output is kept (a golden set, D4), whole or clamped.' }) golden_output!: string;
 }
 
@@ -144,28 +143,28 @@ export class CalibrationTargetsDto {
   @ApiProperty({ description: 'The least agreement that certifies.' }) agreement!: number;
   @ApiProperty({ description: "The least Cohen's kappa that certifies." }) kappa!: number;
   // The three below are optional: a report recorded before the set-size rule (J7) is answered as stored.
-  @ApiPropertyOptional({ ...COUNT, description: 'J7: the fewest items a set needs to certify.' }) min_items?: number;
-  @ApiPropertyOptional({ ...COUNT, description: 'J7: the fewest items of each human class.' }) min_per_class?: number;
+  @ApiPropertyOptional({ ...COUNT_PROPERTY, description: 'J7: the fewest items a set needs to certify.' }) min_items?: number;
+  @ApiPropertyOptional({ ...COUNT_PROPERTY, description: 'J7: the fewest items of each human class.' }) min_per_class?: number;
   @ApiPropertyOptional({ enum: ['estimate', 'lower_bound'], description: "Agreement compared by its point estimate or its interval's lower bound." }) agreement_basis?: string;
 }
 
 /** J4: the set's size against the size targets, from the human labels alone. */
 export class CalibrationSetCheckDto {
-  @ApiProperty(COUNT) n!: number;
-  @ApiProperty(COUNT) human_pass!: number;
-  @ApiProperty(COUNT) human_fail!: number;
-  @ApiProperty(COUNT) min_items!: number;
-  @ApiProperty(COUNT) min_per_class!: number;
+  @ApiProperty(COUNT_PROPERTY) n!: number;
+  @ApiProperty(COUNT_PROPERTY) human_pass!: number;
+  @ApiProperty(COUNT_PROPERTY) human_fail!: number;
+  @ApiProperty(COUNT_PROPERTY) min_items!: number;
+  @ApiProperty(COUNT_PROPERTY) min_per_class!: number;
   @ApiProperty({ description: 'Whether the set may certify (it may still miss the agreement and kappa targets).' }) sufficient!: boolean;
   @ApiProperty({ enum: CALIBRATION_REASONS, isArray: true, description: 'Every shortfall; empty when sufficient.' }) reasons!: string[];
 }
 
 /** The confusion counts, the human label the reference and pass the positive class. */
 export class ConfusionCountsDto {
-  @ApiProperty(COUNT) tp!: number;
-  @ApiProperty(COUNT) fp!: number;
-  @ApiProperty(COUNT) tn!: number;
-  @ApiProperty(COUNT) fn!: number;
+  @ApiProperty(COUNT_PROPERTY) tp!: number;
+  @ApiProperty(COUNT_PROPERTY) fp!: number;
+  @ApiProperty(COUNT_PROPERTY) tn!: number;
+  @ApiProperty(COUNT_PROPERTY) fn!: number;
 }
 
 export class KappaDto {
@@ -178,7 +177,7 @@ export class KappaDto {
 /** A point-biserial correlation with output length. */
 export class LengthCorrelationDto {
   @ApiProperty({ type: 'number', nullable: true, description: 'In [-1, 1]; null (see reason) when undefined.' }) r!: number | null;
-  @ApiProperty(COUNT) n!: number;
+  @ApiProperty(COUNT_PROPERTY) n!: number;
   @ApiPropertyOptional({ enum: ['empty', 'insufficient_data', 'constant_input'] }) reason?: string;
 }
 
@@ -193,10 +192,10 @@ export class VerbosityBiasDto {
 export class CalibrationJudgeSpendDto {
   @ApiProperty() model!: string;
   @ApiProperty() prompt_version!: string;
-  @ApiProperty(COUNT) calls!: number;
-  @ApiProperty({ ...COUNT, description: 'J3: verdicts that could not be parsed, counted as judge fails.' }) unparseable!: number;
-  @ApiProperty(COUNT) input_tokens!: number;
-  @ApiProperty(COUNT) output_tokens!: number;
+  @ApiProperty(COUNT_PROPERTY) calls!: number;
+  @ApiProperty({ ...COUNT_PROPERTY, description: 'J3: verdicts that could not be parsed, counted as judge fails.' }) unparseable!: number;
+  @ApiProperty(COUNT_PROPERTY) input_tokens!: number;
+  @ApiProperty(COUNT_PROPERTY) output_tokens!: number;
   @ApiProperty({ type: 'number', minimum: 0, description: 'US dollars.' }) cost_usd!: number;
 }
 
@@ -210,15 +209,15 @@ export class CalibrationItemVerdictDto {
 
 /** Issue 13: with `repeats`, how often the judge agreed with itself on the items, with its Wilson 95% interval. */
 export class CalibrationSelfAgreementDto {
-  @ApiProperty(COUNT) repeats!: number;
-  @ApiProperty(COUNT) items!: number;
-  @ApiProperty(COUNT) agreeing!: number;
+  @ApiProperty(COUNT_PROPERTY) repeats!: number;
+  @ApiProperty(COUNT_PROPERTY) items!: number;
+  @ApiProperty(COUNT_PROPERTY) agreeing!: number;
   @ApiProperty({ type: 'number', nullable: true }) rate!: number | null;
   @ApiProperty() lower!: number;
   @ApiProperty() upper!: number;
-  @ApiProperty({ ...COUNT, description: "The extra calls (the first ones are in the report's judge)." }) extra_calls!: number;
-  @ApiProperty(COUNT) input_tokens!: number;
-  @ApiProperty(COUNT) output_tokens!: number;
+  @ApiProperty({ ...COUNT_PROPERTY, description: "The extra calls (the first ones are in the report's judge)." }) extra_calls!: number;
+  @ApiProperty(COUNT_PROPERTY) input_tokens!: number;
+  @ApiProperty(COUNT_PROPERTY) output_tokens!: number;
   @ApiProperty({ type: 'number', minimum: 0, description: 'US dollars.' }) cost_usd!: number;
 }
 
@@ -228,7 +227,7 @@ export class CalibrationSelfAgreementDto {
  */
 export class CalibrationReportBodyDto {
   @ApiProperty({ enum: REPORT_STATUSES }) status!: string;
-  @ApiProperty(COUNT) n!: number;
+  @ApiProperty(COUNT_PROPERTY) n!: number;
   @ApiPropertyOptional({ type: () => CalibrationSetCheckDto, description: 'Absent from a report recorded before the set-size rule (J7), which is answered as stored.' }) set?: CalibrationSetCheckDto;
   @ApiProperty({ type: () => CalibrationTargetsDto }) targets!: CalibrationTargetsDto;
   @ApiProperty({ enum: CALIBRATION_REASONS, isArray: true, description: 'Why the judge is not certified; empty when certified.' }) reasons!: string[];
@@ -267,7 +266,7 @@ export class JudgeScopeStatusDto {
   @ApiProperty({ type: 'string', nullable: true, description: 'The latest measured report; null when never measured.' }) report_id!: string | null;
   @ApiProperty({ type: 'string', nullable: true }) set_id!: string | null;
   @ApiProperty({ ...TIMESTAMP_PROPERTY, nullable: true }) calibrated_at!: string | null;
-  @ApiProperty({ ...COUNT, nullable: true }) n!: number | null;
+  @ApiProperty({ ...COUNT_PROPERTY, nullable: true }) n!: number | null;
   @ApiProperty({ type: () => CalibrationRateDto, nullable: true }) agreement!: CalibrationRateDto | null;
   @ApiProperty({ type: 'number', nullable: true, description: "Cohen's kappa; null when undefined or never measured." }) kappa!: number | null;
   @ApiProperty({ type: () => CalibrationRateDto, nullable: true }) sensitivity!: CalibrationRateDto | null;
@@ -309,8 +308,8 @@ export class ComparisonBody {
 /** J5: how often the two orders agreed on the decided cases, with its Wilson 95% interval. */
 export class PositionConsistencyDto {
   @ApiProperty({ type: 'number', nullable: true, description: 'consistent / n; null when no case was decided.' }) rate!: number | null;
-  @ApiProperty(COUNT) consistent!: number;
-  @ApiProperty({ ...COUNT, description: 'Decided cases (errors excluded).' }) n!: number;
+  @ApiProperty(COUNT_PROPERTY) consistent!: number;
+  @ApiProperty({ ...COUNT_PROPERTY, description: 'Decided cases (errors excluded).' }) n!: number;
   @ApiProperty() lower!: number;
   @ApiProperty() upper!: number;
 }
@@ -326,9 +325,9 @@ export class PairwiseCaseDto {
 }
 
 export class PairwiseUsageDto {
-  @ApiProperty({ ...COUNT, description: 'Two per shared case.' }) calls!: number;
-  @ApiProperty(COUNT) input_tokens!: number;
-  @ApiProperty(COUNT) output_tokens!: number;
+  @ApiProperty({ ...COUNT_PROPERTY, description: 'Two per shared case.' }) calls!: number;
+  @ApiProperty(COUNT_PROPERTY) input_tokens!: number;
+  @ApiProperty(COUNT_PROPERTY) output_tokens!: number;
   @ApiProperty({ type: 'number', minimum: 0, description: 'US dollars.' }) cost_usd!: number;
 }
 
@@ -340,17 +339,17 @@ export class ComparisonDto {
   @ApiProperty() judge_model!: string;
   @ApiProperty() prompt_version!: string;
   @ApiPropertyOptional(TIMESTAMP_PROPERTY) created_at?: string;
-  @ApiProperty({ ...COUNT, description: 'Cases A won (both orders agree on A).' }) wins!: number;
-  @ApiProperty({ ...COUNT, description: 'Cases B won (both orders agree on B).' }) losses!: number;
-  @ApiProperty({ ...COUNT, description: 'Both orders said tie, or the orders disagreed.' }) ties!: number;
-  @ApiProperty({ ...COUNT, description: 'Of the ties, those where the orders disagreed.' }) inconsistent_ties!: number;
-  @ApiProperty({ ...COUNT, description: 'Cases with no decision (a call failed); in no denominator.' }) errors!: number;
-  @ApiProperty({ ...COUNT, description: 'Decided cases: wins + losses + ties.' }) n!: number;
+  @ApiProperty({ ...COUNT_PROPERTY, description: 'Cases A won (both orders agree on A).' }) wins!: number;
+  @ApiProperty({ ...COUNT_PROPERTY, description: 'Cases B won (both orders agree on B).' }) losses!: number;
+  @ApiProperty({ ...COUNT_PROPERTY, description: 'Both orders said tie, or the orders disagreed.' }) ties!: number;
+  @ApiProperty({ ...COUNT_PROPERTY, description: 'Of the ties, those where the orders disagreed.' }) inconsistent_ties!: number;
+  @ApiProperty({ ...COUNT_PROPERTY, description: 'Cases with no decision (a call failed); in no denominator.' }) errors!: number;
+  @ApiProperty({ ...COUNT_PROPERTY, description: 'Decided cases: wins + losses + ties.' }) n!: number;
   @ApiProperty({ type: () => PositionConsistencyDto }) position_consistency!: PositionConsistencyDto;
   // shared, only_a, only_b and usage are optional: a comparison recorded before they were is answered as stored.
-  @ApiPropertyOptional({ ...COUNT, description: 'Cases in both output lists (judged).' }) shared?: number;
-  @ApiPropertyOptional({ ...COUNT, description: "Cases only in run A's outputs (not judged)." }) only_a?: number;
-  @ApiPropertyOptional({ ...COUNT, description: "Cases only in run B's outputs (not judged)." }) only_b?: number;
+  @ApiPropertyOptional({ ...COUNT_PROPERTY, description: 'Cases in both output lists (judged).' }) shared?: number;
+  @ApiPropertyOptional({ ...COUNT_PROPERTY, description: "Cases only in run A's outputs (not judged)." }) only_a?: number;
+  @ApiPropertyOptional({ ...COUNT_PROPERTY, description: "Cases only in run B's outputs (not judged)." }) only_b?: number;
   @ApiProperty({ type: () => PairwiseCaseDto, isArray: true, description: 'Per shared case.' }) cases!: PairwiseCaseDto[];
   @ApiPropertyOptional({ type: () => PairwiseUsageDto }) usage?: PairwiseUsageDto;
 }

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IntervalDto } from './api-schemas';
+import { COUNT_PROPERTY, IntervalDto } from './api-schemas';
 
 /*
  * The regression app's comparison of a run with its baseline (`compareRuns` of libs/domain, completed by the
@@ -10,7 +10,6 @@ import { IntervalDto } from './api-schemas';
  * (GT6).
  */
 
-const COUNT = { type: 'integer', minimum: 0 } as const;
 
 // --- The comparison with the baseline (G1-G8) ------------------------------------------------------------
 
@@ -27,22 +26,22 @@ export class PassRateDiffDto extends RateDiffDto {
 /** G7: the same difference from the discordant pairs of the cases both runs scored, with Newcombe's paired interval. */
 export class PairedDiffDto extends RateDiffDto {
   @ApiProperty({ enum: ['newcombe_paired_10'], description: 'Newcombe 1998 (Stat Med 17:2635), method 10.' }) method!: string;
-  @ApiProperty({ ...COUNT, description: 'Cases passed in the baseline only.' }) baseline_only!: number;
-  @ApiProperty({ ...COUNT, description: 'Cases passed in the run only.' }) run_only!: number;
-  @ApiProperty({ ...COUNT, description: 'Cases scored in both runs.' }) n!: number;
+  @ApiProperty({ ...COUNT_PROPERTY, description: 'Cases passed in the baseline only.' }) baseline_only!: number;
+  @ApiProperty({ ...COUNT_PROPERTY, description: 'Cases passed in the run only.' }) run_only!: number;
+  @ApiProperty({ ...COUNT_PROPERTY, description: 'Cases scored in both runs.' }) n!: number;
 }
 
 /** G3: one side of the comparison, always with its denominator. */
 export class ComparisonCountsDto {
-  @ApiProperty(COUNT) passed!: number;
-  @ApiProperty({ ...COUNT, description: 'The cases this side counted (G7: only scored ones).' }) n!: number;
+  @ApiProperty(COUNT_PROPERTY) passed!: number;
+  @ApiProperty({ ...COUNT_PROPERTY, description: 'The cases this side counted (G7: only scored ones).' }) n!: number;
   @ApiProperty({ type: 'number', nullable: true, description: 'passed / n; null when n is 0.' }) pass_rate!: number | null;
 }
 
 /** G8: the cases each run would need for a drop of this size to be resolved (95%, two-sided, 80% power). */
 export class CasesNeededDto {
-  @ApiProperty({ ...COUNT, description: 'Cases per run needed.' }) per_run!: number;
-  @ApiProperty({ ...COUNT, description: 'Cases this comparison had.' }) have!: number;
+  @ApiProperty({ ...COUNT_PROPERTY, description: 'Cases per run needed.' }) per_run!: number;
+  @ApiProperty({ ...COUNT_PROPERTY, description: 'Cases this comparison had.' }) have!: number;
   @ApiProperty({ enum: ['mcnemar_connor', 'pooled_normal'], description: "McNemar's (Connor 1987) for paired cases; Fleiss' pooled normal otherwise." }) method!: string;
   @ApiProperty() alpha!: number;
   @ApiProperty() power!: number;
@@ -50,23 +49,23 @@ export class CasesNeededDto {
 
 /** G7: how many cases one side counted, of how many it has. */
 export class ComparedCasesCountDto {
-  @ApiProperty({ ...COUNT, description: 'Counted.' }) n!: number;
-  @ApiProperty({ ...COUNT, description: 'Cases of the run.' }) of!: number;
+  @ApiProperty({ ...COUNT_PROPERTY, description: 'Counted.' }) n!: number;
+  @ApiProperty({ ...COUNT_PROPERTY, description: 'Cases of the run.' }) of!: number;
 }
 
 /** G7: the cases the comparison left out, and why. */
 export class ComparedCasesLeftOutDto {
-  @ApiProperty({ ...COUNT, description: 'Cases of the run left unscored (a skipped judge, a missing output).' }) unscored_in_run!: number;
-  @ApiProperty({ ...COUNT, description: 'Cases of the baseline left unscored.' }) unscored_in_baseline!: number;
-  @ApiPropertyOptional({ ...COUNT, description: 'One suite version only: cases scored in one run but not the other.' }) scored_in_one_run_only?: number;
+  @ApiProperty({ ...COUNT_PROPERTY, description: 'Cases of the run left unscored (a skipped judge, a missing output).' }) unscored_in_run!: number;
+  @ApiProperty({ ...COUNT_PROPERTY, description: 'Cases of the baseline left unscored.' }) unscored_in_baseline!: number;
+  @ApiPropertyOptional({ ...COUNT_PROPERTY, description: 'One suite version only: cases scored in one run but not the other.' }) scored_in_one_run_only?: number;
 }
 
 /** G7: the 2 x 2 of the cases both runs scored (one suite version). */
 export class PairedCellsDto {
-  @ApiProperty({ ...COUNT, description: 'Passed in both.' }) a!: number;
-  @ApiProperty({ ...COUNT, description: 'Passed in the baseline only.' }) b!: number;
-  @ApiProperty({ ...COUNT, description: 'Passed in the run only.' }) c!: number;
-  @ApiProperty({ ...COUNT, description: 'Passed in neither.' }) d!: number;
+  @ApiProperty({ ...COUNT_PROPERTY, description: 'Passed in both.' }) a!: number;
+  @ApiProperty({ ...COUNT_PROPERTY, description: 'Passed in the baseline only.' }) b!: number;
+  @ApiProperty({ ...COUNT_PROPERTY, description: 'Passed in the run only.' }) c!: number;
+  @ApiProperty({ ...COUNT_PROPERTY, description: 'Passed in neither.' }) d!: number;
 }
 
 export class ComparedCasesDto {
@@ -142,22 +141,22 @@ export class RunComparisonDto {
 /** A rate of a calibration report (J4) with its Wilson 95% interval. */
 export class CalibrationRateDto {
   @ApiProperty({ type: 'number', nullable: true, description: 'numerator / denominator; null when the denominator is 0.' }) value!: number | null;
-  @ApiProperty(COUNT) numerator!: number;
-  @ApiProperty(COUNT) denominator!: number;
+  @ApiProperty(COUNT_PROPERTY) numerator!: number;
+  @ApiProperty(COUNT_PROPERTY) denominator!: number;
   @ApiProperty() lower!: number;
   @ApiProperty() upper!: number;
   @ApiPropertyOptional({ enum: ['empty'], description: 'Only when value is null.' }) reason?: string;
 }
 
 export class ApparentPassRateDto {
-  @ApiProperty(COUNT) passed!: number;
-  @ApiProperty(COUNT) n!: number;
+  @ApiProperty(COUNT_PROPERTY) passed!: number;
+  @ApiProperty(COUNT_PROPERTY) n!: number;
   @ApiProperty({ type: 'number', nullable: true }) rate!: number | null;
 }
 
 export class CalibrationCountsDto {
-  @ApiProperty({ ...COUNT, description: 'Of n.' }) x!: number;
-  @ApiProperty(COUNT) n!: number;
+  @ApiProperty({ ...COUNT_PROPERTY, description: 'Of n.' }) x!: number;
+  @ApiProperty(COUNT_PROPERTY) n!: number;
 }
 
 /**

@@ -36,7 +36,7 @@ export {
   SuiteVersionChangeDto,
 } from './comparison.dto';
 export { CaseResultDto, EvalMetricsDto, EvalResultDto, RegressionViewDto, RunDocDto, RunSummaryDto, RunViewDto } from './run-view.dto';
-export { ID_PROPERTY, IntervalDto, JSON_VALUE_PROPERTY, OBJECT_PROPERTY, SUITE_KEY_PROPERTY, TIMESTAMP_PROPERTY, TOKEN_PROPERTY } from './api-schemas';
+export { COUNT_PROPERTY, ID_PROPERTY, IntervalDto, JSON_VALUE_PROPERTY, SUITE_KEY_PROPERTY, TIMESTAMP_PROPERTY, TOKEN_PROPERTY } from './api-schemas';
 export { SCORER_SPEC_COMPONENTS, SCORER_SPEC_PROPERTY, scorerSpecComponent, scorerSpecSchema } from './scorer-spec.schema';
 export type { ApiOk, ApiRouteOptions } from './api-route';
 export { API_ERROR_CODES, ApiError, codesOfStatus, isApiErrorCode, refuse, statusOfCode } from './api-error';
