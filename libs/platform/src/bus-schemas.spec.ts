@@ -1,5 +1,5 @@
 import { buildAsyncApiDocument } from '@evals/contracts';
-import { addReferencedBusSchemas, busPayloadSchema, toOpenApi30 } from './bus-schemas';
+import { addReferencedSchemas, busPayloadSchema, busSchemas, toOpenApi30 } from './bus-schemas';
 
 /**
  * A stored bus payload answered over HTTP (a finding) is described by the bus's own schema, converted to
@@ -23,7 +23,7 @@ describe('unit: bus payload schemas in the OpenAPI document', () => {
     const bus = buildAsyncApiDocument().components.schemas as Record<string, unknown>;
     const schemas: Record<string, unknown> = { Own: { type: 'object' } };
     const document = { paths: { '/f': { get: { responses: { 200: { content: { 'application/json': { schema: busPayloadSchema('FindingReportedV1', 'x') } } } } } } }, components: { schemas } };
-    addReferencedBusSchemas(document, schemas);
+    addReferencedSchemas(document, schemas, [busSchemas]);
     expect(Object.keys(schemas).sort()).toEqual(['FindingReportedV1', 'Own', 'PairedDiffV1', 'PassCountsV1', 'PassRateDiffV1']);
     expect(schemas.FindingReportedV1).toEqual(toOpenApi30(bus.FindingReportedV1));
     expect(JSON.stringify(schemas)).not.toMatch(/"type":"null"|"exclusiveMinimum":0/);
@@ -31,7 +31,7 @@ describe('unit: bus payload schemas in the OpenAPI document', () => {
 
   it('leaves a reference to a name neither document defines for the document validator to refuse', () => {
     const schemas: Record<string, unknown> = {};
-    addReferencedBusSchemas({ a: { $ref: '#/components/schemas/Nowhere' } }, schemas);
+    addReferencedSchemas({ a: { $ref: '#/components/schemas/Nowhere' } }, schemas, [busSchemas]);
     expect(schemas).toEqual({});
   });
 });

@@ -43,17 +43,31 @@ export function toOpenApi30(schema: unknown): unknown {
   return out;
 }
 
+/** Every payload schema of the AsyncAPI document, in OpenAPI 3.0's dialect, by its name. */
+export function busSchemas(): Record<string, unknown> {
+  const bus = buildAsyncApiDocument().components.schemas as Record<string, unknown>;
+  return Object.fromEntries(Object.entries(bus).map(([name, schema]) => [name, toOpenApi30(schema)]));
+}
+
 /**
- * Adds to `schemas` every bus payload schema the document references and does not define, and the ones
- * those reference, converted. Names the document defines itself are left alone.
+ * Adds to `schemas` every named schema the document references and does not define, from the first of
+ * `libraries` that has it (each asked only when a name is still missing), and the ones those reference.
+ * Names the document defines itself are left alone; a name no library has is left for the validator.
  */
-export function addReferencedBusSchemas(document: unknown, schemas: Record<string, unknown>): void {
-  let bus: Record<string, unknown> | undefined;
+export function addReferencedSchemas(document: unknown, schemas: Record<string, unknown>, libraries: ReadonlyArray<() => Readonly<Record<string, unknown>>>): void {
+  const loaded: Array<Readonly<Record<string, unknown>>> = [];
   const missing = (): string[] => [...new Set([...JSON.stringify(document).matchAll(/"#\/components\/schemas\/([A-Za-z0-9_]+)"/g)].map((m) => m[1]!))].filter((name) => !(name in schemas));
   for (let names = missing(); names.length > 0; names = missing()) {
-    bus ??= buildAsyncApiDocument().components.schemas as Record<string, unknown>;
-    const known = names.filter((name) => name in bus!);
-    if (known.length === 0) return;
-    for (const name of known) schemas[name] = toOpenApi30(bus[name]);
+    let added = 0;
+    for (const name of names) {
+      for (let i = 0; i < libraries.length && !(name in schemas); i++) {
+        const library = (loaded[i] ??= libraries[i]!());
+        if (name in library) {
+          schemas[name] = library[name];
+          added += 1;
+        }
+      }
+    }
+    if (added === 0) return;
   }
 }

@@ -2,7 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import { API_ERROR_CODES, codesOfStatus, type ApiErrorCode } from './api-error';
 import { ApiErrorBody, ERRORS_EXTENSION, TIER_EXTENSION } from './api-route';
-import { addReferencedBusSchemas } from './bus-schemas';
+import { addReferencedSchemas, busSchemas } from './bus-schemas';
 import { SCORER_SPEC_COMPONENTS } from './scorer-spec.schema';
 
 /** Paths served without a key: the probes, and the descriptions of the API (docs/security.md). */
@@ -46,10 +46,9 @@ export function buildOpenApiDocument(app: INestApplication, name: string, versio
     operationIdFactory: (controller, method) => `${controller.replace(/Controller$/, '')}_${method}`,
   });
   const schemas = ((document.components ??= {}).schemas ??= {});
-  // The scorer spec union is written once, as components, where a property references it (scorer-spec.schema.ts).
-  if (JSON.stringify(document.components.schemas).includes('#/components/schemas/ScorerSpec')) Object.assign(schemas, SCORER_SPEC_COMPONENTS);
-  // A stored bus payload answered as is (a finding) is described by its AsyncAPI schema (bus-schemas.ts).
-  addReferencedBusSchemas(document, schemas);
+  // Schemas the edge defines once by name - the scorer spec union (scorer-spec.schema.ts), and a stored bus
+  // payload answered as is, a finding (bus-schemas.ts) - join the document where something references them.
+  addReferencedSchemas(document, schemas, [() => SCORER_SPEC_COMPONENTS, busSchemas]);
   const body = schemas.ApiErrorBody as { properties?: Record<string, Record<string, unknown>> } | undefined;
   if (body?.properties?.code) body.properties.code.enum = Object.keys(API_ERROR_CODES);
   for (const item of Object.values(document.paths)) {
