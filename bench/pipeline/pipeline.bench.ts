@@ -60,6 +60,8 @@ const LAT_SECONDS = intEnv('BENCH_LAT_SECONDS', 20);
 const LAT_RUN = intEnv('BENCH_LAT_RUN', 100);
 const RAW_ROWS = intEnv('BENCH_RAW_ROWS', 100_000);
 const RAW_MSGS = intEnv('BENCH_RAW_MSGS', 100_000);
+/** Seconds the started apps are watched doing nothing (their idle CPU: what a phase pays regardless of its cases). */
+const IDLE_S = intEnv('BENCH_IDLE_S', 3);
 /** Longest wait for the EvalResults of one phase, counted from its last publish. */
 const PHASE_TIMEOUT_S = intEnv('BENCH_PHASE_TIMEOUT_S', 600);
 /** Which end-to-end phases run, in this order (the raw baselines always run). */
@@ -524,6 +526,7 @@ async function main(): Promise<void> {
   const subject = (s: string) => env.subject(s);
   const rawStream = `${streamPrefix}RAW`;
   let cluster: AppCluster | undefined;
+  let idleCpu: CpuUsage | null = null;
   let failed = false;
 
   log(`pipeline benchmark: ${fmt(CASES)} cases, batched runs of ${fmt(BATCH_RUN)}, ${fmt(INFLIGHT)} publishes in flight; node ${process.version}, ${os.cpus().length} cores, ${os.cpus()[0]?.model ?? '?'}`);
@@ -579,6 +582,12 @@ async function main(): Promise<void> {
     await pushSuite(suiteBatch, BATCH_RUN);
     await pushSuite(suiteLat, LAT_RUN);
     log(`  ${rssLine(sampler.endPhase('suites'))}`);
+    // Nothing in flight: what the apps spend when idle (consumer pulls, outbox and projection polling) is
+    // part of every phase's CPU, and of its CPU per case the more the shorter the phase.
+    const i0 = await sampler.snapshot();
+    await sleep(IDLE_S * 1000);
+    idleCpu = cpuBetween(i0, await sampler.snapshot());
+    log(`  idle for ${IDLE_S} s: ${cpuLine(idleCpu)}`);
 
     const consumerState = async () => {
       const info = async (stream: string, durable: string) => {
@@ -888,6 +897,7 @@ async function main(): Promise<void> {
       apps_node_options: Object.fromEntries(Object.entries(APP_ENVS).map(([a, e]) => [a, e.NODE_OPTIONS])),
       raw: { copy_rows: RAW_ROWS, copy_method: copy.method, copy_rows_per_s: round(copy.rate), jetstream_msgs: RAW_MSGS, jetstream_msg_bytes: raw.bytes, jetstream_msgs_per_s: round(raw.rate) },
       streamed: streamed ? { ...summarize(streamed, copy.rate, raw.rate), publishers: PUBLISHERS, db: streamed.db } : null,
+      idle: idleCpu ? { seconds: IDLE_S, cpu: cpuJson(idleCpu) } : null,
       batched: batched ? { ...summarize(batched, copy.rate, raw.rate), runs: batchRuns, cases_per_run: BATCH_RUN, db: batched.db } : null,
       target_25pct_of_copy: { cases_per_s: round(target), streamed: met(streamed), batched: met(batched) },
       latency: latency ? { ...latency, cpu: cpuJson(latency.cpu as CpuUsage) } : null,

@@ -32,7 +32,7 @@ function area(url: string, name: string): string {
   if (nm) return nm[1];
   if (file.startsWith('node:')) return 'node internals';
   const rel = path.relative(root, file);
-  const m = /^(apps|libs)\/([^/]+)/.exec(rel);
+  const m = /^(?:dist\/)?(apps|libs)\/([^/]+)/.exec(rel); // dist/: the compiled apps the pipeline bench runs
   return m ? `${m[1]}/${m[2]}` : rel.startsWith('..') ? file : rel;
 }
 
@@ -44,7 +44,7 @@ export function summarize(file: string, top = 25): string {
   const total = [...self.values()].reduce((a, b) => a + b, 0);
   const parent = new Map<number, number>();
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-  const ours = (url: string) => /^(apps|libs)\//.test(path.relative(root, url.replace(/^file:\/\//, '')));
+  const ours = (url: string) => /^(?:dist\/)?(apps|libs)\//.test(path.relative(root, url.replace(/^file:\/\//, '')));
   const label = (f: ProfileNode['callFrame']) => `${f.functionName || '(anonymous)'} ${path.relative(root, f.url.replace(/^file:\/\//, ''))}:${f.lineNumber + 1}`;
   const nearest = new Map<string, number>();
   const fns = new Map<string, number>();
