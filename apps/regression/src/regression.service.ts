@@ -13,7 +13,7 @@ import {
   type RunState,
   type RunVerdict,
 } from '@evals/domain';
-import { EventStore, JudgeEvidenceRepository, loadRun, Outbox, RegressionRepository, type ComparedCases, type LoadedRun, type RunVerdictRow, type Sql } from '@evals/persistence';
+import { EventStore, JudgeEvidenceRepository, loadRun, Outbox, RegressionRepository, type BaselineCandidate, type ComparedCases, type LoadedRun, type RunVerdictRow, type Sql } from '@evals/persistence';
 import { ID_GENERATOR, type IdGenerator } from '@evals/platform';
 
 export interface ScoredEvent {
@@ -189,7 +189,7 @@ export class RegressionService {
   }
 }
 
-function ref(r: RunVerdictRow): CompletedRunRef {
+function ref(r: BaselineCandidate): CompletedRunRef {
   return {
     run_id: r.run_id,
     suite_key: r.suite_key,

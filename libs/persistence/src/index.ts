@@ -15,7 +15,7 @@ export type { SuiteCaseScorer, SuiteVersionHead } from './suite.repository';
 export { RunLocks } from './run-locks';
 export { ResultPublications } from './result-publications';
 export { RegressionRepository } from './regression.repository';
-export type { BaselinePin, ComparedCases, RunVerdictRow } from './regression.repository';
+export type { BaselineCandidate, BaselinePin, ComparedCases, RunVerdictRow } from './regression.repository';
 export { foldStoredRun, loadRun } from './run-stream';
 export { RunExpiryQueries } from './run-expiry.queries';
 export type { LoadedRun } from './run-stream';

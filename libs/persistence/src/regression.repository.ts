@@ -32,10 +32,14 @@ export interface BaselinePin {
   readonly pinned_at?: string;
 }
 
+/** A completed run as a baseline candidate: its verdict row without the comparison it was decided by. */
+export type BaselineCandidate = Omit<RunVerdictRow, 'comparison'>;
+
 const ISO = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
-const COLUMNS = `run_id, suite_key, suite_version, subject_kind, subject_id, variant,
+const CANDIDATE_COLUMNS = `run_id, suite_key, suite_version, subject_kind, subject_id, variant,
   to_char(completed_at AT TIME ZONE 'UTC', ${ISO}) AS completed_at, n, passed, score, pass_threshold,
-  scorer_versions, verdict, completeness, baseline_run_id, baseline_choice, comparison`;
+  scorer_versions, verdict, completeness, baseline_run_id, baseline_choice`;
+const COLUMNS = `${CANDIDATE_COLUMNS}, comparison`;
 
 /**
  * G7: the cases two runs both scored, paired. A case counts only when both runs have evidence for it with
@@ -128,10 +132,14 @@ export class RegressionRepository {
     return rows.length === 0 ? null : toRow(rows[0]);
   }
 
-  /** Completed runs of one suite and subject, newest first (baseline candidates, scorecards). */
-  async history(sql: Sql, suiteKey: string, subjectKind: string, subjectId: string, limit = 500): Promise<RunVerdictRow[]> {
+  /**
+   * Completed runs of one suite and subject, newest first: the baseline candidates of every decision (G4, G5).
+   * Without their comparisons, which no choice reads: each is a JSON document of intervals and counts, and a
+   * subject with a long history had every new run read (and parse) up to 500 of them (issue 15).
+   */
+  async history(sql: Sql, suiteKey: string, subjectKind: string, subjectId: string, limit = 500): Promise<BaselineCandidate[]> {
     const rows = await sql.query(
-      `SELECT ${COLUMNS} FROM run_verdicts WHERE suite_key = $1 AND subject_kind = $2 AND subject_id = $3
+      `SELECT ${CANDIDATE_COLUMNS} FROM run_verdicts WHERE suite_key = $1 AND subject_kind = $2 AND subject_id = $3
        ORDER BY completed_at DESC, run_id DESC LIMIT $4`,
       [suiteKey, subjectKind, subjectId, limit],
     );
@@ -200,6 +208,6 @@ export class RegressionRepository {
   }
 }
 
-function toRow(r: any): RunVerdictRow {
+function toRow<T extends BaselineCandidate>(r: any): T {
   return { ...r, score: Number(r.score), pass_threshold: Number(r.pass_threshold) };
 }
