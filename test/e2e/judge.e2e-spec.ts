@@ -20,6 +20,7 @@ import {
   type FakeScript,
 } from '../support/fake-openai';
 import { createTestSchema, testRedisPrefix, uniqueSuffix, type TestSchema } from '../support/isolation';
+import { OpenApiConformance } from '../support/openapi-conformance';
 import { testServers } from '../support/servers';
 
 /**
@@ -309,6 +310,21 @@ describe('e2e: the judge across the service and the CLI (S3, J1-J6, D1, D4)', ()
     expect(defaulted.body.scopes.map((x: any) => x.scope)).toEqual(expect.arrayContaining([scope, scopeOf('Resolves the request politely.')]));
     const other = await call('regression', 'GET', `/v1/judges/status?model=${MODEL}&prompt_version=judge-v9`);
     expect(other.body).toMatchObject({ status: 'uncalibrated', scopes: [] });
+
+    // X1: each answer is one of the two the document describes, and every field it sends is declared there -
+    // a client generated from docs/openapi.json reads all of it, typed (the scope's fields were missing once).
+    const doc = JSON.parse(fs.readFileSync(path.resolve(__dirname, '../../docs/openapi.json'), 'utf8'));
+    const conformance = new OpenApiConformance(doc);
+    const declared = (name: string) => Object.keys(doc.components.schemas[name].properties);
+    for (const [answer, schema] of [
+      [status, 'JudgeScopeAnswerDto'],
+      [defaulted, 'JudgePinSummaryDto'],
+      [other, 'JudgePinSummaryDto'],
+    ] as const) {
+      expect(conformance.check('GET', '/v1/judges/status', answer.status, JSON.stringify(answer.body))).toEqual([]);
+      expect(Object.keys(answer.body).filter((k) => !declared(schema).includes(k))).toEqual([]);
+    }
+    expect(conformance.judged).toBe(3);
   });
 
   it('J4: lowering a target is refused (422) before any judge call; a one-class or small set is insufficient_set with no judge call; D4 refuses text in a non-golden set', async () => {

@@ -3,7 +3,7 @@ import { ApiParam, ApiQuery } from '@nestjs/swagger';
 import { ApiRoute, DATA_SOURCE, refuseUnstorableText } from '@evals/platform';
 import type { DataSource } from 'typeorm';
 import { CalibrationService } from './calibration.service';
-import { CalibrationReportDto, CalibrationRunBody, CalibrationSetBody, CalibrationSetCreatedDto, CalibrationSetDto, JudgeStatusDto } from './regression.dto';
+import { CalibrationReportDto, CalibrationRunBody, CalibrationSetBody, CalibrationSetCreatedDto, CalibrationSetDto, JUDGE_STATUS_SCHEMA, JudgeStatusModels, type JudgeStatusAnswer } from './regression.dto';
 
 const JUDGE_ERRORS = ['JUDGE_NOT_CONFIGURED', 'JUDGE_CREDENTIAL_MISSING', 'JUDGE_CALL_FAILED'] as const;
 
@@ -93,13 +93,19 @@ export class CalibrationsController {
  * judged cases with its 95% interval (Rogan-Gladen, Lang & Reiczigel 2014).
  */
 @Controller('v1/judges')
+@JudgeStatusModels
 export class JudgesController {
   constructor(
     private readonly calibration: CalibrationService,
     @Inject(DATA_SOURCE) private readonly db: DataSource,
   ) {}
 
-  @ApiRoute({ tier: 'viewer', summary: "A judge pin's certification, and a corrected pass rate (GT1, J4)", ok: { status: 200, type: JudgeStatusDto, description: 'The status.' }, errors: ['INVALID_REQUEST'] })
+  @ApiRoute({
+    tier: 'viewer',
+    summary: "A judge pin's certification, and a corrected pass rate (GT1, J4)",
+    ok: { status: 200, schema: JUDGE_STATUS_SCHEMA, description: 'Without scope: the pin over every scope it was measured in (JudgePinSummaryDto). With scope: that scope (JudgeScopeAnswerDto).' },
+    errors: ['INVALID_REQUEST'],
+  })
   @ApiQuery({ name: 'model', required: false, schema: { type: 'string', maxLength: 200 } })
   @ApiQuery({ name: 'prompt_version', required: false, schema: { type: 'string', maxLength: 100 } })
   @ApiQuery({ name: 'scope', required: false, description: '`rubric:<sha256>` or `suite:<key>`.', schema: { type: 'string' } })
@@ -112,7 +118,7 @@ export class JudgesController {
     @Query('scope') scope?: string,
     @Query('passed') passed?: string,
     @Query('n') n?: string,
-  ): Promise<JudgeStatusDto> {
-    return (await this.calibration.judgeStatus(this.db, { model, prompt_version: promptVersion, scope, passed, n })) as unknown as JudgeStatusDto;
+  ): Promise<JudgeStatusAnswer> {
+    return (await this.calibration.judgeStatus(this.db, { model, prompt_version: promptVersion, scope, passed, n })) as unknown as JudgeStatusAnswer;
   }
 }

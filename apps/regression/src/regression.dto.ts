@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
 import { IsOptional, Matches } from 'class-validator';
 import { ID_PATTERN, SUITE_KEY_PATTERN, TOKEN_PATTERN } from '@evals/contracts';
 import { busPayloadSchema, CalibrationRateDto, COUNT_PROPERTY, ID_PROPERTY, JudgeCorrectedPassRateDto, SUITE_KEY_PROPERTY, TIMESTAMP_PROPERTY, TOKEN_PROPERTY, ValidateAtEdge } from '@evals/platform';
@@ -281,16 +281,28 @@ export class JudgePinStatusDto extends JudgeScopeStatusDto {
   @ApiProperty({ type: () => VerbosityBiasDto, nullable: true }) verbosity_bias!: VerbosityBiasDto | null;
 }
 
-export class JudgeStatusDto {
-  @ApiPropertyOptional() judge_model?: string;
-  @ApiPropertyOptional() prompt_version?: string;
-  @ApiProperty({ description: 'certified, not_certified, not_certifiable or uncalibrated.' }) status!: string;
-  @ApiPropertyOptional({ type: 'array', items: { type: 'string' } }) certified_scopes?: string[];
-  @ApiPropertyOptional({ type: () => JudgeScopeStatusDto, isArray: true, description: 'Without scope: every measured scope of the pin.' }) scopes?: JudgeScopeStatusDto[];
+/** `GET /v1/judges/status` without `scope`: the pin's summary over every scope it was measured in (GT1). */
+export class JudgePinSummaryDto {
+  @ApiProperty() judge_model!: string;
+  @ApiProperty() prompt_version!: string;
+  @ApiProperty({ enum: ['certified', 'not_certified', 'uncalibrated'], description: 'certified in some scope (the gate still checks the scope its cases use), measured but certified in none, or never measured.' })
+  status!: string;
+  @ApiProperty({ type: 'string', isArray: true }) certified_scopes!: string[];
+  @ApiProperty({ type: () => JudgeScopeStatusDto, isArray: true, description: 'Every measured scope of the pin.' }) scopes!: JudgeScopeStatusDto[];
   @ApiProperty({ type: () => CalibrationTargetsDto, description: 'The minimum targets (J4, J7).' }) minimum_targets!: CalibrationTargetsDto;
-  @ApiPropertyOptional({ type: () => JudgeCorrectedPassRateDto, nullable: true, description: 'With scope, passed and n: the Rogan-Gladen corrected pass rate and its interval; null unless the scope is certified.' })
+}
+
+/** `GET /v1/judges/status?scope=`: that scope's standing, and with `passed` and `n` the corrected pass rate (J4). */
+export class JudgeScopeAnswerDto extends JudgeScopeStatusDto {
+  @ApiProperty({ type: () => CalibrationTargetsDto, description: 'The minimum targets (J4, J7).' }) minimum_targets!: CalibrationTargetsDto;
+  @ApiPropertyOptional({ type: () => JudgeCorrectedPassRateDto, nullable: true, description: 'With passed and n: the Rogan-Gladen corrected pass rate and its interval; null unless the scope is certified.' })
   corrected_pass_rate?: JudgeCorrectedPassRateDto | null;
 }
+
+/** The answer of `GET /v1/judges/status`: the summary, or with `scope` that scope's answer. */
+export type JudgeStatusAnswer = JudgePinSummaryDto | JudgeScopeAnswerDto;
+export const JUDGE_STATUS_SCHEMA = { oneOf: [{ $ref: getSchemaPath(JudgePinSummaryDto) }, { $ref: getSchemaPath(JudgeScopeAnswerDto) }] };
+export const JudgeStatusModels = ApiExtraModels(JudgePinSummaryDto, JudgeScopeAnswerDto);
 
 export class ComparisonOutputBody {
   @ApiProperty(ID_PROPERTY) case_id!: string;

@@ -1548,6 +1548,46 @@ export interface components {
             targets: components["schemas"]["CalibrationTargetsDto"] | null;
             verbosity_bias: components["schemas"]["VerbosityBiasDto"] | null;
         };
+        JudgePinSummaryDto: {
+            certified_scopes: string[];
+            judge_model: string;
+            /** @description The minimum targets (J4, J7). */
+            minimum_targets: components["schemas"]["CalibrationTargetsDto"];
+            prompt_version: string;
+            /** @description Every measured scope of the pin. */
+            scopes: components["schemas"]["JudgeScopeStatusDto"][];
+            /**
+             * @description certified in some scope (the gate still checks the scope its cases use), measured but certified in none, or never measured.
+             * @enum {string}
+             */
+            status: "certified" | "not_certified" | "uncalibrated";
+        };
+        JudgeScopeAnswerDto: {
+            agreement: components["schemas"]["CalibrationRateDto"] | null;
+            /** Format: date-time */
+            calibrated_at: string | null;
+            /** @description With passed and n: the Rogan-Gladen corrected pass rate and its interval; null unless the scope is certified. */
+            corrected_pass_rate?: components["schemas"]["JudgeCorrectedPassRateDto"] | null;
+            judge_model: string;
+            /** @description Cohen's kappa; null when undefined or never measured. */
+            kappa: number | null;
+            /** @description The minimum targets (J4, J7). */
+            minimum_targets: components["schemas"]["CalibrationTargetsDto"];
+            n: number | null;
+            prompt_version: string;
+            /** @description The report's reasons; never_calibrated when there is none. */
+            reasons: string[];
+            /** @description The latest measured report; null when never measured. */
+            report_id: string | null;
+            /** @description `rubric:<sha256>` or `suite:<key>`; null for a pin never measured in any scope. */
+            scope: string | null;
+            sensitivity: components["schemas"]["CalibrationRateDto"] | null;
+            set_id: string | null;
+            specificity: components["schemas"]["CalibrationRateDto"] | null;
+            /** @enum {string} */
+            status: "certified" | "not_certified" | "not_certifiable" | "uncalibrated";
+            targets: components["schemas"]["CalibrationTargetsDto"] | null;
+        };
         JudgeScopesDto: {
             certified: components["schemas"]["CertifiedScopeDto"][];
             /** @description The suite's own `suite:<key>`, or `rubric:<sha256>` per rubric of the gated cases. */
@@ -1600,19 +1640,6 @@ export interface components {
             /** @description The unstable cases, in case order (at most 1000). */
             unstable_case_ids: string[];
             upper: number;
-        };
-        JudgeStatusDto: {
-            certified_scopes?: string[];
-            /** @description With scope, passed and n: the Rogan-Gladen corrected pass rate and its interval; null unless the scope is certified. */
-            corrected_pass_rate?: components["schemas"]["JudgeCorrectedPassRateDto"] | null;
-            judge_model?: string;
-            /** @description The minimum targets (J4, J7). */
-            minimum_targets: components["schemas"]["CalibrationTargetsDto"];
-            prompt_version?: string;
-            /** @description Without scope: every measured scope of the pin. */
-            scopes?: components["schemas"]["JudgeScopeStatusDto"][];
-            /** @description certified, not_certified, not_certifiable or uncalibrated. */
-            status: string;
         };
         JudgeUsageDto: {
             /** @description J6: recorded verdicts reused. */
@@ -4060,13 +4087,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The status. */
+            /** @description Without scope: the pin over every scope it was measured in (JudgePinSummaryDto). With scope: that scope (JudgeScopeAnswerDto). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["JudgeStatusDto"];
+                    "application/json": components["schemas"]["JudgePinSummaryDto"] | components["schemas"]["JudgeScopeAnswerDto"];
                 };
             };
             /** @description `INVALID_REQUEST`: A field is missing, of the wrong type or out of range; `field` names it. */
