@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
 import { HttpException } from '@nestjs/common';
+import { JUDGE_ERROR_CODES } from '@evals/domain';
 import { LangChainJudge } from '@evals/judge';
 import { createDataSource, migrate } from '@evals/persistence';
 import { ApiError } from '@evals/platform';
 import { correctedPassRate } from '@evals/stats';
 import type { DataSource } from 'typeorm';
-import { candidateOutputOf, completion, startFakeOpenAI, verdictReply, type FakeOpenAI } from '../../../test/support/fake-openai';
+import { candidateOutputOf, completion, scripts, startFakeOpenAI, verdictReply, type FakeOpenAI, type FakeScript } from '../../../test/support/fake-openai';
 import { createTestSchema, type TestSchema } from '../../../test/support/isolation';
 import { readReference } from '../../../test/support/reference';
 import { testServers } from '../../../test/support/servers';
@@ -50,9 +51,10 @@ describe('integration: certification a tiny set cannot fake - sizes, scopes, Pan
   let service: CalibrationService;
   /** What the scripted judge answers, by the exact output it is shown. */
   const verdicts = new Map<string, 'pass' | 'fail'>();
+  const scripted: FakeScript = (request) => completion(verdictReply(verdicts.get(candidateOutputOf(request) ?? '') ?? 'fail', verdicts.get(candidateOutputOf(request) ?? '') === 'pass' ? 0.9 : 0.1));
 
   beforeAll(async () => {
-    fake = await startFakeOpenAI((request) => completion(verdictReply(verdicts.get(candidateOutputOf(request) ?? '') ?? 'fail', verdicts.get(candidateOutputOf(request) ?? '') === 'pass' ? 0.9 : 0.1)));
+    fake = await startFakeOpenAI(scripted);
     schema = await createTestSchema('calscope');
     ds = createDataSource({ url: testServers.postgres.url, schema: schema.schema, poolSize: 4 });
     await ds.initialize();
@@ -111,7 +113,7 @@ describe('integration: certification a tiny set cannot fake - sizes, scopes, Pan
       await p;
     } catch (e) {
       if (e instanceof HttpException) return { status: e.getStatus(), body: e.getResponse() };
-      if (e instanceof ApiError) return { status: e.status, body: { code: e.code, message: e.message } };
+      if (e instanceof ApiError) return { status: e.status, body: { code: e.code, message: e.message, details: e.details } };
       throw e;
     }
     throw new Error('expected a refusal');
@@ -218,6 +220,26 @@ describe('integration: certification a tiny set cannot fake - sizes, scopes, Pan
     expect(corrected.corrected_pass_rate.rate).toBeCloseTo((0.75 + 11 / 12 - 1) / (47 / 48 + 11 / 12 - 1), 12);
     expect((await service.judgeStatus(ds, { scope: scopeB, passed: '30', n: '40' }) as any).corrected_pass_rate).toBeNull();
     expect(await refusal(service.judgeStatus(ds, { passed: '3', n: '2', scope: scopeA }))).toMatchObject({ status: 400 });
+  });
+
+  it('a judge that cannot be measured (every call a provider error): 502 JUDGE_CALL_FAILED counting the unanswered items by error code; no report stored', async () => {
+    const set = items('c', { tp: 48, fn: 0, fp: 0, tn: 12 });
+    const setId = await createSet('unreachable', RUBRIC_A, set);
+    const before = (await ds.query(`SELECT count(*)::int AS n FROM calibration_reports`))[0].n;
+    fake.script(scripts.status(500));
+    try {
+      const refused = await refusal(calibrate('unreachable', setId, set));
+      expect(refused).toMatchObject({ status: 502, body: { code: 'JUDGE_CALL_FAILED' } });
+      // The typed `details.judge_errors` of docs/openapi.json (ApiErrorDetailsDto): every item, by its code.
+      const counts = refused.body.details.judge_errors as Record<string, number>;
+      expect(Object.values(counts).reduce((a, b) => a + b, 0)).toBe(60);
+      for (const code of Object.keys(counts)) expect(JUDGE_ERROR_CODES).toContain(code);
+      expect(Object.keys(refused.body.details)).toEqual(['judge_errors']);
+    } finally {
+      fake.script(scripted);
+    }
+    expect((await ds.query(`SELECT count(*)::int AS n FROM calibration_reports`))[0].n).toBe(before);
+    expect(await service.judgeStatus(ds, { scope: scopeA })).toMatchObject({ status: 'certified', report_id: certifiedA });
   });
 
   it('the PandaLM set (849 items) through the calibration path: every figure recomputed here; kappa clears 0.6, agreement misses 0.85: not certified', async () => {

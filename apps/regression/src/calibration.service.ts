@@ -289,7 +289,7 @@ export class CalibrationService {
     if (failures.size > 0) {
       // The judge could not be measured (credential, network, provider): nothing is stored, nothing certified.
       const counts = Object.fromEntries(failures);
-      fail('JUDGE_CALL_FAILED', `the judge did not answer every item (${Object.entries(counts).map(([c, n]) => `${c}: ${n}`).join(', ')}); no report was stored`, undefined, { errors: counts });
+      fail('JUDGE_CALL_FAILED', `the judge did not answer every item (${Object.entries(counts).map(([c, n]) => `${c}: ${n}`).join(', ')}); no report was stored`, undefined, { judge_errors: counts });
     }
     let input = 0;
     let output = 0;

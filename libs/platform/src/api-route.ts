@@ -10,6 +10,36 @@ export const TIER_EXTENSION = 'x-evals-tier';
 export const ERRORS_EXTENSION = 'x-evals-errors';
 
 /** The body of every error answer (ApiExceptionFilter). */
+/** One problem of a refused suite (S4): `details.errors` of SUITE_INVALID, every one of them. */
+export class SuiteProblemDto {
+  @ApiProperty({ description: 'A suite error code (docs/suites.md) or a scorer configuration code (SCORER_*, REGEX_*).' }) code!: string;
+  @ApiProperty({ description: 'Where the suite came from: its file, or `request body`.' }) file!: string;
+  @ApiProperty({ description: 'Path of the offending field (`cases[3].scorer.pattern`); empty for the document as a whole.' }) field!: string;
+  @ApiProperty() message!: string;
+  @ApiPropertyOptional({ description: "The case's id, when the case has a valid one." }) case_id?: string;
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, description: '0-based index in `cases`, as in `field`.' }) case_index?: number;
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, description: 'YAML suites: 1-based line.' }) line?: number;
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, description: 'YAML suites: 1-based column.' }) column?: number;
+}
+
+/** One issue of a refused request body: `details.issues` of INVALID_REQUEST. */
+export class RequestIssueDto {
+  @ApiProperty({ description: 'Path of the field (`outputs[3].case_id`).' }) field!: string;
+  @ApiProperty({ description: 'The rule it broke (`isString`, `maxLength`, `whitelistValidation`, ...).' }) constraint!: string;
+}
+
+/** `details` of an error answer: present for the codes that have more to say than one field. */
+export class ApiErrorDetailsDto {
+  @ApiPropertyOptional({ type: () => SuiteProblemDto, isArray: true, description: 'SUITE_INVALID: every problem of the suite.' }) errors?: SuiteProblemDto[];
+  @ApiPropertyOptional({ type: () => RequestIssueDto, isArray: true, description: 'INVALID_REQUEST: every issue of the body.' }) issues?: RequestIssueDto[];
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'integer', minimum: 1 },
+    description: 'JUDGE_CALL_FAILED: the items the judge did not answer, counted by judge error code (`judge_timeout`, `judge_rate_limited`, ...).',
+  })
+  judge_errors?: Record<string, number>;
+}
+
 export class ApiErrorBody {
   @ApiProperty({ description: 'A stable code (docs/http-api.md lists them with their statuses).' })
   code!: string;
@@ -20,8 +50,8 @@ export class ApiErrorBody {
   @ApiPropertyOptional({ description: 'The offending field, as a path (`outputs[3].case_id`).' })
   field?: string;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: "Structured detail: a suite's problems (`errors`), a request's issues (`issues`)." })
-  details?: Record<string, unknown>;
+  @ApiPropertyOptional({ type: () => ApiErrorDetailsDto, description: "Structured detail: a suite's problems, a request's issues, a judge's failures." })
+  details?: ApiErrorDetailsDto;
 
   @ApiPropertyOptional({ description: 'RATE_LIMITED: seconds until the key may write again (also in Retry-After).' })
   retry_after_seconds?: number;

@@ -578,10 +578,8 @@ export interface components {
              * @enum {string}
              */
             code: "INVALID_REQUEST" | "MALFORMED_JSON" | "BODY_TOO_DEEP" | "MALFORMED_REQUEST" | "TARGET_INVALID" | "UNAUTHENTICATED" | "FORBIDDEN" | "RATE_LIMITED" | "NOT_FOUND" | "SUITE_NOT_FOUND" | "SUITE_VERSION_NOT_FOUND" | "UNKNOWN_RUN" | "RUN_NOT_FOUND" | "GATE_NOT_FOUND" | "FINDING_NOT_FOUND" | "SET_NOT_FOUND" | "REPORT_NOT_FOUND" | "COMPARISON_NOT_FOUND" | "UPSTREAM_NOT_CONFIGURED" | "KEY_NOT_FOUND" | "REQUEST_TIMEOUT" | "RUN_ID_CONFLICT" | "RUN_SEALED" | "RUN_NOT_SEALED" | "RUN_NOT_EXPIRED" | "RUN_NOT_SCORED" | "LATE_SIGNAL" | "NOTHING_TO_OVERRIDE" | "PAYLOAD_TOO_LARGE" | "OUTPUT_TOO_LARGE" | "HEADERS_TOO_LARGE" | "SUITE_INVALID" | "UNKNOWN_CASE" | "DUPLICATE_OUTPUT" | "EMPTY_RUN" | "BASELINE_NOT_FOUND" | "BASELINE_OTHER_SUITE" | "BASELINE_OTHER_SUBJECT" | "DUPLICATE_SUITE" | "RUBRIC_REQUIRED" | "DUPLICATE_ITEM" | "DUPLICATE_CASE" | "OUTPUTS_MISSING" | "UNKNOWN_ITEM" | "GOLDEN_NOT_AUTHORISED" | "OUTPUT_HASH_MISMATCH" | "OUTPUT_CHARS_MISMATCH" | "TARGET_BELOW_MINIMUM" | "SAME_RUN" | "RUNS_OTHER_SUITE" | "NO_SHARED_CASES" | "RUN_PENDING" | "INTERNAL" | "UPSTREAM_UNAVAILABLE" | "JUDGE_CALL_FAILED" | "BUS_UNAVAILABLE" | "JUDGE_NOT_CONFIGURED" | "JUDGE_CREDENTIAL_MISSING" | "HTTP_ERROR";
-            /** @description Structured detail: a suite's problems (`errors`), a request's issues (`issues`). */
-            details?: {
-                [key: string]: unknown;
-            };
+            /** @description Structured detail: a suite's problems, a request's issues, a judge's failures. */
+            details?: components["schemas"]["ApiErrorDetailsDto"];
             /** @description The offending field, as a path (`outputs[3].case_id`). */
             field?: string;
             /** @description Plain text naming fields and ids; never a value of the request (D1), never an internal error. */
@@ -590,6 +588,16 @@ export interface components {
             required_tier?: string | null;
             /** @description RATE_LIMITED: seconds until the key may write again (also in Retry-After). */
             retry_after_seconds?: number;
+        };
+        ApiErrorDetailsDto: {
+            /** @description SUITE_INVALID: every problem of the suite. */
+            errors?: components["schemas"]["SuiteProblemDto"][];
+            /** @description INVALID_REQUEST: every issue of the body. */
+            issues?: components["schemas"]["RequestIssueDto"][];
+            /** @description JUDGE_CALL_FAILED: the items the judge did not answer, counted by judge error code (`judge_timeout`, `judge_rate_limited`, ...). */
+            judge_errors?: {
+                [key: string]: number;
+            };
         };
         ApiKeyAnswerDto: {
             api_key: components["schemas"]["ApiKeyRecordDto"];
@@ -1864,6 +1872,12 @@ export interface components {
             /** @description no_baseline, no_regression, regression, inconclusive_noise, ... */
             verdict: string;
         };
+        RequestIssueDto: {
+            /** @description The rule it broke (`isString`, `maxLength`, `whitelistValidation`, ...). */
+            constraint: string;
+            /** @description Path of the field (`outputs[3].case_id`). */
+            field: string;
+        };
         RunChangesDto: {
             anything_changed: boolean;
             /** @description The judge model pin that graded the llm_judge cases. */
@@ -2206,6 +2220,23 @@ export interface components {
             offset: number;
             /** @description Suites stored (not versions). */
             total: number;
+        };
+        SuiteProblemDto: {
+            /** @description The case's id, when the case has a valid one. */
+            case_id?: string;
+            /** @description 0-based index in `cases`, as in `field`. */
+            case_index?: number;
+            /** @description A suite error code (docs/suites.md) or a scorer configuration code (SCORER_*, REGEX_*). */
+            code: string;
+            /** @description YAML suites: 1-based column. */
+            column?: number;
+            /** @description Path of the offending field (`cases[3].scorer.pattern`); empty for the document as a whole. */
+            field: string;
+            /** @description Where the suite came from: its file, or `request body`. */
+            file: string;
+            /** @description YAML suites: 1-based line. */
+            line?: number;
+            message: string;
         };
         SuitePushedDto: {
             /** @description true: a new version (201); false: the same content as the latest version (200). */
