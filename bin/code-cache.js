@@ -35,6 +35,11 @@ function cacheKey(filename, content) {
   return `${zlib.crc32(filename).toString(16)}-${zlib.crc32(content).toString(16)}-${content.length.toString(16)}`;
 }
 
+/** Stack traces are to point into the sources: `EVALS_SOURCE_MAPS=1`, or node's own --enable-source-maps. */
+function sourceMapsWanted() {
+  return process.env.EVALS_SOURCE_MAPS === '1' || process.execArgv.includes('--enable-source-maps') || /--enable-source-maps/.test(process.env.NODE_OPTIONS ?? '');
+}
+
 /**
  * Compiles every CommonJS module through vm.Script with its cached data from `dir`, and writes the data of
  * those compiled without (or with a rejected) one when the process exits. Returns false, and changes
@@ -43,7 +48,7 @@ function cacheKey(filename, content) {
  */
 function enableCodeCache(dir) {
   if (process.env.EVALS_CODE_CACHE === '0' || typeof zlib.crc32 !== 'function') return false;
-  if (process.env.EVALS_SOURCE_MAPS === '1' || process.execArgv.includes('--enable-source-maps') || /--enable-source-maps/.test(process.env.NODE_OPTIONS ?? '')) return false;
+  if (sourceMapsWanted()) return false;
 
   const compile = Module.prototype._compile;
   const produce = [];
@@ -90,4 +95,4 @@ function enableCodeCache(dir) {
   return true;
 }
 
-module.exports = { enableCodeCache, stats, NO_DYNAMIC_IMPORT };
+module.exports = { enableCodeCache, sourceMapsWanted, stats, NO_DYNAMIC_IMPORT };

@@ -13,15 +13,14 @@ const root = path.join(__dirname, '..');
 // an idle `evals serve` (issue 15, docs/benchmarks.md). Without, the compiled code carries no map either: an
 // inline map is two thirds of a compiled file (3.4 of 5.0 MB over the CLI's modules), read and hashed on every
 // start and held in V8's heap as part of the module's source for the life of the process.
-const sourceMaps =
-  process.env.EVALS_SOURCE_MAPS === '1' || process.execArgv.includes('--enable-source-maps') || /--enable-source-maps/.test(process.env.NODE_OPTIONS ?? '');
-const options = { ...JSON.parse(fs.readFileSync(path.join(root, '.swcrc'), 'utf8')), swcrc: false, sourceMaps: sourceMaps ? 'inline' : false };
+const { enableCodeCache, sourceMapsWanted } = require('./code-cache');
+const options = { ...JSON.parse(fs.readFileSync(path.join(root, '.swcrc'), 'utf8')), swcrc: false, sourceMaps: sourceMapsWanted() ? 'inline' : false };
 const cacheDir = path.join(root, 'node_modules', '.cache', 'evals-cli');
 // swc's version from its package.json: the compiler itself (a native binding, ~30 ms) loads on a cache miss only.
 const swcVersion = JSON.parse(fs.readFileSync(require.resolve('@swc/core/package.json', { paths: [root] }), 'utf8')).version;
 const salt = `${swcVersion}:${JSON.stringify(options)}`;
 
-require('./code-cache').enableCodeCache(path.join(cacheDir, 'v8'));
+enableCodeCache(path.join(cacheDir, 'v8'));
 require('./framework-bundle').useFrameworkBundle(root, cacheDir);
 
 const resolve = Module._resolveFilename;

@@ -31,8 +31,8 @@ export function shouldCollect(state: { heapUsed: number; baseline: number; busyS
   return state.busyShare < options.idleBelow && state.heapUsed - state.baseline >= options.growthBytes;
 }
 
-// 16 MiB, not more: after ten 10 000-case runs a serve held 104 MiB with 59 live, 45 MiB of garbage - under a
-// 48 MiB threshold, so it sat at 345-385 MiB resident; collected, at 305-325 (issue 15, docs/benchmarks.md).
+// 16 MiB, not more: after ten 10 000-case runs a serve held 104 MiB of heap with 59 live - 45 MiB of garbage,
+// under the 48 MiB this waited for, so it sat at 391-420 MiB resident; now 323-352 (issue 15, docs/benchmarks.md).
 const DEFAULTS: Required<IdleCollectorOptions> = { intervalMs: 500, growthBytes: 16 * 1024 * 1024, idleBelow: 0.05 };
 
 /** Checks once per interval (an unref'd timer: it never keeps the process alive). Returns a stop function. */
