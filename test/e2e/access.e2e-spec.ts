@@ -1,10 +1,8 @@
 import * as fs from 'node:fs';
-import { jetstreamManager } from '@nats-io/jetstream';
-import { connect } from '@nats-io/transport-node';
 import type { DataSource } from 'typeorm';
 import { ApiKeyRepository, createDataSource, type ApiKeyTier } from '@evals/persistence';
 import { startCluster, stopProcess, type AppCluster, type AppName, type AppProcess } from '../support/app-processes';
-import { createTestSchema, uniqueSuffix, type TestSchema } from '../support/isolation';
+import { createTestSchema, deleteTestStreams, type TestSchema, uniqueSuffix } from '../support/isolation';
 import { testServers } from '../support/servers';
 
 /**
@@ -139,10 +137,7 @@ describe('e2e: access tiers on every route of every app (EVALS_AUTH=required)', 
     for (const p of extra) await stopProcess(p.child, 'SIGTERM');
     await cluster?.stopAll();
     await ds?.destroy();
-    const nc = await connect({ servers: testServers.nats.url });
-    const jsm = await jetstreamManager(nc);
-    for (const s of ['EVALS_INBOUND', 'EVALS_WORK', 'EVALS_EVENTS', 'EVALS_OUTBOUND']) await jsm.streams.delete(`${streamPrefix}${s}`).catch(() => undefined);
-    await nc.close();
+    await deleteTestStreams(streamPrefix);
     await schema?.drop();
   });
 

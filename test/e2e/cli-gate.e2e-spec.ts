@@ -1,12 +1,10 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { jetstreamManager } from '@nats-io/jetstream';
-import { connect } from '@nats-io/transport-node';
 import type { DataSource } from 'typeorm';
 import { ApiKeyRepository, createDataSource } from '@evals/persistence';
 import { startCluster, type AppCluster } from '../support/app-processes';
-import { createTestSchema, uniqueSuffix, type TestSchema } from '../support/isolation';
+import { createTestSchema, deleteTestStreams, type TestSchema, uniqueSuffix } from '../support/isolation';
 import { testServers } from '../support/servers';
 import { parseJunit, runEvals } from '../../apps/cli/src/e2e.testing';
 
@@ -16,10 +14,7 @@ import { parseJunit, runEvals } from '../../apps/cli/src/e2e.testing';
  * sample, the judge warning, and the API key sent as `Authorization: Bearer` (EVALS_AUTH=required).
  */
 async function dropStreams(prefix: string): Promise<void> {
-  const nc = await connect({ servers: testServers.nats.url });
-  const jsm = await jetstreamManager(nc);
-  for (const s of ['EVALS_INBOUND', 'EVALS_WORK', 'EVALS_EVENTS', 'EVALS_OUTBOUND']) await jsm.streams.delete(`${prefix}${s}`).catch(() => undefined);
-  await nc.close();
+  await deleteTestStreams(prefix);
 }
 
 describe('e2e: evals gate, gate status and override', () => {

@@ -2,11 +2,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from 'pg';
-import { jetstreamManager } from '@nats-io/jetstream';
-import { connect } from '@nats-io/transport-node';
 import { startCluster, type AppCluster } from '../support/app-processes';
-import { createTestSchema, uniqueSuffix, type TestSchema } from '../support/isolation';
-import { testServers } from '../support/servers';
+import { createTestSchema, deleteTestStreams, type TestSchema, uniqueSuffix } from '../support/isolation';
 import { closedPort, parseJunit, runEvals } from '../../apps/cli/src/e2e.testing';
 
 /**
@@ -48,10 +45,7 @@ describe('e2e: the evals CLI against the running service', () => {
 
   afterAll(async () => {
     await cluster?.stopAll();
-    const nc = await connect({ servers: testServers.nats.url });
-    const jsm = await jetstreamManager(nc);
-    for (const s of ['EVALS_INBOUND', 'EVALS_WORK', 'EVALS_EVENTS', 'EVALS_OUTBOUND']) await jsm.streams.delete(`${streamPrefix}${s}`).catch(() => undefined);
-    await nc.close();
+    await deleteTestStreams(streamPrefix);
     await schema?.drop();
   });
 

@@ -1,10 +1,8 @@
-import { jetstreamManager } from '@nats-io/jetstream';
-import { connect } from '@nats-io/transport-node';
 import type { DataSource } from 'typeorm';
 import { ApiKeyRepository, createDataSource, type ApiKeyTier } from '@evals/persistence';
 import { startCluster, type AppCluster } from '../support/app-processes';
 import { browserUnavailable, fieldText, launchBrowser, openPage, screenshot, waitReady, type Browser } from '../support/browser';
-import { createTestSchema, uniqueSuffix, type TestSchema } from '../support/isolation';
+import { createTestSchema, deleteTestStreams, type TestSchema, uniqueSuffix } from '../support/isolation';
 import { testServers } from '../support/servers';
 
 // Evaluated in the page, not in Node (this project compiles without the DOM library).
@@ -97,10 +95,7 @@ suite('e2e: the dashboard on the four apps, access control on (issue 17)', () =>
     await browser?.close();
     await cluster?.stopAll();
     await ds?.destroy();
-    const nc = await connect({ servers: testServers.nats.url });
-    const jsm = await jetstreamManager(nc);
-    for (const s of ['EVALS_INBOUND', 'EVALS_WORK', 'EVALS_EVENTS', 'EVALS_OUTBOUND']) await jsm.streams.delete(`${streamPrefix}${s}`).catch(() => undefined);
-    await nc.close();
+    await deleteTestStreams(streamPrefix);
     await schema?.drop();
   });
 

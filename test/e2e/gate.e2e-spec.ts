@@ -1,9 +1,6 @@
-import { jetstreamManager } from '@nats-io/jetstream';
-import { connect } from '@nats-io/transport-node';
 import { Client } from 'pg';
 import { startCluster, type AppCluster } from '../support/app-processes';
-import { createTestSchema, uniqueSuffix, type TestSchema } from '../support/isolation';
-import { testServers } from '../support/servers';
+import { createTestSchema, deleteTestStreams, type TestSchema, uniqueSuffix } from '../support/isolation';
 
 /** The regression gate over HTTP, across processes (GT1-GT6, docs/gate.md). */
 describe('e2e: the regression gate', () => {
@@ -34,10 +31,7 @@ describe('e2e: the regression gate', () => {
   afterAll(async () => {
     await cluster?.stopAll();
     await db?.end();
-    const nc = await connect({ servers: testServers.nats.url });
-    const jsm = await jetstreamManager(nc);
-    for (const s of ['EVALS_INBOUND', 'EVALS_WORK', 'EVALS_EVENTS', 'EVALS_OUTBOUND']) await jsm.streams.delete(`${streamPrefix}${s}`).catch(() => undefined);
-    await nc.close();
+    await deleteTestStreams(streamPrefix);
     await schema?.drop();
   });
 

@@ -1,9 +1,6 @@
 import * as fs from 'node:fs';
-import { jetstreamManager } from '@nats-io/jetstream';
-import { connect } from '@nats-io/transport-node';
 import { startCluster, type AppName } from '../support/app-processes';
-import { createTestSchema, uniqueSuffix } from '../support/isolation';
-import { testServers } from '../support/servers';
+import { createTestSchema, deleteTestStreams, uniqueSuffix } from '../support/isolation';
 import { CONTRACT_ENV, httpApiContract, type ContractApp } from './http-contract';
 
 /**
@@ -11,20 +8,13 @@ import { CONTRACT_ENV, httpApiContract, type ContractApp } from './http-contract
  * PostgreSQL (a schema of its own) and NATS JetStream (streams and subjects of their own).
  */
 const APP: Record<ContractApp, AppName> = { ingestion: 'ingestion', read: 'read-model', regression: 'regression' };
-const STREAMS = ['EVALS_INBOUND', 'EVALS_WORK', 'EVALS_EVENTS', 'EVALS_OUTBOUND'];
 
 httpApiContract('real servers', async () => {
   const suffix = uniqueSuffix();
   const streamPrefix = `E2HC_${suffix}_`;
   const schema = await createTestSchema('e2hc');
   const cleanup = async () => {
-    const nc = await connect({ servers: testServers.nats.url });
-    try {
-      const jsm = await jetstreamManager(nc);
-      for (const s of STREAMS) await jsm.streams.delete(`${streamPrefix}${s}`).catch(() => undefined);
-    } finally {
-      await nc.close();
-    }
+    await deleteTestStreams(streamPrefix);
     await schema.drop();
   };
   let cluster;

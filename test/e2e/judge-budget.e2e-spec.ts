@@ -1,12 +1,9 @@
 import { createHash } from 'node:crypto';
-import { jetstreamManager } from '@nats-io/jetstream';
-import { connect } from '@nats-io/transport-node';
 import { Client } from 'pg';
 import { buildJudgeMessages, judgeMessageChars } from '@evals/domain';
 import { startCluster, type AppCluster } from '../support/app-processes';
 import { candidateOutputOf, completion, errorReply, startFakeOpenAI, verdictReply, type FakeOpenAI, type FakeScript } from '../support/fake-openai';
-import { createTestSchema, testRedisPrefix, uniqueSuffix, type TestSchema } from '../support/isolation';
-import { testServers } from '../support/servers';
+import { createTestSchema, deleteTestStreams, testRedisPrefix, type TestSchema, uniqueSuffix } from '../support/isolation';
 
 /**
  * Issue 13, parts 3, 4 and the metrics half of 5, through the whole service: the scoring worker calls a
@@ -99,10 +96,7 @@ describe('e2e: flaky verdicts, budgets in money and honest judge metrics (issue 
 
   afterAll(async () => {
     await cluster?.stopAll();
-    const nc = await connect({ servers: testServers.nats.url });
-    const jsm = await jetstreamManager(nc);
-    for (const s of ['EVALS_INBOUND', 'EVALS_WORK', 'EVALS_EVENTS', 'EVALS_OUTBOUND']) await jsm.streams.delete(`${streamPrefix}${s}`).catch(() => undefined);
-    await nc.close();
+    await deleteTestStreams(streamPrefix);
     await db?.end();
     await schema?.drop();
     await fake?.close();

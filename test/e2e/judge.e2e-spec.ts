@@ -3,8 +3,6 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { jetstreamManager } from '@nats-io/jetstream';
-import { connect } from '@nats-io/transport-node';
 import Redis from 'ioredis';
 import { Client } from 'pg';
 import { startCluster, type AppCluster } from '../support/app-processes';
@@ -19,7 +17,7 @@ import {
   type FakeOpenAI,
   type FakeScript,
 } from '../support/fake-openai';
-import { createTestSchema, testRedisPrefix, uniqueSuffix, type TestSchema } from '../support/isolation';
+import { createTestSchema, deleteTestStreams, testRedisPrefix, type TestSchema, uniqueSuffix } from '../support/isolation';
 import { OpenApiConformance } from '../support/openapi-conformance';
 import { testServers } from '../support/servers';
 
@@ -120,10 +118,7 @@ describe('e2e: the judge across the service and the CLI (S3, J1-J6, D1, D4)', ()
 
   afterAll(async () => {
     await cluster?.stopAll();
-    const nc = await connect({ servers: testServers.nats.url });
-    const jsm = await jetstreamManager(nc);
-    for (const s of ['EVALS_INBOUND', 'EVALS_WORK', 'EVALS_EVENTS', 'EVALS_OUTBOUND']) await jsm.streams.delete(`${streamPrefix}${s}`).catch(() => undefined);
-    await nc.close();
+    await deleteTestStreams(streamPrefix);
     await db?.end();
     await redis?.quit();
     await schema?.drop();

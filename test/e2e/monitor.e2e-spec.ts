@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { jetstream, jetstreamManager, type JetStreamClient } from '@nats-io/jetstream';
+import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { Client } from 'pg';
 import { eventually, startCluster, type AppCluster } from '../support/app-processes';
-import { createTestSchema, uniqueSuffix, type TestSchema } from '../support/isolation';
+import { createTestSchema, deleteTestStreams, type TestSchema, uniqueSuffix } from '../support/isolation';
 import { testServers } from '../support/servers';
 
 /**
@@ -58,9 +58,8 @@ describe('e2e: the session monitor', () => {
   afterAll(async () => {
     await cluster?.stopAll();
     await db?.end();
-    const jsm = await jetstreamManager(nc);
-    for (const s of ['EVALS_INBOUND', 'EVALS_WORK', 'EVALS_EVENTS', 'EVALS_OUTBOUND']) await jsm.streams.delete(`${streamPrefix}${s}`).catch(() => undefined);
     await nc?.close();
+    await deleteTestStreams(streamPrefix);
     await schema?.drop();
   });
 

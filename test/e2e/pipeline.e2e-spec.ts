@@ -6,7 +6,7 @@ import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type JetStreamCl
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import Redis from 'ioredis';
 import { startCluster, eventually, type AppCluster } from '../support/app-processes';
-import { createTestSchema, uniqueSuffix, type TestSchema } from '../support/isolation';
+import { createTestSchema, deleteTestStreams, type TestSchema, uniqueSuffix } from '../support/isolation';
 import { testServers } from '../support/servers';
 
 /**
@@ -44,10 +44,8 @@ describe('e2e: runs over HTTP and over NATS, through separate processes', () => 
 
   afterAll(async () => {
     await cluster?.stopAll();
-    if (jsm) {
-      for (const s of ['EVALS_INBOUND', 'EVALS_WORK', 'EVALS_EVENTS', 'EVALS_OUTBOUND']) await jsm.streams.delete(`${streamPrefix}${s}`).catch(() => undefined);
-    }
     await nc?.close();
+    await deleteTestStreams(streamPrefix);
     await schema?.drop();
   });
 

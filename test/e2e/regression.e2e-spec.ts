@@ -1,9 +1,6 @@
-import { jetstreamManager } from '@nats-io/jetstream';
-import { connect } from '@nats-io/transport-node';
 import { startCluster, type AppCluster } from '../support/app-processes';
-import { createTestSchema, uniqueSuffix, type TestSchema } from '../support/isolation';
+import { createTestSchema, deleteTestStreams, type TestSchema, uniqueSuffix } from '../support/isolation';
 import { readReference } from '../support/reference';
-import { testServers } from '../support/servers';
 
 /**
  * Regression through the whole path (G1-G5): suites pushed and runs scored over HTTP by separate processes,
@@ -32,10 +29,7 @@ describe('e2e: regression against a baseline, over HTTP', () => {
 
   afterAll(async () => {
     await cluster?.stopAll();
-    const nc = await connect({ servers: testServers.nats.url });
-    const jsm = await jetstreamManager(nc);
-    for (const s of ['EVALS_INBOUND', 'EVALS_WORK', 'EVALS_EVENTS', 'EVALS_OUTBOUND']) await jsm.streams.delete(`${streamPrefix}${s}`).catch(() => undefined);
-    await nc.close();
+    await deleteTestStreams(streamPrefix);
     await schema?.drop();
   });
 

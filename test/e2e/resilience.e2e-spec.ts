@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
-import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { Client } from 'pg';
 import { eventually, startCluster, type AppCluster } from '../support/app-processes';
-import { createTestSchema, uniqueSuffix, type TestSchema } from '../support/isolation';
+import { createTestSchema, deleteTestStreams, type TestSchema, uniqueSuffix } from '../support/isolation';
 import { testServers } from '../support/servers';
 
 /**
@@ -16,7 +16,6 @@ describe('e2e: dead letters and crash recovery', () => {
   let cluster: AppCluster;
   let nc: NatsConnection;
   let js: JetStreamClient;
-  let jsm: JetStreamManager;
   let db: Client;
   const suffix = uniqueSuffix();
   const streamPrefix = `E2R_${suffix}_`;
@@ -39,7 +38,6 @@ describe('e2e: dead letters and crash recovery', () => {
     cluster = await startCluster({ schema: schema.schema, streamPrefix, subjectPrefix, apps: ['ingestion', 'scoring-worker', 'read-model', 'regression'], env: { WORKER_MAX_BATCH: '2' } });
     nc = await connect({ servers: testServers.nats.url });
     js = jetstream(nc);
-    jsm = await jetstreamManager(nc);
     db = new Client({ connectionString: schema.url });
     await db.connect();
     const res = await fetch(cluster.url('ingestion', '/v1/suites'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(bigSuite) });
@@ -49,8 +47,8 @@ describe('e2e: dead letters and crash recovery', () => {
   afterAll(async () => {
     await cluster?.stopAll();
     await db?.end();
-    if (jsm) for (const s of ['EVALS_INBOUND', 'EVALS_WORK', 'EVALS_EVENTS', 'EVALS_OUTBOUND']) await jsm.streams.delete(`${streamPrefix}${s}`).catch(() => undefined);
     await nc?.close();
+    await deleteTestStreams(streamPrefix);
     await schema?.drop();
   });
 

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { Client } from 'pg';
 import { encodeMessage, serializeMessage, SUBJECTS, type AnyMessage, type MessageData, type MessageVersion } from '@evals/contracts';
 import { detailHash } from '@evals/domain';
 import { eventually, startCluster, type AppCluster } from '../support/app-processes';
-import { createTestSchema, uniqueSuffix, type TestSchema } from '../support/isolation';
+import { createTestSchema, deleteTestStreams, type TestSchema, uniqueSuffix } from '../support/isolation';
 import { startNats, stopNats, testServers } from '../support/servers';
 
 /**
@@ -20,7 +20,6 @@ describe('e2e: run recovery on the real servers (R7)', () => {
   let cluster: AppCluster;
   let nc: NatsConnection;
   let js: JetStreamClient;
-  let jsm: JetStreamManager;
   let db: Client;
   const suffix = uniqueSuffix();
   const streamPrefix = `E2V_${suffix}_`;
@@ -41,7 +40,6 @@ describe('e2e: run recovery on the real servers (R7)', () => {
     cluster = await startCluster({ schema: schema.schema, streamPrefix, subjectPrefix, apps: ['ingestion', 'scoring-worker', 'read-model', 'regression'] });
     nc = await connect({ servers: testServers.nats.url, maxReconnectAttempts: -1, reconnectTimeWait: 250 });
     js = jetstream(nc);
-    jsm = await jetstreamManager(nc);
     db = new Client({ connectionString: schema.url });
     await db.connect();
     const pushed = await fetch(cluster.url('ingestion', '/v1/suites'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(suite) });
@@ -51,8 +49,8 @@ describe('e2e: run recovery on the real servers (R7)', () => {
   afterAll(async () => {
     await cluster?.stopAll();
     await db?.end();
-    if (jsm) for (const s of ['EVALS_INBOUND', 'EVALS_WORK', 'EVALS_EVENTS', 'EVALS_OUTBOUND']) await jsm.streams.delete(`${streamPrefix}${s}`).catch(() => undefined);
     await nc?.close();
+    await deleteTestStreams(streamPrefix);
     await schema?.drop();
   });
 

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
+import { STREAMS } from '@evals/bus';
 import { testServers } from './servers';
 
 /**
@@ -55,4 +56,20 @@ export function testBusNames(label = 'it'): { suffix: string; stream(name: strin
 
 export function testRedisPrefix(label = 'it'): string {
   return `${label}:${uniqueSuffix()}:`;
+}
+
+/**
+ * Deletes the service's streams a test made under `streamPrefix` (EVALS_STREAM_PREFIX of its apps), once its
+ * apps have stopped. Streams that are not there are skipped.
+ */
+export async function deleteTestStreams(streamPrefix: string): Promise<void> {
+  const { jetstreamManager } = await import('@nats-io/jetstream');
+  const { connect } = await import('@nats-io/transport-node');
+  const nc = await connect({ servers: testServers.nats.url });
+  try {
+    const jsm = await jetstreamManager(nc);
+    for (const s of STREAMS) await jsm.streams.delete(`${streamPrefix}${s.name}`).catch(() => undefined);
+  } finally {
+    await nc.close();
+  }
 }
