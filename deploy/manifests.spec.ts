@@ -188,6 +188,28 @@ describe('deploy/docker - the image', () => {
     );
   });
 
+  it("copies, before `npm run build`, every file of the repository the build script runs and what those require", () => {
+    const build = dockerfile.split(/^FROM /m).find((stage) => /RUN npm run build/.test(stage)) ?? '';
+    const copiedBefore = [...build.split(/RUN npm run build/)[0]!.matchAll(/^COPY\s+(?!--from)(?:--\S+\s+)*(.+?)\s+\S+$/gm)].flatMap((m) => m[1]!.split(/\s+/));
+    const script = (JSON.parse(read(path.join(ROOT, 'package.json'))) as { scripts: Record<string, string> }).scripts.build!;
+    // The build's own files (`node scripts/x.js`), then every relative require of theirs, transitively.
+    const needed = new Set<string>();
+    const visit = (file: string) => {
+      const rel = path.relative(ROOT, file);
+      if (needed.has(rel) || !fs.existsSync(file)) return;
+      needed.add(rel);
+      for (const m of read(file).matchAll(/require\('(\.{1,2}\/[^']+)'\)/g)) {
+        const base = path.resolve(path.dirname(file), m[1]!);
+        // A require written into a generated file (bin/framework-bundle.js's parts) names nothing in the repository.
+        const found = [base, `${base}.js`, path.join(base, 'index.js')].find((f) => fs.existsSync(f) && fs.statSync(f).isFile());
+        if (found) visit(found);
+      }
+    };
+    for (const m of script.matchAll(/\bnode\s+(\S+\.js)/g)) visit(path.join(ROOT, m[1]!));
+    expect([...needed]).toEqual(expect.arrayContaining(['scripts/build-framework-bundle.js', 'bin/framework-bundle.js']));
+    problems([...needed].filter((f) => !copiedBefore.some((src) => f === src || f.startsWith(`${src}/`))).map((f) => `the build stage runs or loads ${f} but does not copy it before npm run build`));
+  });
+
   it('has one ignore file (deploy/docker/.dockerignore is Dockerfile.dockerignore) that keeps what the build copies', () => {
     const ignoreFile = path.join(DEPLOY, 'docker', 'Dockerfile.dockerignore');
     expect(read(path.join(DEPLOY, 'docker', '.dockerignore'))).toBe(read(ignoreFile));
