@@ -12,10 +12,14 @@ const Module = require('node:module');
 const path = require('node:path');
 const vm = require('node:vm');
 const zlib = require('node:zlib');
+const { pruneFiles } = require('./cache-prune');
 
 const DYNAMIC_IMPORT = /\bimport\s*\(/;
 /** The first line of a generated file that has no import() call, whatever its comments say. */
 const NO_DYNAMIC_IMPORT = '/* evals: no dynamic import() */';
+
+/** Entries kept at most before the unused old ones go: a checkout's CLI and serve use about 2 400. */
+const CODE_CACHE_LIMIT = 6000;
 
 /** What this process's modules met: read by the tests (apps/cli/src/code-cache.spec.ts). */
 const stats = { cached: 0, accepted: 0, rejected: 0 };
@@ -52,6 +56,7 @@ function enableCodeCache(dir) {
 
   const compile = Module.prototype._compile;
   const produce = [];
+  const read = [];
   Module.prototype._compile = function (content, filename) {
     // On Node 20 a script that comes from cached data has lost what routes its `import()` to a loader
     // (ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING at the call): a source that may call import() is compiled by
@@ -63,6 +68,7 @@ function enableCodeCache(dir) {
     let cachedData;
     try {
       cachedData = fs.readFileSync(file);
+      read.push(file);
     } catch {
       cachedData = undefined;
     }
@@ -88,6 +94,8 @@ function enableCodeCache(dir) {
         fs.writeFileSync(`${file}.${process.pid}`, script.createCachedData());
         fs.renameSync(`${file}.${process.pid}`, file);
       }
+      // Entries of sources that changed since are never read again (bin/cache-prune.js).
+      pruneFiles(dir, [...read, ...produce.map((p) => p.file)], { limit: CODE_CACHE_LIMIT });
     } catch {
       // A read-only checkout compiles every time; nothing else changes.
     }

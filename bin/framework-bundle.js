@@ -37,6 +37,7 @@ const EXTERNAL = [
 ];
 
 const { NO_DYNAMIC_IMPORT } = require('./code-cache');
+const { pruneDirectories } = require('./cache-prune');
 
 function version(root, name) {
   return JSON.parse(fs.readFileSync(require.resolve(`${name}/package.json`, { paths: [root] }), 'utf8')).version;
@@ -104,7 +105,11 @@ function frameworkBundle(root, cacheDir) {
       .digest('hex')
       .slice(0, 16);
     const dir = path.join(cacheDir, `framework-${key}`);
-    if (!fs.existsSync(path.join(dir, 'bundle.js'))) build(root, dir);
+    if (!fs.existsSync(path.join(dir, 'bundle.js'))) {
+      build(root, dir);
+      // The bundles of other package versions or of an earlier bin/framework-bundle.js (bin/cache-prune.js).
+      pruneDirectories(cacheDir, 'framework-', dir);
+    }
     return new Map(Object.entries(BUNDLED).map(([name, part]) => [name, path.join(dir, `${part}.js`)]));
   } catch {
     return null;

@@ -16,6 +16,9 @@ const root = path.join(__dirname, '..');
 const { enableCodeCache, sourceMapsWanted } = require('./code-cache');
 const options = { ...JSON.parse(fs.readFileSync(path.join(root, '.swcrc'), 'utf8')), swcrc: false, sourceMaps: sourceMapsWanted() ? 'inline' : false };
 const cacheDir = path.join(root, 'node_modules', '.cache', 'evals-cli');
+// Compiled files kept at most before the unused old ones go (bin/cache-prune.js): the checkout has about 600 sources.
+const COMPILED_LIMIT = 2000;
+const { pruneFiles } = require('./cache-prune');
 // swc's version from its package.json: the compiler itself (a native binding, ~30 ms) loads on a cache miss only.
 const swcVersion = JSON.parse(fs.readFileSync(require.resolve('@swc/core/package.json', { paths: [root] }), 'utf8')).version;
 const salt = `${swcVersion}:${JSON.stringify(options)}`;
@@ -29,6 +32,9 @@ Module._resolveFilename = function (request, ...rest) {
   return resolve.call(this, lib ? path.join(root, 'libs', lib[1], 'src', 'index.ts') : request, ...rest);
 };
 
+// The compiled files this process used, and whether it wrote one: a process that added to the cache prunes it.
+const used = [];
+let wrote = false;
 Module._extensions['.ts'] = function (module, filename) {
   const source = fs.readFileSync(filename, 'utf8');
   const key = crypto.createHash('sha256').update(salt).update(filename).update(source).digest('hex');
@@ -36,12 +42,16 @@ Module._extensions['.ts'] = function (module, filename) {
   let code;
   try {
     code = fs.readFileSync(cached, 'utf8');
+    used.push(cached);
   } catch {
     code = require('@swc/core').transformSync(source, { ...options, filename }).code;
     try {
       fs.mkdirSync(cacheDir, { recursive: true });
       fs.writeFileSync(`${cached}.${process.pid}`, code);
       fs.renameSync(`${cached}.${process.pid}`, cached);
+      used.push(cached);
+      if (!wrote) process.once('exit', () => pruneFiles(cacheDir, used, { limit: COMPILED_LIMIT }));
+      wrote = true;
     } catch {
       // A read-only checkout compiles every time; nothing else changes.
     }
