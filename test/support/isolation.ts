@@ -63,6 +63,7 @@ export function testRedisPrefix(label = 'it'): string {
  * apps have stopped. Streams that are not there are skipped.
  */
 export async function deleteTestStreams(streamPrefix: string): Promise<void> {
+  // Loaded here, not at the top: most integration specs use this module and never talk to NATS.
   const { jetstreamManager } = await import('@nats-io/jetstream');
   const { connect } = await import('@nats-io/transport-node');
   const nc = await connect({ servers: testServers.nats.url });

@@ -12,10 +12,10 @@ const { pruneFiles, pruneDirectories, DAY_MS } = require(path.join(repoRoot, 'bi
 
 const NOW = Date.parse('2026-12-02T12:00:00Z');
 
-function file(dir: string, name: string, ageMs: number): string {
+function file(dir: string, name: string, ageMs: number, now = NOW): string {
   const f = path.join(dir, name);
   fs.writeFileSync(f, name);
-  const t = (NOW - ageMs) / 1000;
+  const t = (now - ageMs) / 1000;
   fs.utimesSync(f, t, t);
   return f;
 }
@@ -69,7 +69,8 @@ describe('unit: pruning the CLI caches (issue 15)', () => {
   it('the code cache prunes when its process added entries: stale entries past 6 000 go, the new one stays (bin/code-cache.js)', () => {
     const cacheDir = path.join(dir, 'v8');
     fs.mkdirSync(cacheDir);
-    for (let i = 0; i < 6_001; i++) file(cacheDir, `stale-${i}`, 2 * DAY_MS + (Date.now() - NOW));
+    // Aged against the real clock: the child process prunes by it.
+    for (let i = 0; i < 6_001; i++) file(cacheDir, `stale-${i}`, 2 * DAY_MS, Date.now());
     fs.writeFileSync(path.join(dir, 'mod.js'), 'exports.answer = 42;\n');
     const script = `require(${JSON.stringify(path.join(repoRoot, 'bin', 'code-cache.js'))}).enableCodeCache(${JSON.stringify(cacheDir)}); process.stdout.write(String(require(${JSON.stringify(path.join(dir, 'mod.js'))}).answer));`;
     const child = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '', EVALS_CODE_CACHE: '', EVALS_SOURCE_MAPS: '' } });
