@@ -4,5 +4,6 @@ export * from './suite.limits';
 export { validateSuite, formatPath, type SuiteCheck, type SuiteCheckOptions, type SuiteValidation } from './suite.validator';
 export { parseSuiteYaml, parseFieldPath } from './suite.parser';
 export { canonicalJson } from './canonical-json';
-export { suiteContentHash, suiteHashInput, SUITE_HASH_SCHEME, SUITE_HASH_PATTERN } from './suite-hash';
+export { suiteContentHash, suiteHashInput, SuiteContentHasher, SUITE_HASH_SCHEME, SUITE_HASH_PATTERN } from './suite-hash';
 export { nextSuiteVersion, type StoredSuiteVersion, type SuiteVersionDecision } from './suite-version';
+export { SuiteStreamValidator, type SuiteHead, type SuiteStreamResult, type StreamedCases } from './suite.stream-validator';

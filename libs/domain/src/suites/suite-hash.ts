@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson } from './canonical-json';
-import type { SuiteDefinition } from './suite.model';
+import type { SuiteCase, SuiteDefinition } from './suite.model';
 
 /**
  * Domain separation: the hashed text starts with this tag, so a suite hash can never equal the hash of
@@ -25,12 +25,28 @@ export const SUITE_HASH_PATTERN = /^[0-9a-f]{64}$/;
  * version).
  */
 export function suiteContentHash(suite: SuiteDefinition): string {
-  // The text of suiteHashInput, fed case by case (issue 15: a 100 000-case suite's canonical text is never
-  // built whole). `cases` sorts first among the canonical keys, so the text is `{"cases":[...],` and then
-  // the rest of the object's canonical JSON without its opening brace.
-  const hash = createHash('sha256').update(`${SUITE_HASH_SCHEME}\n{"cases":[`, 'utf8');
-  suite.cases.forEach((c, i) => hash.update(`${i > 0 ? ',' : ''}${canonicalJson(caseContent(c))}`, 'utf8'));
-  return hash.update(`],${canonicalJson(hashContent(suite, false)).slice(1)}`, 'utf8').digest('hex');
+  const hasher = new SuiteContentHasher();
+  for (const c of suite.cases) hasher.addCase(c);
+  return hasher.digest(suite);
+}
+
+/**
+ * suiteContentHash fed case by case (issue 15: a 100 000-case suite's canonical text is never built whole;
+ * issue 31: nor its cases held, when a push streams them). `cases` sorts first among the canonical keys,
+ * so the text is `{"cases":[...],` and then the rest of the object's canonical JSON without its brace.
+ */
+export class SuiteContentHasher {
+  private readonly hash = createHash('sha256').update(`${SUITE_HASH_SCHEME}\n{"cases":[`, 'utf8');
+  private count = 0;
+
+  addCase(c: SuiteCase): void {
+    this.hash.update(`${this.count++ > 0 ? ',' : ''}${canonicalJson(caseContent(c))}`, 'utf8');
+  }
+
+  /** The hash, given everything but the cases (which are ignored here: they were added). */
+  digest(head: Omit<SuiteDefinition, 'cases'>): string {
+    return this.hash.update(`],${canonicalJson(hashContent({ ...head, cases: [] }, false)).slice(1)}`, 'utf8').digest('hex');
+  }
 }
 
 /** The exact text `suiteContentHash` hashes: to see why two hashes differ, diff these. */

@@ -30,7 +30,7 @@ export interface SuiteCheckOptions {
   readonly scorers: false;
 }
 
-const SUITE_KEYS = [
+export const SUITE_KEYS = [
   'key',
   'description',
   'default_scorer',
@@ -54,15 +54,15 @@ const KEY_HINTS: ReadonlyMap<string, string> = new Map([
 
 type Path = ReadonlyArray<string | number>;
 
-interface CaseRef {
+export interface CaseRef {
   readonly index: number;
   readonly id?: string;
 }
 
 /** Marks a value already refused by the JSON pass, so field checks do not report it twice. */
-const REFUSED: unique symbol = Symbol('refused');
-type Checked = JsonValue | typeof REFUSED | CheckedObject | Checked[];
-interface CheckedObject {
+export const REFUSED: unique symbol = Symbol('refused');
+export type Checked = JsonValue | typeof REFUSED | CheckedObject | Checked[];
+export interface CheckedObject {
   readonly [key: string]: Checked;
 }
 
@@ -77,16 +77,16 @@ export function formatPath(path: Path): string {
   return out;
 }
 
-function join(base: string, field: string): string {
+export function join(base: string, field: string): string {
   if (field === '') return base;
   return field.startsWith('[') ? `${base}${field}` : `${base}.${field}`;
 }
 
-function quoteId(id: string): string {
+export function quoteId(id: string): string {
   return JSON.stringify(id.length > 60 ? `${id.slice(0, 60)}...` : id);
 }
 
-function describeType(value: unknown): string {
+export function describeType(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'a list';
   switch (typeof value) {
@@ -103,11 +103,11 @@ function describeType(value: unknown): string {
   }
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
+export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-class Collector {
+export class Collector {
   readonly errors: SuiteError[] = [];
 
   constructor(private readonly file: string) {}
@@ -184,7 +184,7 @@ export function validateSuite(raw: unknown, source: string, options?: SuiteCheck
  * below it is rebuilt (a mapping with a null prototype always is, into a plain one). `path` is one stack
  * shared by the walk (pushed and popped), formatted only when a problem is reported.
  */
-function checkJson(value: unknown, path: Array<string | number>, errs: Collector, depth: number): Checked {
+export function checkJson(value: unknown, path: Array<string | number>, errs: Collector, depth: number): Checked {
   if (depth > MAX_VALUE_DEPTH) {
     errs.add(E.VALUE_NOT_JSON, formatPath(path), `nested deeper than ${MAX_VALUE_DEPTH} levels`);
     return REFUSED;
@@ -279,7 +279,7 @@ function unstorableText(text: string): string | null {
   return null;
 }
 
-function unknownKeys(obj: CheckedObject, allowed: readonly string[], path: Path, errs: Collector, ref?: CaseRef): void {
+export function unknownKeys(obj: CheckedObject, allowed: readonly string[], path: Path, errs: Collector, ref?: CaseRef): void {
   for (const k of Object.keys(obj)) {
     if (allowed.includes(k)) continue;
     const hint = KEY_HINTS.get(k);
@@ -292,11 +292,11 @@ function unknownKeys(obj: CheckedObject, allowed: readonly string[], path: Path,
   }
 }
 
-function has(obj: CheckedObject, key: string): boolean {
+export function has(obj: CheckedObject, key: string): boolean {
   return Object.prototype.hasOwnProperty.call(obj, key) && obj[key] !== undefined;
 }
 
-function readKey(root: CheckedObject, errs: Collector): string | undefined {
+export function readKey(root: CheckedObject, errs: Collector): string | undefined {
   if (!has(root, 'key')) {
     errs.add(E.FIELD_REQUIRED, 'key', 'a suite needs a `key`, e.g. `key: support-triage`');
     return undefined;
@@ -312,7 +312,7 @@ function readKey(root: CheckedObject, errs: Collector): string | undefined {
   return undefined;
 }
 
-function readDescription(root: CheckedObject, errs: Collector): string | undefined {
+export function readDescription(root: CheckedObject, errs: Collector): string | undefined {
   const v = root['description'];
   if (v === undefined || v === null || v === REFUSED) return undefined;
   if (typeof v !== 'string') {
@@ -326,7 +326,7 @@ function readDescription(root: CheckedObject, errs: Collector): string | undefin
   return v;
 }
 
-function readThreshold(root: CheckedObject, name: 'pass_threshold' | 'regression_threshold', errs: Collector): number | undefined {
+export function readThreshold(root: CheckedObject, name: 'pass_threshold' | 'regression_threshold', errs: Collector): number | undefined {
   if (!has(root, name)) {
     errs.add(E.FIELD_REQUIRED, name, `a suite needs \`${name}\`, a number between 0 and 1`);
     return undefined;
@@ -340,7 +340,7 @@ function readThreshold(root: CheckedObject, name: 'pass_threshold' | 'regression
   return undefined;
 }
 
-function readGoldenFixtures(root: CheckedObject, errs: Collector): boolean {
+export function readGoldenFixtures(root: CheckedObject, errs: Collector): boolean {
   const v = root['golden_fixtures'];
   if (v === undefined || v === null || v === REFUSED) return false;
   if (typeof v === 'boolean') return v;
@@ -352,7 +352,7 @@ function readGoldenFixtures(root: CheckedObject, errs: Collector): boolean {
  * The part of a scorer spec the suite format owns: it is a mapping (its `type` and options belong to
  * @evals/scorers). Returns undefined when absent or already refused.
  */
-function readScorerSpecShape(value: Checked | undefined, path: Path, required: boolean, errs: Collector, ref?: CaseRef): ScorerSpec | undefined {
+export function readScorerSpecShape(value: Checked | undefined, path: Path, required: boolean, errs: Collector, ref?: CaseRef): ScorerSpec | undefined {
   if (value === undefined || (value === null && !required)) {
     if (required) {
       errs.add(E.FIELD_REQUIRED, formatPath(path), 'a suite needs a `default_scorer`, e.g. `{type: contains, value: refund}`', ref);
@@ -371,7 +371,7 @@ function containsRefused(value: Checked): boolean {
   return false;
 }
 
-interface ReadCase {
+export interface ReadCase {
   readonly ref: CaseRef;
   /** Undefined when the case itself is refused (its scorer is then not compiled). */
   readonly value: SuiteCase | undefined;
@@ -402,7 +402,7 @@ function readCases(root: CheckedObject, errs: Collector): ReadCase[] | undefined
   return v.map((raw, index) => readCase(raw as Checked, index, firstIndexById, errs));
 }
 
-function readCase(raw: Checked, index: number, firstIndexById: Map<string, number>, errs: Collector): ReadCase {
+export function readCase(raw: Checked, index: number, firstIndexById: Map<string, number>, errs: Collector): ReadCase {
   const path: Path = ['cases', index];
   const at = (field: string): string => formatPath([...path, field]);
   if (!isRecord(raw)) {
@@ -529,30 +529,50 @@ function compileScorers(defaultSpec: ScorerSpec | undefined, cases: ReadCase[] |
     if (defaultSpec !== undefined) reportDefaultAlone(defaultSpec, errs);
     return undefined;
   }
-  const compiled: CompiledScorer[] = [];
-  let complete = true;
-  let usingDefault = 0;
+  const compilation = new ScorerCompilation(defaultSpec, errs, keep);
+  for (const c of cases) compilation.add(c);
+  return compilation.finish();
+}
+
+/**
+ * compileScorers one case at a time, so that the streaming validator (suite.stream-validator.ts) reports
+ * exactly what it does. What it keeps across cases is compact: counts, and for each issue of the default
+ * scorer the index and id of the cases that hit it (never a case's content).
+ */
+export class ScorerCompilation {
+  readonly compiled: CompiledScorer[] = [];
+  private complete = true;
+  private usingDefault = 0;
   // Issues of the default scorer, grouped by identity, with the cases that hit them.
-  const shared = new Map<string, { issue: ScorerIssue; cases: ReadCase[] }>();
-  for (const c of cases) {
+  private readonly shared = new Map<string, { issue: ScorerIssue; cases: Array<{ ref: CaseRef; id: string }> }>();
+
+  constructor(
+    private readonly defaultSpec: ScorerSpec | undefined,
+    private readonly errs: Collector,
+    private readonly keep: boolean,
+  ) {}
+
+  /** The case's compiled scorer, or undefined when it is refused (or not compiled: refused before). */
+  add(c: ReadCase): CompiledScorer | undefined {
+    const { defaultSpec, errs } = this;
     if (c.value === undefined) {
-      complete = false;
-      continue;
+      this.complete = false;
+      return undefined;
     }
     const own = c.value.scorer;
     if (own === undefined && defaultSpec === undefined) {
-      complete = false;
-      continue;
+      this.complete = false;
+      return undefined;
     }
-    if (own === undefined) usingDefault += 1;
+    if (own === undefined) this.usingDefault += 1;
     const spec = own ?? (defaultSpec as ScorerSpec);
     const ctx = Object.prototype.hasOwnProperty.call(c.value, 'expected') ? { expected: c.value.expected } : {};
     const result = validateScorerSpec(spec, ctx);
     if (result.ok) {
-      if (keep) compiled.push(result.scorer);
-      continue;
+      if (this.keep) this.compiled.push(result.scorer);
+      return result.scorer;
     }
-    complete = false;
+    this.complete = false;
     const caseField = formatPath(['cases', c.ref.index]);
     const name = `case ${quoteId(c.value.id)}`;
     for (const issue of result.issues) {
@@ -563,30 +583,36 @@ function compileScorers(defaultSpec: ScorerSpec | undefined, cases: ReadCase[] |
         errs.add(issue.code, join(`${caseField}.scorer`, issue.field), `${name}: ${issue.message}`, c.ref);
       } else {
         const id = `${issue.code}\u0000${issue.field}\u0000${issue.message}`;
-        const group = shared.get(id) ?? { issue, cases: [] };
-        group.cases.push(c);
-        shared.set(id, group);
+        const group = this.shared.get(id) ?? { issue, cases: [] };
+        group.cases.push({ ref: c.ref, id: c.value.id });
+        this.shared.set(id, group);
       }
     }
+    return undefined;
   }
-  for (const { issue, cases: hit } of shared.values()) {
-    const field = join('default_scorer', issue.field);
-    if (hit.length === usingDefault && usingDefault > 1) {
-      errs.add(issue.code, field, `default_scorer: ${issue.message} (all ${usingDefault} cases that use it)`);
-      continue;
+
+  /** Reports the default scorer's issues (once when every case using it has them); the compiled scorers when every case compiled. */
+  finish(): CompiledScorer[] | undefined {
+    const { defaultSpec, errs, usingDefault } = this;
+    for (const { issue, cases: hit } of this.shared.values()) {
+      const field = join('default_scorer', issue.field);
+      if (hit.length === usingDefault && usingDefault > 1) {
+        errs.add(issue.code, field, `default_scorer: ${issue.message} (all ${usingDefault} cases that use it)`);
+        continue;
+      }
+      for (const c of hit) {
+        errs.add(issue.code, field, `case ${quoteId(c.id)} (default scorer): ${issue.message}`, c.ref);
+      }
     }
-    for (const c of hit) {
-      errs.add(issue.code, field, `case ${quoteId(c.value?.id ?? '')} (default scorer): ${issue.message}`, c.ref);
-    }
+    if (usingDefault === 0 && defaultSpec !== undefined) reportDefaultAlone(defaultSpec, errs);
+    return this.complete ? this.compiled : undefined;
   }
-  if (usingDefault === 0 && defaultSpec !== undefined) reportDefaultAlone(defaultSpec, errs);
-  return complete ? compiled : undefined;
 }
 
-type ScorerIssue = { readonly code: string; readonly field: string; readonly message: string };
+export type ScorerIssue = { readonly code: string; readonly field: string; readonly message: string };
 
 /** A default scorer no case uses is still checked, without a case (so without `expected`). */
-function reportDefaultAlone(spec: ScorerSpec, errs: Collector): void {
+export function reportDefaultAlone(spec: ScorerSpec, errs: Collector): void {
   const result = validateScorerSpec(spec, {});
   if (result.ok) return;
   for (const issue of result.issues) {
