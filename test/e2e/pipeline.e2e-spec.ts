@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import Redis from 'ioredis';
+import { Client } from 'pg';
 import { startCluster, eventually, type AppCluster } from '../support/app-processes';
 import { createTestSchema, deleteTestStreams, type TestSchema, uniqueSuffix } from '../support/isolation';
 import { testServers } from '../support/servers';
@@ -88,6 +89,19 @@ describe('e2e: runs over HTTP and over NATS, through separate processes', () => 
   };
 
   let httpResult: Record<string, any>;
+
+  it('each app is connected to PostgreSQL as its own role, and only as it (issue 27)', async () => {
+    const admin = new Client({ connectionString: testServers.postgres.url });
+    await admin.connect();
+    try {
+      for (const [app, role] of [['ingestion', 'evals_ingestion'], ['scoring-worker', 'evals_scoring'], ['read-model', 'evals_read_model'], ['regression', 'evals_regression']]) {
+        const rows = (await admin.query('SELECT DISTINCT usename FROM pg_stat_activity WHERE application_name = $1', [`evals-${app}`])).rows as Array<{ usename: string }>;
+        expect({ app, users: rows.map((r) => r.usename) }).toEqual({ app, users: [role] });
+      }
+    } finally {
+      await admin.end();
+    }
+  });
 
   it('POST /v1/runs answers with the completed run and its EvalResult (R2, R3, R5)', async () => {
     const res = await fetch(cluster.url('ingestion', '/v1/runs'), {

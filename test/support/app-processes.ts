@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { appRole, createDataSource, migrate } from '@evals/persistence';
 import { testServers } from './servers';
 
 /**
@@ -50,8 +51,13 @@ export async function startCluster(options: {
   appEnv?: Partial<Record<AppName, Record<string, string>>>;
 }): Promise<AppCluster> {
   const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'evals-e2e-'));
+  // Issue 27: the migrations run once, as the admin the tests use; each app then connects as its own role
+  // (libs/persistence ownership.ts), so a read or write of another app's table fails the test that makes it.
+  const asRoles = options.env?.DATABASE_URL === undefined;
+  if (asRoles) await migrateSchema(options.schema);
   const env: Record<string, string> = {
     DATABASE_URL: testServers.postgres.url,
+    ...(asRoles ? { EVALS_MIGRATE: 'job' } : {}),
     DATABASE_SCHEMA: options.schema,
     NATS_URL: testServers.nats.url,
     REDIS_URL: testServers.redis.url,
@@ -77,7 +83,7 @@ export async function startCluster(options: {
         const args = options.runtime === 'dist' ? [path.join(root, 'dist', 'apps', app, 'src', 'main.js')] : ['-r', '@swc-node/register', path.join(root, 'apps', app, 'src', 'main.ts')];
         const child = spawn(process.execPath, args, {
           cwd: root,
-          env: { ...process.env, ...env, ...(options.appEnv?.[app] ?? {}), PORT: String(port) },
+          env: { ...process.env, ...env, ...(asRoles ? { DATABASE_URL: roleUrl(app) } : {}), ...(options.appEnv?.[app] ?? {}), PORT: String(port) },
           stdio: ['ignore', out, out],
         });
         const proc: AppProcess = { name: app, port, logFile, child };
@@ -106,6 +112,26 @@ export async function startCluster(options: {
   };
   for (const app of options.apps) await cluster.start(app);
   return cluster;
+}
+
+const ROLE_OF_APP: Record<AppName, string> = { ingestion: 'ingestion', 'scoring-worker': 'scoring', regression: 'regression', 'read-model': 'read_model' };
+
+/** The test server's URL with the app's own login role (trust authentication on the test server). */
+export function roleUrl(app: AppName): string {
+  const url = new URL(testServers.postgres.url);
+  url.username = appRole(ROLE_OF_APP[app] as Parameters<typeof appRole>[0]);
+  url.password = '';
+  return url.toString();
+}
+
+async function migrateSchema(schema: string): Promise<void> {
+  const ds = createDataSource({ url: testServers.postgres.url, schema, poolSize: 1, applicationName: 'evals-e2e-migrate' });
+  await ds.initialize();
+  try {
+    await migrate(ds);
+  } finally {
+    await ds.destroy();
+  }
 }
 
 export async function stopProcess(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {

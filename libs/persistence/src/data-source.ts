@@ -17,11 +17,12 @@ import { JudgeRepeatsBudgets1764461800000 } from './migrations/1764461800000-jud
 import { SuiteSources1764500000041 } from './migrations/1764500000041-suite-sources.migration';
 import { BudgetReservations1796141924617 } from './migrations/1796141924617-budget-reservations.migration';
 import { EvidenceJudgedIndex1796200000000 } from './migrations/1796200000000-evidence-judged-index.migration';
+import { AppRoles1796300000000 } from './migrations/1796300000000-app-roles.migration';
 
 const MIGRATIONS_TABLE = 'schema_migrations';
 
 /** Every schema change, in order. The schema is never synchronised from entities. */
-export const migrations = [InitialSchema1764460800000, ReadModel1764460900000, Regression1764461000000, Monitor1764461100000, ApiKeys1764461200000, Gate1764461300000, Judge1764461400000, RunCompleteness1764461500000, OpenRunsIndex1764461550000, ReadModelVerdicts1764461600000, CalibrationScope1764461700000, JudgeRepeatsBudgets1764461800000, SuiteSources1764500000041, BudgetReservations1796141924617, EvidenceJudgedIndex1796200000000];
+export const migrations = [InitialSchema1764460800000, ReadModel1764460900000, Regression1764461000000, Monitor1764461100000, ApiKeys1764461200000, Gate1764461300000, Judge1764461400000, RunCompleteness1764461500000, OpenRunsIndex1764461550000, ReadModelVerdicts1764461600000, CalibrationScope1764461700000, JudgeRepeatsBudgets1764461800000, SuiteSources1764500000041, BudgetReservations1796141924617, EvidenceJudgedIndex1796200000000, AppRoles1796300000000];
 
 export interface PostgresConfig {
   readonly url: string;

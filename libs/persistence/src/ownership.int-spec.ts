@@ -1,0 +1,71 @@
+import { Client } from 'pg';
+import { testServers } from '../../../test/support/servers';
+import { APPS, TABLE_OWNERS, appRole, applyOwnershipGrants, privilegesOf, type AppName, type TableName } from './ownership';
+import { migratedDataSource, postgresDataSource } from './test-data-sources.testing';
+
+/**
+ * Issue 27: the grants bite. Each app's role, connected as itself to a freshly migrated schema, reads and
+ * writes its own and the shared tables, reads only the foreign tables ownership.ts still lists, and is
+ * refused (42501, insufficient_privilege) everything else - SELECT and INSERT alike.
+ */
+describe('table ownership, enforced by PostgreSQL grants (int)', () => {
+  const dataSource = migratedDataSource(() => postgresDataSource('own'));
+  const clients = new Map<AppName, Client>();
+
+  beforeAll(async () => {
+    const schema = (dataSource().options as { schema: string }).schema;
+    for (const app of APPS) {
+      const url = new URL(testServers.postgres.url);
+      url.username = appRole(app);
+      url.password = '';
+      const client = new Client({ connectionString: url.toString(), options: `-c search_path=${schema}` });
+      await client.connect();
+      clients.set(app, client);
+    }
+  });
+  afterAll(async () => {
+    for (const client of clients.values()) await client.end();
+  });
+
+  async function sqlState(client: Client, sql: string): Promise<string | null> {
+    await client.query('BEGIN');
+    try {
+      await client.query(sql);
+      return null;
+    } catch (error) {
+      return (error as { code?: string }).code ?? 'unknown';
+    } finally {
+      await client.query('ROLLBACK');
+    }
+  }
+
+  it('every table the migrations create has exactly one owner in the map', async () => {
+    const schema = (dataSource().options as { schema: string }).schema;
+    const rows = (await dataSource().query(`SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND table_name <> 'schema_migrations' ORDER BY 1`, [schema])) as Array<{ table_name: string }>;
+    expect(rows.map((r) => r.table_name)).toEqual(Object.keys(TABLE_OWNERS).sort());
+  });
+
+  const cases = APPS.flatMap((app) => (Object.keys(TABLE_OWNERS) as TableName[]).map((table) => [app, table, privilegesOf(app, table)] as const));
+
+  it.each(cases)('%s on %s: %s', async (app, table, privileges) => {
+    const client = clients.get(app)!;
+    const select = await sqlState(client, `SELECT * FROM ${table} LIMIT 1`);
+    const insert = await sqlState(client, `INSERT INTO ${table} DEFAULT VALUES`);
+    if (privileges === 'none') {
+      expect(select).toBe('42501');
+      expect(insert).toBe('42501');
+    } else {
+      expect(select).toBeNull();
+      // A row of defaults may break a NOT NULL or check constraint; what matters is that it is not a privilege error.
+      if (privileges === 'all') expect(insert).not.toBe('42501');
+      else expect(insert).toBe('42501');
+    }
+  });
+
+  it('the grants are idempotent: migrating again changes nothing the roles see', async () => {
+    const schema = (dataSource().options as { schema: string }).schema;
+    await applyOwnershipGrants({ query: (sql: string, params?: unknown[]) => dataSource().query(sql, params) }, schema);
+    expect(await sqlState(clients.get('scoring')!, 'SELECT * FROM gate_verdicts LIMIT 1')).toBe('42501');
+    expect(await sqlState(clients.get('scoring')!, 'SELECT * FROM evidence LIMIT 1')).toBeNull();
+  });
+});

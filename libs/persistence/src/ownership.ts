@@ -1,0 +1,134 @@
+/**
+ * Who owns each table (issue 27, docs/adr/0006-each-app-owns-its-data.md, docs/architecture.md "Who owns
+ * which table"). An app writes only its own tables and the shared infrastructure; what it needs of another
+ * app's facts it learns from events in the shared log. The database enforces the map: each app has a login
+ * role with privileges on its own tables only (`applyOwnershipGrants`, run by the migrations), and
+ * ownership.spec.ts checks that the apps' code uses no repository of another app's tables beyond the
+ * reads listed in FOREIGN_READS - a list that may only shrink.
+ */
+
+export const APPS = ['ingestion', 'scoring', 'regression', 'read_model'] as const;
+export type AppName = (typeof APPS)[number];
+
+/** The shared infrastructure every app appends to: the event log and its outbox, dead letters, the API keys every HTTP edge checks. */
+export type TableOwner = AppName | 'shared';
+
+export const TABLE_OWNERS = {
+  // The log and its relay: every app appends its own event types (ownership.spec.ts checks which).
+  events: 'shared',
+  outbox: 'shared',
+  dead_letters: 'shared',
+  api_keys: 'shared',
+  // The suite catalogue, the gate, its budgets and the monitor's windows: the ingestion's.
+  suite_versions: 'ingestion',
+  suite_cases: 'ingestion',
+  suite_sources: 'ingestion',
+  gate_verdicts: 'ingestion',
+  gate_overrides: 'ingestion',
+  budgets: 'ingestion',
+  budget_spend: 'ingestion',
+  budget_reservations: 'ingestion',
+  monitor_windows: 'ingestion',
+  // Per-case evidence: written only by the scoring worker.
+  evidence: 'scoring',
+  // The regression decision, baselines, findings and the judge's calibration.
+  run_verdicts: 'regression',
+  baseline_pins: 'regression',
+  findings: 'regression',
+  calibration_sets: 'regression',
+  calibration_items: 'regression',
+  calibration_reports: 'regression',
+  comparison_reports: 'regression',
+  // The query side, rebuilt from the log.
+  runs: 'read_model',
+  eval_results: 'read_model',
+  read_run_verdicts: 'read_model',
+  projection_checkpoints: 'read_model',
+  projection_inbox: 'read_model',
+} as const satisfies Record<string, TableOwner>;
+
+export type TableName = keyof typeof TABLE_OWNERS;
+
+/**
+ * The reads of another app's table that remain, each with the event that is to replace it. The database
+ * grants exactly these SELECTs beyond an app's own tables, and nothing else; ownership.spec.ts fails when
+ * an app reads a table not listed here, and when an entry is no longer needed (so the list only shrinks).
+ */
+export interface ForeignRead {
+  readonly app: AppName;
+  readonly table: TableName;
+  readonly why: string;
+  readonly replacedBy: string;
+}
+
+export const FOREIGN_READS: readonly ForeignRead[] = [
+  { app: 'scoring', table: 'suite_versions', why: 'compiles the suite version a run scores against', replacedBy: 'suite.published, folded into the worker\'s suite cache' },
+  { app: 'scoring', table: 'suite_cases', why: 'the cases, expected values and scorer configs it scores', replacedBy: 'suite.published' },
+  { app: 'regression', table: 'suite_versions', why: 'calibration and comparison compile the suite version', replacedBy: 'suite.published' },
+  { app: 'regression', table: 'suite_cases', why: 'calibration items and compared cases by scorer', replacedBy: 'suite.published' },
+  { app: 'regression', table: 'evidence', why: 'the paired comparison reads which cases both runs passed; the judge pin and usage of a run', replacedBy: 'cases.scored v3 with compact per-case pass/fail, projected into the regression app\'s own table' },
+  { app: 'ingestion', table: 'calibration_reports', why: 'the gate asks whether the judge is certified for the suite', replacedBy: 'calibration.reported / judge.certified, projected for the gate' },
+  { app: 'ingestion', table: 'runs', why: 'the gate and the run waiter read the run view of the query side', replacedBy: 'the run\'s stream folded through the run model (events), already used for the verdict' },
+  { app: 'ingestion', table: 'read_run_verdicts', why: 'the gate list shows each gated run\'s regression verdict', replacedBy: 'run.compared folded from the run\'s stream' },
+  { app: 'ingestion', table: 'eval_results', why: 'the run view the gate answers with carries the EvalResult', replacedBy: 'run.scored / run.compared folded from the run\'s stream' },
+  { app: 'ingestion', table: 'evidence', why: 'the run view\'s cases and the monitor\'s window counts', replacedBy: 'cases.scored v3 (per-case outcomes)' },
+  { app: 'read_model', table: 'evidence', why: 'the case pages and the run view\'s cases', replacedBy: 'cases.scored v3 carrying the redacted case results, projected into the read model' },
+  { app: 'read_model', table: 'calibration_reports', why: 'the dashboard\'s judge pins and their certification', replacedBy: 'calibration.reported, projected by the read model' },
+  { app: 'read_model', table: 'suite_versions', why: 'judge-corrected pass rates of a run (judge correction queries)', replacedBy: 'suite.published' },
+  { app: 'read_model', table: 'suite_cases', why: 'judge-corrected pass rates of a run (judge correction queries)', replacedBy: 'suite.published' },
+];
+
+/** The login role each app connects as (deploy/, scripts/start-services.js). Roles are cluster-wide; grants are per schema. */
+export function appRole(app: AppName): string {
+  return `evals_${app}`;
+}
+
+/** What `app` may do on `table`: everything on its own and the shared tables, SELECT on the listed foreign reads, nothing else. */
+export function privilegesOf(app: AppName, table: TableName): 'all' | 'select' | 'none' {
+  const owner: TableOwner = TABLE_OWNERS[table];
+  if (owner === app || owner === 'shared') return 'all';
+  return FOREIGN_READS.some((r) => r.app === app && r.table === table) ? 'select' : 'none';
+}
+
+/** A minimal query runner: what the migrations and the tests hand in. */
+export interface GrantSql {
+  query(sql: string, parameters?: unknown[]): Promise<unknown>;
+}
+
+const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
+
+/**
+ * Creates the four login roles when missing and sets every table's grants in `schema` to the map, revoking
+ * what the map no longer gives: idempotent, so any later migration that changes the map calls it again.
+ * A migrator that may not create roles (a managed database) creates none and grants to those that exist;
+ * docs/deploy.md says to create them beforehand there.
+ */
+export async function applyOwnershipGrants(sql: GrantSql, schema: string): Promise<void> {
+  const s = quote(schema);
+  // One simple-protocol round trip per role: the migrations of every test schema run this.
+  for (const app of APPS) {
+    const role = appRole(app);
+    await sql.query(`DO $$
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '${role}')
+     AND EXISTS (SELECT 1 FROM pg_roles WHERE rolname = current_user AND (rolsuper OR rolcreaterole)) THEN
+    CREATE ROLE ${quote(role)} LOGIN;
+  END IF;
+EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
+END $$`);
+    const exists = (await sql.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [role])) as unknown[];
+    if (exists.length === 0) continue;
+    const r = quote(role);
+    // schema_migrations: an app started with EVALS_MIGRATE=job checks, and only checks, that nothing is pending.
+    const statements = [`GRANT USAGE ON SCHEMA ${s} TO ${r}`, `GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA ${s} TO ${r}`, `GRANT SELECT ON ${s}."schema_migrations" TO ${r}`];
+    for (const table of Object.keys(TABLE_OWNERS) as TableName[]) {
+      const target = `${s}.${quote(table)}`;
+      statements.push(`REVOKE ALL ON ${target} FROM ${r}`);
+      const privileges = privilegesOf(app, table);
+      // TRUNCATE: the read model's rebuild empties its projections.
+      if (privileges === 'all') statements.push(`GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON ${target} TO ${r}`);
+      if (privileges === 'select') statements.push(`GRANT SELECT ON ${target} TO ${r}`);
+    }
+    await sql.query(statements.join(';\n'));
+  }
+}
