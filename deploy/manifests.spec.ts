@@ -464,7 +464,10 @@ describe('deploy/k8s - Kustomize base and overlays', () => {
         }
         for (const e of env) {
           const ref = e.valueFrom?.secretKeyRef;
-          if (ref && (ref.name !== 'evals-secrets' || !secretKeys.has(ref.key))) out.push(`${app}: ${e.name} refers to ${ref.name}/${ref.key}, which the Secret template does not have`);
+          // Issue 27: DATABASE_URL comes from the app's own Secret (its role), everything else from evals-secrets.
+          const expected = e.name === 'DATABASE_URL' ? `evals-${app}-database` : 'evals-secrets';
+          const keys = e.name === 'DATABASE_URL' ? new Set(Object.keys(find('Secret', expected)?.stringData ?? {})) : secretKeys;
+          if (ref && (ref.name !== expected || !keys.has(ref.key))) out.push(`${app}: ${e.name} refers to ${ref.name}/${ref.key}, which the Secret template does not have`);
           if (SECRET_NAME.test(e.name) || e.name === 'DATABASE_URL') {
             if (!ref) out.push(`${app}: ${e.name} is not taken from the Secret`);
           }

@@ -37,12 +37,35 @@ const env = {
 if (!env.EVALS_HMAC_SECRET) env.EVALS_HMAC_SECRET = devSecret();
 
 const built = (name) => path.join(root, 'dist', 'apps', name, 'src', 'main.js');
+
+// Issue 27: the migrations run first, as DATABASE_URL's user (the admin: it creates the schema's tables, the
+// apps' login roles and their grants); each app then connects as its own role (evals_<app>, ownership.ts) and
+// only checks that nothing is pending (EVALS_MIGRATE=job). EVALS_APP_ROLES=0 keeps every app on DATABASE_URL.
+const ROLES = { ingestion: 'evals_ingestion', 'scoring-worker': 'evals_scoring', 'read-model': 'evals_read_model', regression: 'evals_regression' };
+const asRoles = env.EVALS_APP_ROLES !== '0';
+function roleUrl(name) {
+  const url = new URL(env.DATABASE_URL);
+  url.username = ROLES[name];
+  // Trust authentication locally; elsewhere the role's password (set by the migration job, docs/deploy.md).
+  url.password = env[`DATABASE_PASSWORD_${ROLES[name].slice('evals_'.length).toUpperCase()}`] ?? '';
+  return url.toString();
+}
+if (asRoles) {
+  const migrator = fs.existsSync(path.join(root, 'dist', 'libs', 'persistence', 'src', 'migrate.js'))
+    ? [path.join(root, 'dist', 'libs', 'persistence', 'src', 'migrate.js')]
+    : ['-r', '@swc-node/register', path.join(root, 'libs', 'persistence', 'src', 'migrate.ts')];
+  const result = require('node:child_process').spawnSync(process.execPath, migrator, { cwd: root, env, stdio: 'inherit' });
+  if (result.status !== 0) {
+    process.stderr.write(`migrations failed (exit ${result.status}); no app started\n`);
+    process.exit(result.status || 1);
+  }
+}
 const children = new Map();
 let stopping = false;
 
 for (const [name, port] of apps) {
   const args = fs.existsSync(built(name)) ? [built(name)] : ['-r', '@swc-node/register', path.join(root, 'apps', name, 'src', 'main.ts')];
-  const child = spawn(process.execPath, args, { cwd: root, env: { ...env, PORT: env[`${name.toUpperCase().replace('-', '_')}_PORT`] ?? String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, { cwd: root, env: { ...env, ...(asRoles ? { DATABASE_URL: roleUrl(name), EVALS_MIGRATE: 'job' } : {}), PORT: env[`${name.toUpperCase().replace('-', '_')}_PORT`] ?? String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
   const prefix = `${name.padEnd(14)}|`;
   for (const stream of [child.stdout, child.stderr]) {
     let rest = '';

@@ -140,6 +140,14 @@ describe('table ownership in the code (issue 27)', () => {
     expect(stale).toEqual([]);
   });
 
+  it('docs/architecture.md shows the same owners and the same remaining reads', () => {
+    const doc = readFileSync(join(ROOT, 'docs', 'architecture.md'), 'utf8');
+    const owners = Object.fromEntries([...doc.matchAll(/^\| `(\w+)` \| (\w+) \|$/gm)].map((m) => [m[1], m[2]]));
+    expect(owners).toEqual(TABLE_OWNERS);
+    const reads = [...doc.matchAll(/^\| (\w+) \| `(\w+)` \| /gm)].map((m) => `${m[1]}:${m[2]}`);
+    expect(reads).toEqual(FOREIGN_READS.map((r) => `${r.app}:${r.table}`));
+  });
+
   it('every foreign read says what replaces it', () => {
     for (const r of FOREIGN_READS) expect(r.replacedBy.length).toBeGreaterThan(5);
   });
