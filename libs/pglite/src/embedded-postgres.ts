@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Duplex } from 'node:stream';
 import { Worker } from 'node:worker_threads';
+import { unpackTemplate } from './data-dir-template';
 import { WorkerPGlite } from './pglite-worker';
 import { InProcessPgSlot, PGliteWireStream, type PGliteSession } from './pglite-wire.stream';
 
@@ -45,7 +46,7 @@ export async function startEmbeddedPostgres(dataDir?: string, options: EmbeddedP
     // The first worker (initdb's for a new directory, else PGlite's own) is created before this function first
     // awaits: the start runs while the caller goes on loading modules.
     const settings = PGLITE_SETTINGS.flatMap((setting) => ['-c', setting]);
-    const open = fresh ? initdbInAWorker(dataDir!).then(() => new WorkerPGlite(dataDir, settings)) : Promise.resolve(new WorkerPGlite(dataDir, settings));
+    const open = fresh ? initialise(dataDir!).then(() => new WorkerPGlite(dataDir, settings)) : Promise.resolve(new WorkerPGlite(dataDir, settings));
     const db = await open;
     try {
       await db.ready;
@@ -55,7 +56,7 @@ export async function startEmbeddedPostgres(dataDir?: string, options: EmbeddedP
     }
     return inProcess(db);
   }
-  if (fresh) await initdbInAWorker(dataDir!);
+  if (fresh) await initialise(dataDir!);
   const { PGlite } = await import('@electric-sql/pglite');
   const db = await PGlite.create(dataDir, { startParams: [...PGlite.defaultStartParams, ...PGLITE_SETTINGS.flatMap((setting) => ['-c', setting])] });
   if ((options.connection ?? 'in-process') === 'in-process') return inProcess(db);
@@ -90,8 +91,13 @@ export async function startEmbeddedPostgres(dataDir?: string, options: EmbeddedP
  */
 const PGLITE_SETTINGS = ['shared_buffers=16MB'];
 
+/** A new data directory: unpacked from the template of initdb's output (data-dir-template.ts), or initdb without one. */
+async function initialise(dataDir: string): Promise<void> {
+  if (!unpackTemplate(dataDir)) await initdbInAWorker(dataDir);
+}
+
 /**
- * A new data directory is initialised (PGlite's initdb) in a worker thread that then exits, and opened again
+ * Without a template, a new data directory is initialised (PGlite's initdb) in a worker thread that then exits, and opened again
  * here. initdb grows PGlite's WASM memory to 450-650 MiB, and WASM memory is never given back while its
  * instance lives: opened in this process, a fresh `evals serve` kept it for its whole life. Initialised in a
  * worker, the memory goes with the worker; this process opens the finished directory as on any restart

@@ -1,0 +1,58 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { pgliteVersion, readTar, templateFile, unpackTemplate } from './data-dir-template';
+
+/** A one-entry ustar archive, as tar writes it, for the refusals below. */
+function tarOf(name: string, flag: string, data = Buffer.alloc(0)): Buffer {
+  const header = Buffer.alloc(512);
+  header.write(name, 0, 'utf8');
+  header.write('0000644\0', 100);
+  header.write(`${data.length.toString(8).padStart(11, '0')}\0`, 124);
+  header.write(flag, 156);
+  header.write('ustar\0', 257);
+  header.fill(32, 148, 156);
+  let sum = 0;
+  for (const b of header) sum += b;
+  header.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148);
+  const body = Buffer.alloc(Math.ceil(data.length / 512) * 512);
+  data.copy(body);
+  return Buffer.concat([header, body, Buffer.alloc(1024)]);
+}
+
+describe('the PGlite data directory template (issue 31)', () => {
+  it('exists for the installed PGlite: upgrading it means `npm run pglite:template`', () => {
+    expect(fs.existsSync(templateFile(pgliteVersion()))).toBe(true);
+  });
+
+  it('is initdb output: PG_VERSION, the catalogs and the WAL, nothing but files and directories', () => {
+    const entries = readTar(gunzipSync(fs.readFileSync(templateFile())));
+    expect(entries).toBeDefined();
+    const names = new Set(entries!.map((e) => e.name));
+    for (const name of ['PG_VERSION', 'global/pg_control', 'base/1', 'pg_wal', 'postgresql.conf']) expect(names).toContain(name);
+  });
+
+  it('reads a file entry and refuses links, names leaving the directory and damaged headers', () => {
+    expect(readTar(tarOf('/a/b', '0', Buffer.from('hi')))).toEqual([{ name: 'a/b', type: 'file', data: Buffer.from('hi') }]);
+    expect(readTar(tarOf('a', '2'))).toBeUndefined();
+    expect(readTar(tarOf('../etc/x', '0'))).toBeUndefined();
+    expect(readTar(tarOf('a/../../x', '0'))).toBeUndefined();
+    const damaged = tarOf('a', '0');
+    damaged[10] = 0x41;
+    expect(readTar(damaged)).toBeUndefined();
+  });
+
+  it('unpacks into a directory, PG_VERSION last; a missing or foreign template writes nothing', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'evals-template-'));
+    try {
+      expect(unpackTemplate(path.join(dir, 'none'), path.join(dir, 'missing.tar.gz'))).toBe(false);
+      expect(fs.existsSync(path.join(dir, 'none'))).toBe(false);
+      expect(unpackTemplate(path.join(dir, 'pg'))).toBe(true);
+      expect(fs.readFileSync(path.join(dir, 'pg', 'PG_VERSION'), 'utf8').trim()).toMatch(/^\d+$/);
+      expect(fs.statSync(path.join(dir, 'pg', 'global', 'pg_control')).size).toBeGreaterThan(0);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

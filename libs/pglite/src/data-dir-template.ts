@@ -1,0 +1,89 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { gunzipSync } from 'node:zlib';
+
+/**
+ * Issue 31: PGlite's initdb of a new data directory takes about 5 s and grows its WASM memory to 650-780 MiB
+ * (measured, PGlite 0.5.14) - most of a newcomer's first `evals run`, and all of its peak memory. What initdb
+ * writes does not depend on the machine (one WASM build, the C locale, user postgres), so it is written once,
+ * by `npm run pglite:template` (scripts/pglite-template.ts), as a gzipped tar of a freshly initialised
+ * directory (PGlite's own `dumpDataDir`), and a new directory is unpacked from it: files, not a database
+ * start. The template is per PGlite version; without one for the installed version the caller runs initdb.
+ *
+ * Every installation then shares the template's database system identifier, which matters only to physical
+ * replication - never used with an embedded database.
+ */
+export const TEMPLATE_DIR = path.join(__dirname, '..', 'assets');
+
+export function pgliteVersion(): string {
+  const entry = require.resolve('@electric-sql/pglite');
+  const manifest = JSON.parse(fs.readFileSync(path.join(entry, '..', '..', 'package.json'), 'utf8')) as { version: string };
+  return manifest.version;
+}
+
+export function templateFile(version = pgliteVersion()): string {
+  return path.join(TEMPLATE_DIR, `pgdata-${version}.tar.gz`);
+}
+
+/**
+ * Unpacks the template for the installed PGlite into `dataDir`; false (nothing usable written) when there is
+ * none or it is not a tar this reader knows. PG_VERSION - which marks a directory as initialised - is written
+ * last, so a start interrupted half-way leaves a directory that the next start unpacks again.
+ */
+export function unpackTemplate(dataDir: string, file = templateFile()): boolean {
+  let tar: Buffer;
+  try {
+    tar = gunzipSync(fs.readFileSync(file));
+  } catch {
+    return false;
+  }
+  const entries = readTar(tar);
+  if (entries === undefined || !entries.some((e) => e.name === 'PG_VERSION' && e.type === 'file')) return false;
+  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  let marker: Buffer | undefined;
+  for (const e of entries) {
+    const target = path.join(dataDir, e.name);
+    if (e.type === 'dir') fs.mkdirSync(target, { recursive: true, mode: 0o700 });
+    else if (e.name === 'PG_VERSION') marker = e.data;
+    else {
+      fs.mkdirSync(path.dirname(target), { recursive: true, mode: 0o700 });
+      fs.writeFileSync(target, e.data, { mode: 0o600 });
+    }
+  }
+  fs.writeFileSync(path.join(dataDir, 'PG_VERSION'), marker!, { mode: 0o600 });
+  return true;
+}
+
+interface TarEntry {
+  readonly name: string;
+  readonly type: 'file' | 'dir';
+  readonly data: Buffer;
+}
+
+/**
+ * The regular files and directories of a ustar archive (what PGlite's dumpDataDir writes), names relative and
+ * checked; undefined for anything else (links, a name leaving the directory, a damaged header), so that a bad
+ * template is never half-trusted.
+ */
+export function readTar(tar: Buffer): TarEntry[] | undefined {
+  const entries: TarEntry[] = [];
+  for (let at = 0; at + 512 <= tar.length; ) {
+    const header = tar.subarray(at, at + 512);
+    if (header.every((b) => b === 0)) return entries;
+    const text = (from: number, length: number) => header.toString('utf8', from, from + length).replace(/\0.*$/s, '');
+    let sum = 0;
+    for (let i = 0; i < 512; i++) sum += i >= 148 && i < 156 ? 32 : header[i]!;
+    if (parseInt(text(148, 8).trim(), 8) !== sum) return undefined;
+    const prefix = text(257, 6).startsWith('ustar') ? text(345, 155) : '';
+    const name = path.posix.normalize(`${prefix}${prefix ? '/' : ''}${text(0, 100)}`).replace(/^\/+/, '').replace(/\/+$/, '');
+    const size = parseInt(text(124, 12).trim() || '0', 8);
+    const flag = String.fromCharCode(header[156]!);
+    if (!Number.isSafeInteger(size) || size < 0 || at + 512 + size > tar.length) return undefined;
+    if (name === '' || name === '.' || name.startsWith('..') || path.isAbsolute(name)) return undefined;
+    if (flag === '5') entries.push({ name, type: 'dir', data: Buffer.alloc(0) });
+    else if (flag === '0' || flag === '\0') entries.push({ name, type: 'file', data: tar.subarray(at + 512, at + 512 + size) });
+    else return undefined;
+    at += 512 + Math.ceil(size / 512) * 512;
+  }
+  return entries;
+}
