@@ -78,6 +78,20 @@ export const FOREIGN_READS: readonly ForeignRead[] = [
   { app: 'read_model', table: 'suite_cases', why: 'judge-corrected pass rates of a run (judge correction queries)', replacedBy: 'suite.published' },
 ];
 
+/**
+ * Which app appends each event type to the shared log: the run model decides the event, and only the app
+ * whose command it answers writes it. The database enforces it too: a trigger on `events` refuses, for an
+ * app's role, a type that is not its own (`applyEventAuthorship`).
+ */
+export const EVENT_AUTHORS = {
+  'run.opened': 'ingestion',
+  'outputs.received': 'ingestion',
+  'run.sealed': 'ingestion',
+  'cases.scored': 'scoring',
+  'run.scored': 'scoring',
+  'run.compared': 'regression',
+} as const satisfies Record<string, AppName>;
+
 /** The login role each app connects as (deploy/, scripts/start-services.js). Roles are cluster-wide; grants are per schema. */
 export function appRole(app: AppName): string {
   return `evals_${app}`;
@@ -131,4 +145,26 @@ END $$`);
     }
     await sql.query(statements.join(';\n'));
   }
+}
+
+/**
+ * The trigger that makes EVENT_AUTHORS bite: an app's role appending another app's event type (or a type
+ * nobody owns) is refused with 42501; any other user (the admin, the all-in-one's single user) is not
+ * checked. Created or replaced in `schema`, so a later change of the map is one more call.
+ */
+export async function applyEventAuthorship(sql: GrantSql, schema: string): Promise<void> {
+  const s = quote(schema);
+  const allowed = APPS.map((app) => {
+    const types = Object.entries(EVENT_AUTHORS).filter(([, author]) => author === app).map(([type]) => `'${type}'`);
+    return `WHEN '${appRole(app)}' THEN NEW.type IN (${types.length > 0 ? types.join(', ') : 'NULL'})`;
+  });
+  await sql.query(`CREATE OR REPLACE FUNCTION ${s}.evals_event_author() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NOT COALESCE(CASE current_user ${allowed.join(' ')} ELSE TRUE END, FALSE) THEN
+    RAISE EXCEPTION 'event type % may not be appended by %', NEW.type, current_user USING ERRCODE = '42501';
+  END IF;
+  RETURN NEW;
+END $$;
+DROP TRIGGER IF EXISTS events_author ON ${s}.events;
+CREATE TRIGGER events_author BEFORE INSERT ON ${s}.events FOR EACH ROW EXECUTE FUNCTION ${s}.evals_event_author()`);
 }
