@@ -1,6 +1,7 @@
 import { Client } from 'pg';
 import { testServers } from '../../../test/support/servers';
 import { APPS, EVENT_AUTHORS, TABLE_OWNERS, appRole, applyOwnershipGrants, privilegesOf, type AppName, type TableName } from './ownership';
+import { migrate } from './data-source';
 import { migratedDataSource, postgresDataSource } from './test-data-sources.testing';
 
 /**
@@ -79,5 +80,40 @@ describe('table ownership, enforced by PostgreSQL grants (int)', () => {
     await applyOwnershipGrants({ query: (sql: string, params?: unknown[]) => dataSource().query(sql, params) }, schema);
     expect(await sqlState(clients.get('scoring')!, 'SELECT * FROM gate_verdicts LIMIT 1')).toBe('42501');
     expect(await sqlState(clients.get('scoring')!, 'SELECT * FROM evidence LIMIT 1')).toBeNull();
+  });
+});
+
+/**
+ * The upgrade path: a database of the previous release (every migration before AppRoles, with rows in it)
+ * takes the roles migration in place - no row changes - and the roles then read what the map gives them.
+ */
+describe('upgrading a database of the previous release to the ownership grants (int)', () => {
+  const dataSource = migratedDataSource(() => postgresDataSource('ownup'));
+
+  it('keeps every row, and the roles read their own rows right after', async () => {
+    const ds = dataSource();
+    const schema = (ds.options as { schema: string }).schema;
+    await ds.undoLastMigration();
+    const last = (await ds.query(`SELECT name FROM schema_migrations ORDER BY id DESC LIMIT 1`)) as Array<{ name: string }>;
+    expect(last[0].name).toBe('EvidenceJudgedIndex1796200000000');
+    for (const [i, type] of Object.keys(EVENT_AUTHORS).entries()) {
+      await ds.query(`INSERT INTO events (stream_id, stream_version, type, version, data, metadata, message_id) VALUES ('run-up', $1, $2, 1, '{"n": 1}', '{}', gen_random_uuid())`, [i + 1, type]);
+    }
+    const digest = async () => ((await ds.query(`SELECT count(*)::int AS n, md5(string_agg(e::text, ',' ORDER BY position)) AS h FROM events e`)) as Array<{ n: number; h: string }>)[0];
+    const before = await digest();
+    await migrate(ds);
+    expect(await digest()).toEqual(before);
+    expect(before.n).toBe(Object.keys(EVENT_AUTHORS).length);
+
+    const url = new URL(testServers.postgres.url);
+    url.username = appRole('read_model');
+    const client = new Client({ connectionString: url.toString(), options: `-c search_path=${schema}` });
+    await client.connect();
+    try {
+      expect((await client.query('SELECT count(*)::int AS n FROM events')).rows[0].n).toBe(before.n);
+      await expect(client.query('SELECT * FROM budgets LIMIT 1')).rejects.toMatchObject({ code: '42501' });
+    } finally {
+      await client.end();
+    }
   });
 });
