@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { nextSuiteVersion, suiteContentHash, type SuiteDefinition } from '@evals/domain';
-import { PG_UNIQUE_VIOLATION, pgCode, SuiteRepository, type Page, type SuiteSummary, type SuiteVersionRecord, type SuiteVersionWithCases } from '@evals/persistence';
+import { nextSuiteVersion, streamSuiteYaml, suiteContentHash, type SuiteCase, type SuiteDefinition, type SuiteError, type SuiteHead } from '@evals/domain';
+import { PG_UNIQUE_VIOLATION, pgCode, SuiteRepository, type Page, type SuiteCaseRecord, type SuiteSummary, type SuiteVersionRecord, type SuiteVersionWithCases } from '@evals/persistence';
 import { DATA_SOURCE } from '@evals/platform';
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 
 export interface PushResult {
   /** False when the content equals the latest version (V2: idempotent push). */
@@ -38,38 +38,62 @@ export class SuiteCatalogService {
     return this.push(parse(text), source);
   }
 
+  /**
+   * pushText for a YAML (or JSON) text without holding the suite (issue 31): a first pass validates and
+   * hashes it slice by slice (streamSuiteYaml), keeping ids and hashes, never the cases; the version is then
+   * decided as for any push, and a second pass writes the cases one slice at a time in the version's
+   * transaction. Memory is a slice's, for twice the parse time of a new version; a refused suite costs one pass.
+   */
+  async pushYaml(text: string, fileName: string, refused: (errors: readonly SuiteError[]) => Error): Promise<PushResult> {
+    const source = createHash('sha256').update(text, 'utf8').digest('hex');
+    const known = await this.suites.latestBySource(this.db, source);
+    if (known) return { created: false, version: known };
+    const checked = await streamSuiteYaml(text, fileName);
+    if (!checked.ok) throw refused(checked.errors);
+    const { head, content_hash, case_count } = checked;
+    return this.store(head, content_hash, case_count, source, async (m, version) => {
+      const stored = await streamSuiteYaml(text, fileName, (cases, from) => this.suites.insertCases(m, head.key, version, cases.map(caseRecord), from));
+      // The same text read the same way: anything else is a bug, and the transaction must not commit.
+      if (!stored.ok || stored.content_hash !== content_hash) throw new Error('suite push: the second reading of the text differs from the first');
+    });
+  }
+
   /** `source`: the SHA-256 of the text the suite was read from, recorded with the version it becomes. */
   async push(suite: SuiteDefinition, source?: string): Promise<PushResult> {
-    const hash = suiteContentHash(suite);
+    const { cases, ...head } = suite;
+    return this.store(head, suiteContentHash(suite), cases.length, source, (m, version) => this.suites.insertCases(m, suite.key, version, cases.map(caseRecord), 0));
+  }
+
+  private async store(head: SuiteHead, hash: string, caseCount: number, source: string | undefined, writeCases: (m: EntityManager, version: number) => Promise<void>): Promise<PushResult> {
     for (let attempt = 0; ; attempt++) {
-      const existing = await this.suites.versions(this.db, suite.key);
+      const existing = await this.suites.versions(this.db, head.key);
       const decision = nextSuiteVersion(existing, hash);
       if (decision.kind === 'existing') {
-        if (source !== undefined) await this.suites.recordSource(this.db, source, suite.key, decision.version);
+        if (source !== undefined) await this.suites.recordSource(this.db, source, head.key, decision.version);
         return { created: false, version: existing.find((v) => v.version === decision.version)! };
       }
-      const record: SuiteVersionWithCases = {
-        suite_key: suite.key,
+      const record: SuiteVersionRecord = {
+        suite_key: head.key,
         version: decision.version,
         content_hash: hash,
-        description: suite.description ?? null,
-        default_scorer: suite.default_scorer,
-        pass_threshold: suite.pass_threshold,
-        regression_threshold: suite.regression_threshold,
-        golden_fixtures: suite.golden_fixtures,
-        case_count: suite.cases.length,
-        cases: suite.cases.map((c) => ({ case_id: c.id, input: c.input, expected: c.expected, scorer: c.scorer ?? null, tags: c.tags })),
+        description: head.description ?? null,
+        default_scorer: head.default_scorer,
+        pass_threshold: head.pass_threshold,
+        regression_threshold: head.regression_threshold,
+        golden_fixtures: head.golden_fixtures,
+        case_count: caseCount,
       };
       try {
         await this.db.transaction(async (m) => {
-          await this.suites.insert(m, record);
+          await this.suites.insertHead(m, record);
+          await writeCases(m, record.version);
           if (source !== undefined) await this.suites.recordSource(m, source, record.suite_key, record.version);
         });
       } catch (error) {
         if (pgCode(error) === PG_UNIQUE_VIOLATION && attempt < 5) continue;
         throw error;
       }
-      const stored = (await this.suites.versions(this.db, suite.key)).find((v) => v.version === decision.version)!;
+      const stored = (await this.suites.versions(this.db, head.key)).find((v) => v.version === decision.version)!;
       return { created: true, version: stored, ...(decision.same_content_as ? { same_content_as: decision.same_content_as } : {}) };
     }
   }
@@ -81,4 +105,8 @@ export class SuiteCatalogService {
   find(key: string, version?: number): Promise<SuiteVersionWithCases | null> {
     return this.suites.find(this.db, key, version);
   }
+}
+
+function caseRecord(c: SuiteCase): SuiteCaseRecord {
+  return { case_id: c.id, input: c.input, expected: c.expected, scorer: c.scorer ?? null, tags: c.tags };
 }

@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { parseSuiteYaml, suiteContentHash } from '@evals/domain';
 import { createDataSource, migrate } from '@evals/persistence';
 import type { Response } from 'express';
 import type { DataSource } from 'typeorm';
@@ -18,7 +19,7 @@ describe('integration: POST /v1/suites answers known suite bytes without parsing
   let ds: DataSource;
   let catalog: SuiteCatalogService;
   let controller: SuitesController;
-  /** Calls of the full path (a parsed suite reaching the catalog). */
+  /** Calls of the full path (a read suite reaching the catalog's store, streamed or whole). */
   let full: jest.SpyInstance;
 
   const suiteText = (key: string, expected: string, extra = ''): string =>
@@ -32,13 +33,9 @@ describe('integration: POST /v1/suites answers known suite bytes without parsing
   }
 
   beforeAll(async () => {
-    schema = await createTestSchema('suite_push');
-    ds = createDataSource({ url: testServers.postgres.url, schema: schema.schema, poolSize: 4 });
-    await ds.initialize();
-    await migrate(ds);
-    catalog = new SuiteCatalogService(ds);
+    ({ schema, ds, catalog } = await openCatalog('suite_push', 4));
     controller = new SuitesController(catalog);
-    full = jest.spyOn(catalog, 'push');
+    full = jest.spyOn(catalog as unknown as { store: () => Promise<unknown> }, 'store');
   });
 
   afterAll(async () => {
@@ -121,5 +118,60 @@ describe('integration: POST /v1/suites answers known suite bytes without parsing
     expect((await push(text)).status).toBe(200);
     expect(full).not.toHaveBeenCalled();
     expect((await ds.query(`SELECT suite_key, version FROM suite_sources WHERE suite_key = 'race'`)) as unknown[]).toEqual([{ suite_key: 'race', version: 1 }]);
+  });
+});
+
+/** A catalog on a migrated schema of its own. */
+async function openCatalog(name: string, poolSize: number): Promise<{ schema: TestSchema; ds: DataSource; catalog: SuiteCatalogService }> {
+  const schema = await createTestSchema(name);
+  const ds = createDataSource({ url: testServers.postgres.url, schema: schema.schema, poolSize });
+  await ds.initialize();
+  await migrate(ds);
+  return { schema, ds, catalog: new SuiteCatalogService(ds) };
+}
+
+/** Issue 31: a YAML push is read slice by slice and stored as the whole-suite path stores it. */
+describe('integration: a streamed YAML push stores what the whole-suite path stores (issue 31)', () => {
+  let schema: TestSchema;
+  let ds: DataSource;
+  let catalog: SuiteCatalogService;
+
+  beforeAll(async () => {
+    ({ schema, ds, catalog } = await openCatalog('suite_stream', 2));
+  });
+
+  afterAll(async () => {
+    await ds?.destroy();
+    await schema?.drop();
+  });
+
+  const text = (key: string, n: number, bad?: number): string => {
+    const lines = [`key: ${key}`, 'default_scorer: {type: contains, value: "1"}', 'pass_threshold: 0.8', 'regression_threshold: 0.1', 'cases:'];
+    for (let i = 0; i < n; i++) lines.push(`  - id: c${i === bad ? 0 : i}`, `    input: case ${i}`, `    expected: "1"`, `    tags: [t${i % 3}, a]`);
+    return `${lines.join('\n')}\n`;
+  };
+  const refuse = (errors: readonly unknown[]) => Object.assign(new Error('refused'), { errors });
+
+  it('the same version, hash, case count and cases in order as a push of the parsed suite', async () => {
+    const streamed = await catalog.pushYaml(text('streamed', 230), 'body', refuse);
+    const parsed = parseSuiteYaml(text('whole', 230), 'body', { scorers: false });
+    if (!parsed.ok) throw new Error('the fixture is valid');
+    const whole = await catalog.push(parsed.suite);
+    expect(streamed).toMatchObject({ created: true, version: { version: 1, case_count: 230 } });
+    const a = await catalog.find('streamed');
+    const b = await catalog.find('whole');
+    expect(a!.cases).toEqual(b!.cases);
+    expect(a!.cases.map((c) => c.case_id)).toEqual(Array.from({ length: 230 }, (_, i) => `c${i}`));
+    // Only the key differs between the two texts, so the hashes differ; the streamed hash is the parsed suite's.
+    const same = parseSuiteYaml(text('streamed', 230), 'body', { scorers: false });
+    expect(same.ok && suiteContentHash(same.suite)).toBe(streamed.version.content_hash);
+    expect(whole.version.content_hash).not.toBe(streamed.version.content_hash);
+  });
+
+  it('refuses with the problems parseSuiteYaml reports and stores nothing', async () => {
+    const bad = text('refused', 120, 101);
+    const expected = parseSuiteYaml(bad, 'body', { scorers: false });
+    await expect(catalog.pushYaml(bad, 'body', refuse)).rejects.toMatchObject({ errors: expected.ok ? [] : expected.errors });
+    expect(await catalog.find('refused')).toBeNull();
   });
 });

@@ -1,7 +1,7 @@
 import { Body, Controller, Get, Headers, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiExtraModels, ApiParam, ApiProperty } from '@nestjs/swagger';
 import { ApiRoute, TIMESTAMP_PROPERTY, YAML_MEDIA_TYPES } from '@evals/platform';
-import { parseSuiteYaml, validateSuite, type SuiteCheck, type SuiteDefinition } from '@evals/domain';
+import { parseSuiteYaml, validateSuite, type SuiteCheck, type SuiteDefinition, type SuiteError } from '@evals/domain';
 import type { Page, SuiteSummary, SuiteVersionWithCases } from '@evals/persistence';
 import type { Response as ExpressResponse } from 'express';
 import { SuiteAnswerDto, SuiteBody, SuitePushedDto } from './ingestion.dto';
@@ -51,8 +51,9 @@ export class SuitesController {
   })
   @Post()
   async push(@Body() body: SuiteBody | string, @Headers('content-type') contentType: string | undefined, @Res({ passthrough: true }) res: ExpressResponse): Promise<SuitePushedDto> {
-    // A text body may be bytes already accepted: the catalog answers those without parsing (V2, issue 15).
-    const result = typeof body === 'string' ? await this.catalog.pushText(body, (text) => validSuite(text, contentType)) : await this.catalog.push(validSuite(body, contentType));
+    // A text body may be bytes already accepted: the catalog answers those without parsing (V2, issue 15);
+    // others are read slice by slice, never held as a whole suite (issue 31).
+    const result = typeof body === 'string' ? await this.catalog.pushYaml(body, 'request body', refusal) : await this.catalog.push(validSuite(body, contentType));
     res.status(result.created ? 201 : 200);
     return { created: result.created, ...(result.same_content_as ? { same_content_as: result.same_content_as } : {}), suite: result.version as SuitePushedDto['suite'] };
   }
@@ -97,16 +98,19 @@ function validSuite(body: SuiteBody | string, contentType: string | undefined): 
     typeof body === 'string' || /yaml|text\/plain/.test(contentType ?? '')
       ? parseSuiteYaml(typeof body === 'string' ? body : '', 'request body', { scorers: false })
       : validateSuite(body, 'request body', { scorers: false });
-  if (!validation.ok) {
-    const first = validation.errors[0];
-    throw new IntakeError(
-      'SUITE_INVALID',
-      `the suite is invalid: ${validation.errors.length} problem(s); first: ${first ? `${first.field || 'suite'}${first.case_id ? ` (case ${first.case_id})` : ''}: ${first.message}` : 'unknown'}`,
-      first?.field,
-      { errors: validation.errors },
-    );
-  }
+  if (!validation.ok) throw refusal(validation.errors);
   return validation.suite;
+}
+
+/** SUITE_INVALID with every problem (S4). */
+function refusal(errors: readonly SuiteError[]): IntakeError {
+  const first = errors[0];
+  return new IntakeError(
+    'SUITE_INVALID',
+    `the suite is invalid: ${errors.length} problem(s); first: ${first ? `${first.field || 'suite'}${first.case_id ? ` (case ${first.case_id})` : ''}: ${first.message}` : 'unknown'}`,
+    first?.field,
+    { errors },
+  );
 }
 
 function view(suite: SuiteVersionWithCases | null, key: string, version?: number): SuiteAnswerDto {

@@ -136,24 +136,34 @@ export class SuiteRepository {
    * primary key; the caller re-reads and decides again (V2: identical content returns the existing one).
    */
   async insert(sql: Sql, suite: SuiteVersionWithCases): Promise<void> {
+    await this.insertHead(sql, { ...suite, case_count: suite.cases.length });
+    await this.insertCases(sql, suite.suite_key, suite.version, suite.cases, 0);
+  }
+
+  /** The version's row alone; its cases follow in the same transaction (insertCases), as a streamed push writes them. */
+  async insertHead(sql: Sql, suite: SuiteVersionRecord): Promise<void> {
     await sql.query(
       `INSERT INTO suite_versions (suite_key, version, content_hash, description, default_scorer, pass_threshold,
          regression_threshold, golden_fixtures, case_count) VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9)`,
-      [suite.suite_key, suite.version, suite.content_hash, suite.description, JSON.stringify(suite.default_scorer), suite.pass_threshold, suite.regression_threshold, suite.golden_fixtures, suite.cases.length],
+      [suite.suite_key, suite.version, suite.content_hash, suite.description, JSON.stringify(suite.default_scorer), suite.pass_threshold, suite.regression_threshold, suite.golden_fixtures, suite.case_count],
     );
+  }
+
+  /** Cases of a version, the first at ordinal `from` (issue 31: a streamed push writes one batch at a time). */
+  async insertCases(sql: Sql, suiteKey: string, version: number, cases: readonly SuiteCaseRecord[], from: number): Promise<void> {
     // In statements of CASES_PER_INSERT (one transaction, the caller's): a 100 000-case suite is never one
     // parameter list of every case's JSON text at once (issue 15).
-    for (let from = 0; from < suite.cases.length; from += CASES_PER_INSERT) {
-      const c = suite.cases.slice(from, from + CASES_PER_INSERT);
+    for (let at = 0; at < cases.length; at += CASES_PER_INSERT) {
+      const c = cases.slice(at, at + CASES_PER_INSERT);
       await sql.query(
         `INSERT INTO suite_cases (suite_key, suite_version, ordinal, case_id, input, expected, scorer, tags)
          SELECT $1, $2, t.ordinal, t.case_id, t.input, t.expected, t.scorer, ARRAY(SELECT jsonb_array_elements_text(t.tags))
          FROM unnest($3::int[], $4::text[], $5::jsonb[], $6::jsonb[], $7::jsonb[], $8::jsonb[])
            AS t(ordinal, case_id, input, expected, scorer, tags)`,
         [
-          suite.suite_key,
-          suite.version,
-          c.map((_, i) => from + i),
+          suiteKey,
+          version,
+          c.map((_, i) => from + at + i),
           c.map((x) => x.case_id),
           c.map((x) => (x.input === undefined ? null : JSON.stringify(x.input))),
           c.map((x) => (x.expected === undefined ? null : JSON.stringify(x.expected))),

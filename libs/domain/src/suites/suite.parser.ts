@@ -5,6 +5,9 @@ import { MAX_SUITE_BYTES } from './suite.limits';
 import { readJsonSuite } from './suite.json-reader';
 import { type SuiteCheck, type SuiteCheckOptions, type SuiteValidation, validateSuite } from './suite.validator';
 import { MAX_YAML_NESTING, yamlNestingExceeds } from './yaml-depth';
+import { SuiteContentHasher } from './suite-hash';
+import type { SuiteCase } from './suite.model';
+import { SuiteStreamValidator, type SuiteStreamResult } from './suite.stream-validator';
 
 /**
  * The YAML library, loaded by the first suite parsed: a process that parses none - a CLI command whose suite
@@ -148,11 +151,15 @@ export function parseCasesInBatches(text: string, fileName: string, options?: Su
   (root as Record<string, unknown>)['cases'] = cases;
   const result = options ? validateSuite(root, fileName, options) : validateSuite(root, fileName);
   if (result.ok) return result;
-  const headerLines = header.lines;
+  return { ok: false, errors: positionBatched(text, layout, header, cases.length, result.errors) };
+}
+
+/** Problems of a suite read in slices, positioned by re-parsing only the slice that holds each field, in file order. */
+function positionBatched(text: string, layout: CasesLayout, header: ParsedSlice, caseCount: number, errors: readonly SuiteError[]): SuiteError[] {
   const position = (e: SuiteError): SuiteError => {
     const path = parseFieldPath(e.field);
     if (path === undefined) return e;
-    if (path[0] === 'cases' && typeof path[1] === 'number' && path[1] < cases.length) {
+    if (path[0] === 'cases' && typeof path[1] === 'number' && path[1] < caseCount) {
       const b = Math.floor(path[1] / CASES_PER_BATCH);
       const slice = parseSlice(text.slice(layout.bounds[b], layout.bounds[b + 1]));
       if (slice?.doc === undefined) return e;
@@ -160,11 +167,65 @@ export function parseCasesInBatches(text: string, fileName: string, options?: Su
       return located.line === undefined ? e : { ...e, line: located.line + layout.boundLines[b]! - 1, column: located.column };
     }
     if (path[0] === 'cases') return { ...e, line: layout.boundLines[0], column: firstItemColumn(text, layout.start) };
-    return withPosition(e, header.doc!, headerLines);
+    return withPosition(e, header.doc!, header.lines);
   };
-  const positioned = result.errors.map((e, i) => ({ e: position(e), i }));
+  const positioned = errors.map((e, i) => ({ e: position(e), i }));
   positioned.sort((a, b) => rank(a.e) - rank(b.e) || (a.e.column ?? 0) - (b.e.column ?? 0) || a.i - b.i);
-  return { ok: false, errors: positioned.map((p) => p.e) };
+  return positioned.map((p) => p.e);
+}
+
+/** Called with each batch of validated cases, in order (`from`: the index of the first). */
+export type SuiteCasesSink = (cases: readonly SuiteCase[], from: number) => void | Promise<void>;
+
+/**
+ * parseSuiteYaml's answer without holding the suite (issue 31): the common layout (parseCasesInBatches) is
+ * read one slice of CASES_PER_BATCH cases at a time through the streaming validator, each slice's cases
+ * given to `sink` while nothing is wrong so far and then dropped; the answer is the suite's head, case count
+ * and content hash, or the problems parseSuiteYaml reports, in its order with its positions. Anything else
+ * (JSON, anchors, another layout, a slice the YAML reader refuses) is read whole by parseSuiteYaml and its
+ * cases given to `sink` in batches. On a refusal, cases already given are to be discarded by the caller.
+ *
+ * A slice the YAML reader refuses is reported as parseSuiteYaml reports the text. Should the whole text then
+ * be valid after cases were given (a slice that reads differently alone), they cannot be given again: that
+ * throws. A caller that checks first (a pass without a sink: deterministic) and stores second never sees it.
+ */
+export async function streamSuiteYaml(text: string, fileName: string, sink?: SuiteCasesSink): Promise<SuiteStreamResult> {
+  const whole = async (delivered: number): Promise<SuiteStreamResult> => {
+    const r = parseSuiteYaml(text, fileName, { scorers: false });
+    if (!r.ok) return r;
+    if (delivered > 0) throw new Error('streamSuiteYaml: a slice was refused after cases were given; check the text without a sink first');
+    const { cases, ...head } = r.suite;
+    const hasher = new SuiteContentHasher();
+    for (const c of cases) hasher.addCase(c);
+    for (let from = 0; sink && from < cases.length; from += CASES_PER_BATCH) await sink(cases.slice(from, from + CASES_PER_BATCH), from);
+    return { ok: true, head, case_count: cases.length, content_hash: hasher.digest(head) };
+  };
+  if (typeof text !== 'string' || Buffer.byteLength(text, 'utf8') > MAX_SUITE_BYTES || NOT_BATCHABLE.test(text) || yamlNestingExceeds(text)) return whole(0);
+  const layout = casesLayout(text);
+  if (layout === undefined) return whole(0);
+  const header = parseSlice(text.slice(0, layout.start));
+  if (header === undefined || header.doc === undefined) return whole(0);
+  const root = header.value;
+  if (root === null || typeof root !== 'object' || Array.isArray(root) || (root as Record<string, unknown>)['cases'] !== null) return whole(0);
+  (root as Record<string, unknown>)['cases'] = [];
+  const validator = new SuiteStreamValidator(fileName);
+  validator.begin(root);
+  let delivered = 0;
+  let count = 0;
+  for (let b = 0; b + 1 < layout.bounds.length; b++) {
+    const slice = parseSlice(text.slice(layout.bounds[b], layout.bounds[b + 1]));
+    if (slice === undefined || !Array.isArray(slice.value)) return whole(delivered);
+    const from = count;
+    count += slice.value.length;
+    const { cases } = validator.add(slice.value);
+    if (sink && validator.valid()) {
+      await sink(cases as SuiteCase[], from);
+      delivered += cases.length;
+    }
+  }
+  const result = validator.finish();
+  if (result.ok) return result;
+  return { ok: false, errors: positionBatched(text, layout, header, count, result.errors) };
 }
 
 /** A path relative to a slice (whose root is the list of its items), in the validator's format. */
@@ -179,7 +240,9 @@ function firstItemColumn(text: string, start: number): number {
 }
 
 /** One slice through the parser; undefined on any YAML problem (the whole-document reader reports it). */
-function parseSlice(slice: string): { value: unknown; doc: Document.Parsed | undefined; lines: LineCounter } | undefined {
+type ParsedSlice = { value: unknown; doc: Document.Parsed | undefined; lines: LineCounter };
+
+function parseSlice(slice: string): ParsedSlice | undefined {
   const lines = new (yaml().LineCounter)();
   try {
     const doc = yaml().parseDocument(slice, { lineCounter: lines, ...PARSE_OPTIONS });
