@@ -23,7 +23,7 @@ function resolvable(schema: object): object {
 const matches = new Ajv({ strict: false, allErrors: true }).compile(resolvable(SCORER_SPEC_PROPERTY));
 
 /** A case `expected` each scorer can use, for specs whose case gives none. */
-const EXPECTED: { readonly [N in ScorerName]?: unknown } = { exact: 'hello', contains: ['a', 'b'], not_contains: 'x', json_equal: { a: 1 } };
+const EXPECTED: { readonly [N in ScorerName]?: unknown } = { exact: 'hello', contains: ['a', 'b'], not_contains: 'x', json_equal: { a: 1 }, contains_any: ['a', 'b'] };
 
 interface Example {
   readonly spec: Record<string, unknown>;
@@ -61,6 +61,12 @@ const VALID: Record<ScorerName, Record<string, unknown>[]> = {
   json_valid: [{}, { require: 'any' }, { require: 'object' }, { require: 'array' }],
   json_equal: [{}],
   numeric_range: [{ min: 0 }, { max: 10 }, { min: -1.5, max: 2.5 }, { min: 0, max: 10, extract: 'first' }, { max: 1, extract: 'whole' }],
+  starts_with: [{ value: 'Hi' }],
+  contains_any: [{}, { value: 'a' }, { value: ['a', 'b'], ignore_case: true }],
+  contains_json: [{}],
+  levenshtein: [{ value: 'abc' }, { value: '', max_distance: 0 }, { value: 'x', max_distance: 7 }],
+  all: [{ scorers: [{ type: 'contains', value: 'a' }] }, { scorers: [{ type: 'json_valid' }, { type: 'contains_json' }], weights: [1, 0], threshold: 0.5 }],
+  not: [{ scorer: { type: 'regex', pattern: 'a' } }],
   llm_judge: [{ rubric: 'Polite.' }, { rubric: 'x', min_score: 0 }, { rubric: 'x', min_score: 1, repeats: 2 }, { rubric: 'x', repeats: 10 }],
 };
 
@@ -73,6 +79,12 @@ const REFUSED: Record<ScorerName, Record<string, unknown>[]> = {
   json_valid: [{ require: 'string' }, { require: 1 }, { require: null }, { strict: true }],
   json_equal: [{ ignore_order: true }, { expected: 1 }],
   numeric_range: [{}, { extract: 'first' }, { min: '1' }, { max: null }, { min: 0, extract: 'last' }, { min: 0, max: true }, { min: 0, step: 1 }],
+  starts_with: [{ value: '' }, { value: 1 }, { value: 'a', ignore_case: true }],
+  contains_any: [{ value: 1 }, { value: [] }, { ignore_case: 'no' }],
+  contains_json: [{ schema: {} }],
+  levenshtein: [{ value: 1 }, { value: 'a', max_distance: -1 }, { value: 'a', max_distance: 1.5 }, { value: 'a', threshold: 1 }],
+  all: [{}, { scorers: [] }, { scorers: 'x' }, { scorers: [{ type: 'json_valid' }], weights: [-1] }],
+  not: [{}, { scorer: 'x' }, { scorer: { type: 'json_valid' }, extra: 1 }],
   llm_judge: [
     {},
     { min_score: 0.7 },

@@ -18,3 +18,9 @@ export {
   type NumericRangeConfig,
 } from './numeric-range.scorer';
 export { llmJudgeScorer, DEFAULT_MIN_SCORE, MAX_JUDGE_REPEATS, MIN_JUDGE_REPEATS, type JudgeConfig } from './llm-judge.scorer';
+export { startsWithScorer, STARTS_WITH_LABELS, type StartsWithConfig } from './starts-with.scorer';
+export { containsAnyScorer, CONTAINS_ANY_LABELS, type ContainsAnyConfig } from './contains-any.scorer';
+export { containsJsonScorer, CONTAINS_JSON_LABELS } from './contains-json.scorer';
+export { levenshteinScorer, LEVENSHTEIN_LABELS, DEFAULT_MAX_DISTANCE, type LevenshteinConfig } from './levenshtein.scorer';
+export { ALL_LABELS_OF_ALL, MAX_NESTED_SCORERS } from './all.scorer';
+export { NOT_LABELS } from './not.scorer';

@@ -9,16 +9,33 @@
  * deterministic scorer a total `score(output)` with the config bound; for `llm_judge` the validated config
  * only (the judge port scores it).
  */
+import { ALL_OPTIONS_SCHEMA, createAllScorer, type ChildCompilation } from './all.scorer';
+import { CONTAINS_ANY_OPTIONS_SCHEMA, containsAnyScorer } from './contains-any.scorer';
+import { CONTAINS_JSON_OPTIONS_SCHEMA, containsJsonScorer } from './contains-json.scorer';
 import { CONTAINS_OPTIONS_SCHEMA, containsScorer } from './contains.scorer';
 import { EXACT_OPTIONS_SCHEMA, exactScorer } from './exact.scorer';
 import { ScorerIssueCode, issue, quote } from './issues';
 import { JSON_EQUAL_OPTIONS_SCHEMA, jsonEqualScorer } from './json-equal.scorer';
 import { JSON_VALID_OPTIONS_SCHEMA, jsonValidScorer } from './json-valid.scorer';
+import { LEVENSHTEIN_OPTIONS_SCHEMA, levenshteinScorer } from './levenshtein.scorer';
 import { LLM_JUDGE_OPTIONS_SCHEMA, llmJudgeScorer, type JudgeConfig } from './llm-judge.scorer';
 import { NOT_CONTAINS_OPTIONS_SCHEMA, notContainsScorer } from './not-contains.scorer';
+import { NOT_OPTIONS_SCHEMA, createNotScorer } from './not.scorer';
 import { NUMERIC_RANGE_OPTIONS_SCHEMA, numericRangeScorer } from './numeric-range.scorer';
 import { REGEX_OPTIONS_SCHEMA, regexScorer } from './regex.scorer';
 import type { JudgeScorer, ScoreContext, ScoreResult, Scorer, ScorerConfigIssue } from './scorer';
+import { STARTS_WITH_OPTIONS_SCHEMA, startsWithScorer } from './starts-with.scorer';
+
+/**
+ * How `all` and `not` compile their nested specs: through `validateScorerSpec` itself (a function declaration,
+ * so hoisted), passed in so the composite files do not import the registry back.
+ */
+function compileChild(spec: unknown, ctx: ScoreContext): ChildCompilation {
+  const result = validateScorerSpec(spec, ctx);
+  if (!result.ok) return result;
+  const scorer = result.scorer;
+  return scorer.kind === 'judge' ? { ok: true, kind: 'judge' } : { ok: true, kind: 'deterministic', score: (output) => scorer.score(output) };
+}
 
 /** The deterministic scorers (S1), by their spec name. */
 export const deterministicScorers = {
@@ -29,6 +46,12 @@ export const deterministicScorers = {
   json_valid: jsonValidScorer,
   json_equal: jsonEqualScorer,
   numeric_range: numericRangeScorer,
+  starts_with: startsWithScorer,
+  contains_any: containsAnyScorer,
+  contains_json: containsJsonScorer,
+  levenshtein: levenshteinScorer,
+  all: createAllScorer(compileChild),
+  not: createNotScorer(compileChild),
 } as const;
 
 /** Every registered scorer: the deterministic ones and `llm_judge` (config only, S3). */
@@ -69,6 +92,12 @@ export const scorerOptionSchemas: { readonly [N in ScorerName]: ScorerOptionsSch
   json_valid: JSON_VALID_OPTIONS_SCHEMA,
   json_equal: JSON_EQUAL_OPTIONS_SCHEMA,
   numeric_range: NUMERIC_RANGE_OPTIONS_SCHEMA,
+  starts_with: STARTS_WITH_OPTIONS_SCHEMA,
+  contains_any: CONTAINS_ANY_OPTIONS_SCHEMA,
+  contains_json: CONTAINS_JSON_OPTIONS_SCHEMA,
+  levenshtein: LEVENSHTEIN_OPTIONS_SCHEMA,
+  all: ALL_OPTIONS_SCHEMA,
+  not: NOT_OPTIONS_SCHEMA,
   llm_judge: LLM_JUDGE_OPTIONS_SCHEMA,
 };
 

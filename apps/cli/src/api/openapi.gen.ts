@@ -572,6 +572,20 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** all */
+        AllScorerSpec: {
+            /** @description The scorers that must all pass. */
+            scorers: Record<string, never>[];
+            /** @description Pass when the weighted share of passing scorers is at least this. */
+            threshold?: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "all";
+            /** @description One weight >= 0 per scorer (default 1 each); used with `threshold`. */
+            weights?: number[];
+        };
         ApiErrorBody: {
             /**
              * @description A stable code (docs/http-api.md lists them with their statuses).
@@ -1054,6 +1068,26 @@ export interface components {
             fp: number;
             tn: number;
             tp: number;
+        };
+        /** contains_any */
+        ContainsAnyScorerSpec: {
+            /** @description Compare after Unicode full case folding (default false). */
+            ignore_case?: boolean;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "contains_any";
+            /** @description A non-empty string or a non-empty list of non-empty strings; the case's `expected` when absent. */
+            value?: string | string[];
+        };
+        /** contains_json */
+        ContainsJsonScorerSpec: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "contains_json";
         };
         /** contains */
         ContainsScorerSpec: {
@@ -1691,6 +1725,18 @@ export interface components {
             /** @enum {string} */
             reason?: "empty" | "insufficient_data" | "constant_input";
         };
+        /** levenshtein */
+        LevenshteinScorerSpec: {
+            /** @description The largest edit distance that passes (default 5). */
+            max_distance?: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "levenshtein";
+            /** @description The text compared with; the case's `expected` string when absent. */
+            value?: string;
+        };
         /** llm_judge */
         LlmJudgeScorerSpec: {
             /** @description The least judge score that passes (default 0.5). */
@@ -1716,6 +1762,16 @@ export interface components {
             type: "not_contains";
             /** @description A non-empty string or a non-empty list of non-empty strings; the case's `expected` when absent. */
             value?: string | string[];
+        };
+        /** not */
+        NotScorerSpec: {
+            /** @description The deterministic scorer that must fail. */
+            scorer: Record<string, never>;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "not";
         };
         /** numeric_range */
         NumericRangeScorerSpec: {
@@ -2097,11 +2153,21 @@ export interface components {
             slope_per_run: number | null;
             window: number;
         };
-        ScorerSpec: components["schemas"]["ExactScorerSpec"] | components["schemas"]["ContainsScorerSpec"] | components["schemas"]["NotContainsScorerSpec"] | components["schemas"]["RegexScorerSpec"] | components["schemas"]["JsonValidScorerSpec"] | components["schemas"]["JsonEqualScorerSpec"] | components["schemas"]["NumericRangeScorerSpec"] | components["schemas"]["LlmJudgeScorerSpec"];
+        ScorerSpec: components["schemas"]["ExactScorerSpec"] | components["schemas"]["ContainsScorerSpec"] | components["schemas"]["NotContainsScorerSpec"] | components["schemas"]["RegexScorerSpec"] | components["schemas"]["JsonValidScorerSpec"] | components["schemas"]["JsonEqualScorerSpec"] | components["schemas"]["NumericRangeScorerSpec"] | components["schemas"]["StartsWithScorerSpec"] | components["schemas"]["ContainsAnyScorerSpec"] | components["schemas"]["ContainsJsonScorerSpec"] | components["schemas"]["LevenshteinScorerSpec"] | components["schemas"]["AllScorerSpec"] | components["schemas"]["NotScorerSpec"] | components["schemas"]["LlmJudgeScorerSpec"];
         ScorerVersionChangeDto: {
             baseline: string | null;
             run: string | null;
             scorer: string;
+        };
+        /** starts_with */
+        StartsWithScorerSpec: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "starts_with";
+            /** @description The prefix; the case's `expected` string when absent. */
+            value?: string;
         };
         StreamedOutputsAcceptedDto: {
             /** @description Outputs of this batch now on the bus for the scoring workers. */
