@@ -152,23 +152,29 @@ describe('integration: a streamed YAML push stores what the whole-suite path sto
   };
   const refuse = (errors: readonly unknown[]) => Object.assign(new Error('refused'), { errors });
 
-  it('the same version, hash, case count and cases in order as a push of the parsed suite', async () => {
-    const streamed = await catalog.pushYaml(text('streamed', 230), 'body', refuse);
-    const parsed = parseSuiteYaml(text('whole', 230), 'body', { scorers: false });
+  it.each([
+    ['read twice, a slice at a time', 0],
+    ['read once, its cases kept', 1e9],
+  ])('%s: the same version, hash, case count and cases in order as a push of the parsed suite', async (how, onePassMaxChars) => {
+    catalog.onePassMaxChars = onePassMaxChars;
+    const key = onePassMaxChars === 0 ? 'twice' : 'once';
+    const streamed = await catalog.pushYaml(text(`streamed-${key}`, 230), 'body', refuse);
+    const parsed = parseSuiteYaml(text(`whole-${key}`, 230), 'body', { scorers: false });
     if (!parsed.ok) throw new Error('the fixture is valid');
     const whole = await catalog.push(parsed.suite);
     expect(streamed).toMatchObject({ created: true, version: { version: 1, case_count: 230 } });
-    const a = await catalog.find('streamed');
-    const b = await catalog.find('whole');
+    const a = await catalog.find(`streamed-${key}`);
+    const b = await catalog.find(`whole-${key}`);
     expect(a!.cases).toEqual(b!.cases);
     expect(a!.cases.map((c) => c.case_id)).toEqual(Array.from({ length: 230 }, (_, i) => `c${i}`));
     // Only the key differs between the two texts, so the hashes differ; the streamed hash is the parsed suite's.
-    const same = parseSuiteYaml(text('streamed', 230), 'body', { scorers: false });
+    const same = parseSuiteYaml(text(`streamed-${key}`, 230), 'body', { scorers: false });
     expect(same.ok && suiteContentHash(same.suite)).toBe(streamed.version.content_hash);
     expect(whole.version.content_hash).not.toBe(streamed.version.content_hash);
   });
 
   it('refuses with the problems parseSuiteYaml reports and stores nothing', async () => {
+    catalog.onePassMaxChars = 0;
     const bad = text('refused', 120, 101);
     const expected = parseSuiteYaml(bad, 'body', { scorers: false });
     await expect(catalog.pushYaml(bad, 'body', refuse)).rejects.toMatchObject({ errors: expected.ok ? [] : expected.errors });
