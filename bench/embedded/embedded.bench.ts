@@ -18,6 +18,9 @@
  *      then the serve process's resident memory (VmRSS) at once, and again once it has sat idle for
  *      BENCH_SETTLE_S (default 3) seconds - what a serve waiting for the next command holds, after its idle
  *      collection (apps/cli/src/embedded/idle-gc.ts) - and its peak (VmHWM);
+ *   5. a newcomer's first command (first-run.ts, issue 31): `evals run --suite FILE.yaml` of BENCH_FIRST_CASES
+ *      on a fresh data directory, again on it (the suite stored: the ratio's baseline) and warm against this
+ *      serve, wall and peak RSS of each; then the client `evals suite push` of BENCH_PUSH_CASES (0: skipped);
  *   peak RSS (VmHWM) of the serve process. BENCH_CPU_PROFILE_DIR: a V8 CPU profile of the serve process
  *   during phase 2 (bench/pipeline/cpu-profile-hook.js), summarised at the end.
  * The last line is one JSON object.
@@ -30,6 +33,7 @@ import { Client } from 'pg';
 import { inProcessPgStream, startEmbeddedPostgres } from '@evals/pglite';
 import { startEmbeddedServe, type EmbeddedServe } from '../../test/support/embedded-process';
 import { summarize as summarizeProfile } from '../pipeline/profile-summary';
+import { clientPush, firstRuns, type FirstRunResult, type Timed } from './first-run';
 
 function intEnv(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -45,6 +49,9 @@ const RAW_ROWS = intEnv('BENCH_RAW_ROWS', 20_000);
 const MEM_RUNS = intEnv('BENCH_MEM_RUNS', 10);
 const MEM_CASES = intEnv('BENCH_MEM_CASES', 10_000);
 const SETTLE_S = intEnv('BENCH_SETTLE_S', 3);
+const FIRST_CASES = intEnv('BENCH_FIRST_CASES', 10_000);
+const FIRST_ROUNDS = intEnv('BENCH_FIRST_ROUNDS', 3);
+const PUSH_CASES = process.env.BENCH_PUSH_CASES === '0' ? 0 : intEnv('BENCH_PUSH_CASES', 100_000);
 const PROFILE_DIR = process.env.BENCH_CPU_PROFILE_DIR ? path.resolve(process.env.BENCH_CPU_PROFILE_DIR) : '';
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
@@ -228,6 +235,23 @@ async function main(): Promise<void> {
     const rss = peakRss(pid);
     log(`   ${fmt(MEM_RUNS * MEM_CASES)} cases in ${fmt(memSeconds, 2)} s; resident after them ${fmt(rssAfter)} MiB, ${fmt(rssSettled)} MiB after ${SETTLE_S} s idle`);
     log(`   peak RSS of the serve process: ${fmt(rss)} MiB`);
+    log(`5. first command: evals run --suite FILE.yaml of ${fmt(FIRST_CASES)} peer cases, ${FIRST_ROUNDS} rounds (medians; /usr/bin/time)`);
+    const work = fs.mkdtempSync(path.join(os.tmpdir(), 'evals-bench-first-'));
+    let first: FirstRunResult | undefined;
+    let push: Timed | undefined;
+    try {
+      first = firstRuns(work, serve.url, FIRST_CASES, FIRST_ROUNDS);
+      const line = (name: string, t: Timed) => log(`   ${name.padEnd(42)} ${fmt(t.seconds, 2)} s  ${fmt(t.peakMib)} MiB  (${fmt(t.seconds / first!.reused.seconds, 2)}x wall, ${fmt(t.peakMib / first!.reused.peakMib, 2)}x RSS of reused)`);
+      line('first-ever (fresh data directory)', first.first);
+      line('reused directory, cold (suite stored)', first.reused);
+      line('warm (against this evals serve)', first.warm);
+      if (PUSH_CASES > 0) {
+        push = clientPush(work, serve.url, PUSH_CASES);
+        log(`   evals suite push of ${fmt(PUSH_CASES)} cases (client): ${fmt(push.seconds, 2)} s, peak RSS ${fmt(push.peakMib)} MiB; serve peak RSS since start ${fmt(peakRss(pid))} MiB`);
+      }
+    } finally {
+      fs.rmSync(work, { recursive: true, force: true });
+    }
     log(
       JSON.stringify({
         raw_insert_rows_per_s: Math.round(raw),
@@ -245,6 +269,16 @@ async function main(): Promise<void> {
         rss_after_memory_runs_mib: Math.round(rssAfter),
         rss_settled_mib: Math.round(rssSettled),
         peak_rss_mib: Math.round(rss),
+        first_command: first && {
+          cases: first.cases,
+          rounds: first.rounds,
+          first_ever: { s: Number(first.first.seconds.toFixed(2)), peak_rss_mib: Math.round(first.first.peakMib) },
+          reused_cold: { s: Number(first.reused.seconds.toFixed(2)), peak_rss_mib: Math.round(first.reused.peakMib) },
+          warm: { s: Number(first.warm.seconds.toFixed(2)), peak_rss_mib: Math.round(first.warm.peakMib) },
+          first_to_reused_wall: Number((first.first.seconds / first.reused.seconds).toFixed(2)),
+        },
+        client_push: push && { cases: PUSH_CASES, s: Number(push.seconds.toFixed(2)), peak_rss_mib: Math.round(push.peakMib) },
+        serve_peak_rss_after_push_mib: Math.round(peakRss(pid)),
       }),
     );
   } finally {
