@@ -1,4 +1,5 @@
 import type { Command } from '../command';
+import { importPromptfooCommand } from '../import/import-promptfoo.command';
 import { JUDGE_COMMANDS } from '../judge';
 import { baselineListCommand } from './baseline-list.command';
 import { baselinePinCommand } from './baseline-pin.command';
@@ -29,6 +30,7 @@ export const COMMANDS: readonly Command[] = [
   baselineListCommand,
   scorecardCommand,
   ...JUDGE_COMMANDS,
+  importPromptfooCommand,
   demoCommand,
   serveCommand,
 ];

@@ -32,6 +32,7 @@ export const COMMAND_INDEX: readonly CommandEntry[] = [
   { name: 'label', summary: 'Label outputs pass/fail by hand, one at a time, to build a calibration set for the judge (J4).', load: async () => (require('../judge/label.command') as typeof import('../judge/label.command')).labelCommand },
   { name: 'calibrate', summary: 'Measure the judge against human labels and certify it, or not (J4).', load: async () => (require('../judge/calibrate.command') as typeof import('../judge/calibrate.command')).calibrateCommand },
   { name: 'compare', summary: 'Compare two runs output by output with the judge, both orders, reporting position consistency (J5).', load: async () => (require('../judge/compare.command') as typeof import('../judge/compare.command')).compareCommand },
+  { name: 'import promptfoo', summary: 'Write a suite file from a promptfoo config: tests to cases, assertions to scorers.', load: async () => (require('../import/import-promptfoo.command') as typeof import('../import/import-promptfoo.command')).importPromptfooCommand },
   { name: 'demo', summary: 'The whole path on the embedded service: suite, baseline, regressed candidate, gate, finding, scorecard.', load: async () => (require('./demo.command') as typeof import('./demo.command')).demoCommand },
   { name: 'serve', summary: 'Run the whole service in one process on the embedded default (no servers needed).', load: async () => (require('./serve.command') as typeof import('./serve.command')).serveCommand },
 ];
