@@ -1,7 +1,10 @@
 import { SUBJECTS } from '@evals/contracts';
+import { RUN_EVENTS } from '@evals/domain';
 import { EventStore, ResultPublications, RunReadModelRepository } from '@evals/persistence';
 import type { DataSource } from 'typeorm';
 import { RUNS_PROJECTION, type ProjectorLogger, type RunProjector } from './run.projector';
+
+const RUN_EVENT_TYPES: ReadonlySet<string> = new Set(Object.values(RUN_EVENTS));
 
 export interface RebuildOptions {
   /** Events read from the log per page (one projector micro-batch each). */
@@ -55,11 +58,14 @@ export async function rebuildReadModel(dataSource: DataSource, projector: RunPro
     for (;;) {
       const page = await store.readAll(sql, after, pageSize);
       if (page.length === 0) break;
-      const outcome = await projector.apply(sql, page, {
+      // The log also holds other apps' facts (calibration.reported: EVENT_AUTHORS); the run projection folds
+      // the run's events only, as the live consumer, which the bus hands run events alone.
+      const runEvents = page.filter((e) => RUN_EVENT_TYPES.has(e.type));
+      const outcome = await projector.apply(sql, runEvents, {
         publish: (result) => !announced.has(result.run_id),
         recordDeadLetters: false,
       });
-      events += page.length;
+      events += runEvents.length;
       applied += outcome.applied;
       duplicates += outcome.duplicates;
       skipped += outcome.deadLettered;

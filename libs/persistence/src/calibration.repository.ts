@@ -88,10 +88,18 @@ export class CalibrationRepository {
   }
 
   async addReport(sql: Sql, report: CalibrationReportRecord): Promise<CalibrationReportRecord> {
+    // The report and its fact in the shared log, in one statement: the gate and the read model learn a judge's
+    // standing from `calibration.reported` (JudgeStatusRepository), never from this table (issue 27).
     const [row] = await sql.query(
-      `INSERT INTO calibration_reports (id, set_id, judge_model, prompt_version, scope, targets, report, status)
-       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8)
-       RETURNING to_char(created_at AT TIME ZONE 'UTC', ${ISO}) AS created_at`,
+      `WITH r AS (
+         INSERT INTO calibration_reports (id, set_id, judge_model, prompt_version, scope, targets, report, status)
+         VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8)
+         RETURNING *
+       ), fact AS (
+         INSERT INTO events (stream_id, stream_version, type, version, data, metadata, message_id)
+         SELECT ${CALIBRATION_FACT_COLUMNS} FROM r
+       )
+       SELECT to_char(created_at AT TIME ZONE 'UTC', ${ISO}) AS created_at FROM r`,
       [report.id, report.set_id, report.judge_model, report.prompt_version, report.scope, JSON.stringify(report.targets), JSON.stringify(report.report), report.status],
     );
     return { ...report, created_at: row.created_at };
@@ -115,3 +123,16 @@ export class CalibrationRepository {
     );
   }
 }
+
+/**
+ * `calibration.reported` v1 of one `calibration_reports` row `r`, as the columns of `events`: its own stream
+ * (`calibration-<report id>`, version 1), the report's id as the message id. Counts, rates and ids only (D1):
+ * a report holds no output. The migration that introduced it wrote the same for every earlier report.
+ */
+export const CALIBRATION_FACT_COLUMNS = `'calibration-' || r.id, 1, 'calibration.reported', 1,
+  jsonb_build_object('report_id', r.id, 'set_id', r.set_id, 'judge_model', r.judge_model, 'prompt_version', r.prompt_version,
+    'scope', r.scope, 'status', r.status, 'targets', r.targets, 'report', r.report,
+    'created_at', to_char(r.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')),
+  jsonb_build_object('message_id', r.id, 'correlation_id', r.id, 'causation_id', r.id,
+    'occurred_at', to_char(r.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')),
+  r.id::uuid`;

@@ -18,11 +18,12 @@ import { SuiteSources1764500000041 } from './migrations/1764500000041-suite-sour
 import { BudgetReservations1796141924617 } from './migrations/1796141924617-budget-reservations.migration';
 import { EvidenceJudgedIndex1796200000000 } from './migrations/1796200000000-evidence-judged-index.migration';
 import { AppRoles1796300000000 } from './migrations/1796300000000-app-roles.migration';
+import { CalibrationFacts1796300000100 } from './migrations/1796300000100-calibration-facts.migration';
 
 const MIGRATIONS_TABLE = 'schema_migrations';
 
 /** Every schema change, in order. The schema is never synchronised from entities. */
-export const migrations = [InitialSchema1764460800000, ReadModel1764460900000, Regression1764461000000, Monitor1764461100000, ApiKeys1764461200000, Gate1764461300000, Judge1764461400000, RunCompleteness1764461500000, OpenRunsIndex1764461550000, ReadModelVerdicts1764461600000, CalibrationScope1764461700000, JudgeRepeatsBudgets1764461800000, SuiteSources1764500000041, BudgetReservations1796141924617, EvidenceJudgedIndex1796200000000, AppRoles1796300000000];
+export const migrations = [InitialSchema1764460800000, ReadModel1764460900000, Regression1764461000000, Monitor1764461100000, ApiKeys1764461200000, Gate1764461300000, Judge1764461400000, RunCompleteness1764461500000, OpenRunsIndex1764461550000, ReadModelVerdicts1764461600000, CalibrationScope1764461700000, JudgeRepeatsBudgets1764461800000, SuiteSources1764500000041, BudgetReservations1796141924617, EvidenceJudgedIndex1796200000000, AppRoles1796300000000, CalibrationFacts1796300000100];
 
 export interface PostgresConfig {
   readonly url: string;
@@ -67,6 +68,19 @@ const MIGRATION_LOCK = 72_430_001;
 export async function migrate(dataSource: DataSource): Promise<string[]> {
   // Every start but the first finds nothing to do: one query says so (migration-state.ts).
   if (await allMigrationsApplied(dataSource, MIGRATIONS_TABLE, migrations.map((m) => new m().name))) return [];
+  // The roles' grants (ownership.ts) touch cluster-wide role dependencies, which another database session -
+  // another schema's migration or DROP SCHEMA on a shared server - may hold in the other order: PostgreSQL
+  // then aborts one side with a deadlock. The failed migration rolled back; it is simply run again.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await migrateOnce(dataSource);
+    } catch (error) {
+      if (attempt >= 5 || (error as { code?: string }).code !== '40P01') throw error;
+    }
+  }
+}
+
+async function migrateOnce(dataSource: DataSource): Promise<string[]> {
   const lock = dataSource.createQueryRunner();
   await lock.connect();
   try {

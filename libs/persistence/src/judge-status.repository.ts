@@ -23,18 +23,26 @@ export interface JudgeStatus {
   readonly reasons: readonly string[];
 }
 
-const ISO = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
-
 /**
  * Which reports count: measured ones of a scope. A refused set (`insufficient_set`: too small, or one human
  * class) was never measured and displaces nothing; a report from before scopes (scope NULL) certifies no
  * scope. Within a scope the latest report wins - and only within it: a report for rubric B never replaces
  * rubric A's.
  */
-const MEASURED = `scope IS NOT NULL AND status <> 'insufficient_set'`;
+const MEASURED = `data->>'scope' IS NOT NULL AND data->>'status' <> 'insufficient_set'`;
 
 /**
- * Reads judge scopes' standing from the append-only `calibration_reports`. Exported for the gate (ingestion)
+ * A report as the regression app recorded it in the shared log (`calibration.reported`, written with the
+ * row by CalibrationRepository.addReport): the gate (ingestion) and the read model fold a judge's standing
+ * from the log, never from the regression app's table (issue 27, ownership.ts). `created_at` is kept to the
+ * microsecond in the fact, so its text orders as the timestamp did; it is shown to the millisecond.
+ */
+const REPORT_FACT = `data->>'report_id' AS id, data->>'set_id' AS set_id, data->>'scope' AS scope, data->>'status' AS status,
+  data->'report' AS report, left(data->>'created_at', 23) || 'Z' AS created_at
+  FROM events WHERE type = 'calibration.reported' AND data->>'judge_model' = $1 AND data->>'prompt_version' = $2`;
+
+/**
+ * Reads judge scopes' standing from the `calibration.reported` facts of the shared log. Exported for the gate (ingestion)
  * and served by the regression app at `GET /v1/judges/status`.
  */
 export class JudgeStatusRepository {
@@ -44,9 +52,8 @@ export class JudgeStatusRepository {
    */
   async status(sql: Sql, judgeModel: string, promptVersion: string, scope?: string): Promise<JudgeStatus> {
     const rows = await sql.query(
-      `SELECT id, set_id, scope, status, report, to_char(created_at AT TIME ZONE 'UTC', ${ISO}) AS created_at
-       FROM calibration_reports WHERE judge_model = $1 AND prompt_version = $2 AND ${MEASURED} ${scope === undefined ? '' : 'AND scope = $3'}
-       ORDER BY created_at DESC, id DESC LIMIT 1`,
+      `SELECT ${REPORT_FACT} AND ${MEASURED} ${scope === undefined ? '' : "AND data->>'scope' = $3"}
+       ORDER BY data->>'created_at' DESC, data->>'report_id' DESC LIMIT 1`,
       scope === undefined ? [judgeModel, promptVersion] : [judgeModel, promptVersion, scope],
     );
     return rows.length === 0 ? uncalibrated(judgeModel, promptVersion, scope) : fromRow(judgeModel, promptVersion, rows[0]);
@@ -55,9 +62,8 @@ export class JudgeStatusRepository {
   /** Every measured scope of a pin, each by its latest report, in scope order. */
   async scopes(sql: Sql, judgeModel: string, promptVersion: string): Promise<JudgeStatus[]> {
     const rows = await sql.query(
-      `SELECT DISTINCT ON (scope) id, set_id, scope, status, report, to_char(created_at AT TIME ZONE 'UTC', ${ISO}) AS created_at
-       FROM calibration_reports WHERE judge_model = $1 AND prompt_version = $2 AND ${MEASURED}
-       ORDER BY scope, created_at DESC, id DESC`,
+      `SELECT DISTINCT ON (data->>'scope') ${REPORT_FACT} AND ${MEASURED}
+       ORDER BY data->>'scope', data->>'created_at' DESC, data->>'report_id' DESC`,
       [judgeModel, promptVersion],
     );
     return rows.map((row: Record<string, unknown>) => fromRow(judgeModel, promptVersion, row));

@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
+import { JudgeStatusRepository } from './judge-status.repository';
 import { testServers } from '../../../test/support/servers';
 import { APPS, EVENT_AUTHORS, TABLE_OWNERS, appRole, applyOwnershipGrants, privilegesOf, type AppName, type TableName } from './ownership';
 import { migrate } from './data-source';
@@ -93,24 +95,40 @@ describe('upgrading a database of the previous release to the ownership grants (
   it('keeps every row, and the roles read their own rows right after', async () => {
     const ds = dataSource();
     const schema = (ds.options as { schema: string }).schema;
-    await ds.undoLastMigration();
-    const last = (await ds.query(`SELECT name FROM schema_migrations ORDER BY id DESC LIMIT 1`)) as Array<{ name: string }>;
-    expect(last[0].name).toBe('EvidenceJudgedIndex1796200000000');
-    for (const [i, type] of Object.keys(EVENT_AUTHORS).entries()) {
+    const lastApplied = async () => ((await ds.query(`SELECT name FROM schema_migrations ORDER BY id DESC LIMIT 1`)) as Array<{ name: string }>)[0].name;
+    while ((await lastApplied()) !== 'EvidenceJudgedIndex1796200000000') await ds.undoLastMigration();
+    // A judge report of the previous release: the gate read it from calibration_reports, it now folds the log.
+    const setId = randomUUID();
+    const reportId = randomUUID();
+    await ds.query(`INSERT INTO calibration_sets (id, name, suite_key, item_count) VALUES ($1, 'old set', 'support', 50)`, [setId]);
+    await ds.query(
+      `INSERT INTO calibration_reports (id, set_id, judge_model, prompt_version, scope, targets, report, status, created_at)
+       VALUES ($1, $2, 'gpt-x', 'v1', 'suite:support', '{}', '{"n": 50, "kappa": 0.8}', 'certified', '2026-01-02T03:04:05.678901Z')`,
+      [reportId, setId],
+    );
+    const standing = await new JudgeStatusRepository().status(ds, 'gpt-x', 'v1', 'suite:support');
+    expect(standing.status).toBe('uncalibrated');
+    const runTypes = Object.keys(EVENT_AUTHORS).filter((type) => type !== 'calibration.reported');
+    for (const [i, type] of runTypes.entries()) {
       await ds.query(`INSERT INTO events (stream_id, stream_version, type, version, data, metadata, message_id) VALUES ('run-up', $1, $2, 1, '{"n": 1}', '{}', gen_random_uuid())`, [i + 1, type]);
     }
-    const digest = async () => ((await ds.query(`SELECT count(*)::int AS n, md5(string_agg(e::text, ',' ORDER BY position)) AS h FROM events e`)) as Array<{ n: number; h: string }>)[0];
-    const before = await digest();
+    const digest = async () => ((await ds.query(`SELECT count(*)::int AS n, md5(string_agg(e::text, ',' ORDER BY position)) AS h FROM events e WHERE type <> 'calibration.reported'`)) as Array<{ n: number; h: string }>)[0];
+    const logBefore = await digest();
     await migrate(ds);
-    expect(await digest()).toEqual(before);
-    expect(before.n).toBe(Object.keys(EVENT_AUTHORS).length);
+    expect(await digest()).toEqual(logBefore);
+    expect(logBefore.n).toBe(runTypes.length);
+    // The earlier report got its fact: the gate's view of the judge is what the table said.
+    const after = await new JudgeStatusRepository().status(ds, 'gpt-x', 'v1', 'suite:support');
+    expect({ status: after.status, report_id: after.report_id, set_id: after.set_id, calibrated_at: after.calibrated_at }).toEqual({ status: 'certified', report_id: reportId, set_id: setId, calibrated_at: '2026-01-02T03:04:05.678Z' });
+    await migrate(ds);
+    expect(((await ds.query(`SELECT count(*)::int AS n FROM events WHERE type = 'calibration.reported'`)) as Array<{ n: number }>)[0].n).toBe(1);
 
     const url = new URL(testServers.postgres.url);
     url.username = appRole('read_model');
     const client = new Client({ connectionString: url.toString(), options: `-c search_path=${schema}` });
     await client.connect();
     try {
-      expect((await client.query('SELECT count(*)::int AS n FROM events')).rows[0].n).toBe(before.n);
+      expect((await client.query('SELECT count(*)::int AS n FROM events')).rows[0].n).toBe(logBefore.n + 1);
       await expect(client.query('SELECT * FROM budgets LIMIT 1')).rejects.toMatchObject({ code: '42501' });
     } finally {
       await client.end();

@@ -67,13 +67,11 @@ export const FOREIGN_READS: readonly ForeignRead[] = [
   { app: 'regression', table: 'suite_versions', why: 'calibration and comparison compile the suite version', replacedBy: 'suite.published' },
   { app: 'regression', table: 'suite_cases', why: 'calibration items and compared cases by scorer', replacedBy: 'suite.published' },
   { app: 'regression', table: 'evidence', why: 'the paired comparison reads which cases both runs passed; the judge pin and usage of a run', replacedBy: 'cases.scored v3 with compact per-case pass/fail, projected into the regression app\'s own table' },
-  { app: 'ingestion', table: 'calibration_reports', why: 'the gate asks whether the judge is certified for the suite', replacedBy: 'calibration.reported / judge.certified, projected for the gate' },
   { app: 'ingestion', table: 'runs', why: 'the gate and the run waiter read the run view of the query side', replacedBy: 'the run\'s stream folded through the run model (events), already used for the verdict' },
   { app: 'ingestion', table: 'read_run_verdicts', why: 'the gate list shows each gated run\'s regression verdict', replacedBy: 'run.compared folded from the run\'s stream' },
   { app: 'ingestion', table: 'eval_results', why: 'the run view the gate answers with carries the EvalResult', replacedBy: 'run.scored / run.compared folded from the run\'s stream' },
   { app: 'ingestion', table: 'evidence', why: 'the run view\'s cases and the monitor\'s window counts', replacedBy: 'cases.scored v3 (per-case outcomes)' },
   { app: 'read_model', table: 'evidence', why: 'the case pages and the run view\'s cases', replacedBy: 'cases.scored v3 carrying the redacted case results, projected into the read model' },
-  { app: 'read_model', table: 'calibration_reports', why: 'the dashboard\'s judge pins and their certification', replacedBy: 'calibration.reported, projected by the read model' },
   { app: 'read_model', table: 'suite_versions', why: 'judge-corrected pass rates of a run (judge correction queries)', replacedBy: 'suite.published' },
   { app: 'read_model', table: 'suite_cases', why: 'judge-corrected pass rates of a run (judge correction queries)', replacedBy: 'suite.published' },
 ];
@@ -90,6 +88,8 @@ export const EVENT_AUTHORS = {
   'cases.scored': 'scoring',
   'run.scored': 'scoring',
   'run.compared': 'regression',
+  // A judge's calibration report, folded by the gate and the read model (JudgeStatusRepository).
+  'calibration.reported': 'regression',
 } as const satisfies Record<string, AppName>;
 
 /** The login role each app connects as (deploy/, scripts/start-services.js). Roles are cluster-wide; grants are per schema. */
