@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { gunzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { pgliteVersion, readTar, templateFile, unpackTemplate } from './data-dir-template';
 
 /** A one-entry ustar archive, as tar writes it, for the refusals below. */
@@ -48,6 +48,9 @@ describe('the PGlite data directory template (issue 31)', () => {
     try {
       expect(unpackTemplate(path.join(dir, 'none'), path.join(dir, 'missing.tar.gz'))).toBe(false);
       expect(fs.existsSync(path.join(dir, 'none'))).toBe(false);
+      fs.writeFileSync(path.join(dir, 'foreign.tar.gz'), gzipSync(tarOf('a', '2')));
+      expect(unpackTemplate(path.join(dir, 'foreign'), path.join(dir, 'foreign.tar.gz'))).toBe(false);
+      expect(fs.existsSync(path.join(dir, 'foreign'))).toBe(false);
       expect(unpackTemplate(path.join(dir, 'pg'))).toBe(true);
       expect(fs.readFileSync(path.join(dir, 'pg', 'PG_VERSION'), 'utf8').trim()).toMatch(/^\d+$/);
       expect(fs.statSync(path.join(dir, 'pg', 'global', 'pg_control')).size).toBeGreaterThan(0);
