@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from 'pg';
+import { templateFile } from './data-dir-template';
 import { inProcessPgStream, startEmbeddedPostgres } from './embedded-postgres';
 
 /** A new data directory unpacked from the template is a database PGlite opens, keeps and reopens (issue 31). */
@@ -11,10 +12,11 @@ describe('a data directory from the template', () => {
 
   it('opens without initdb, takes writes and has them after a restart', async () => {
     const data = path.join(dir, 'postgres');
-    const started = Date.now();
+    // The installed PGlite has its template, so a new directory is unpacked, not initdb'ed (what that saves is
+    // measured by bench:embedded, never by a timed test): a PGlite upgrade without `npm run pglite:template` fails here.
+    expect(fs.existsSync(templateFile())).toBe(true);
     const first = await startEmbeddedPostgres(data);
-    // initdb alone took about 5 s on the development machine; the unpacked directory opens in well under it.
-    expect(Date.now() - started).toBeLessThan(4000);
+    expect(fs.existsSync(path.join(data, 'PG_VERSION'))).toBe(true);
     const query = async (pg: { url: string }, sql: string) => {
       const client = new Client({ connectionString: pg.url, stream: inProcessPgStream(pg.url) } as never);
       await client.connect();
