@@ -9,7 +9,7 @@
  * - `weights` and `threshold` (promptfoo's per-assertion `weight` and per-test `threshold`): with `threshold`
  *   (in (0, 1]) the case passes when the weighted share of passing checks (weights default to 1) is at least
  *   it, instead of when all pass; promptfoo's rule (AssertionsResult.testResult), a zero total weight scores 0.
- *   Without `threshold`, weights change nothing: every check must pass, a weight-0 one too, as in promptfoo.
+ *   A check of weight 0 never decides: promptfoo's runAssertion counts a weight-0 assertion as passed.
  * - The label is `all_passed`, or `check_failed` when any fails; which one failed is not reported, since
  *   labels are a fixed vocabulary (D1). Every child is total, so `all` is.
  */
@@ -98,7 +98,7 @@ export function createAllScorer(compileChild: CompileChild): Scorer<CompositeCon
     },
     score(output, config) {
       if (config.threshold === undefined) {
-        for (const check of config.checks) if (!check(output).passed) return fail('check_failed');
+        for (let i = 0; i < config.checks.length; i++) if (config.weights[i] !== 0 && !config.checks[i](output).passed) return fail('check_failed');
         return pass('all_passed');
       }
       let total = 0;

@@ -92,7 +92,10 @@ describe('importPromptfoo: tests to cases', () => {
     const asserts = [{ type: 'contains', value: 'a', weight: 2 }, { type: 'contains', value: 'b' }];
     const r = importPromptfoo({ tests: [{ assert: asserts, threshold: 0.5 }, { assert: asserts, threshold: 0 }] }, '/c/p.yaml', read({}));
     expect(r.cases[0]?.scorer).toMatchObject({ type: 'all', threshold: 0.5, weights: [2, 1] });
-    expect(r.cases[1]?.scorer).toEqual({ type: 'all', scorers: [{ type: 'contains', value: 'a' }, { type: 'contains', value: 'b' }] });
+    expect(r.cases[1]?.scorer).toEqual({ type: 'all', scorers: [{ type: 'contains', value: 'a' }, { type: 'contains', value: 'b' }], weights: [2, 1] });
+    // A lone weight-0 assertion always passes in promptfoo: it stays inside all, whose weight 0 never decides.
+    const lone = importPromptfoo({ tests: [{ assert: [{ type: 'contains', value: 'a', weight: 0 }] }] }, '/c/p.yaml', read({}));
+    expect(lone.cases[0]?.scorer).toEqual({ type: 'all', scorers: [{ type: 'contains', value: 'a' }], weights: [0] });
   });
 
   it('maps a lone llm-rubric to llm_judge and refuses it next to other assertions', () => {

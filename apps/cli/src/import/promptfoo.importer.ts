@@ -4,7 +4,8 @@
  *
  * Every test (defaultTest's vars and assertions merged in, as promptfoo does) becomes a case: `vars` the input,
  * its assertions one scorer - several combine with `all`, as promptfoo combines them (AssertionsResult: every
- * assertion must pass; with the test's `threshold`, the weighted mean score must reach it). The mapping is
+ * assertion must pass, a weight-0 one counting as passed; with the test's `threshold`, the weighted mean score
+ * must reach it). The mapping is
  * promptfoo 0.120.0's own code read case by case (dist/src/index.cjs, handleContains ... handleStartsWith).
  */
 import * as path from 'node:path';
@@ -285,12 +286,13 @@ export function importPromptfoo(config: unknown, configFile: string, read: ReadF
       leave('test', 'a threshold outside [0, 1]');
       return undefined;
     }
-    // promptfoo's `if (this.threshold)`: a threshold of 0 is the all-pass rule.
+    // promptfoo's `if (this.threshold)`: a threshold of 0 is the all-pass rule. A lone weight-0 assertion
+    // always passes there, so it cannot be one bare scorer.
     const weighted = threshold !== undefined && threshold > 0;
     const scorer: Spec =
-      specs.length === 1 && !weighted
+      specs.length === 1 && !weighted && specs[0].weight !== 0
         ? specs[0].spec
-        : { type: 'all', scorers: specs.map((s) => s.spec), ...(weighted ? { threshold, ...(specs.some((s) => s.weight !== 1) ? { weights: specs.map((s) => s.weight) } : {}) } : {}) };
+        : { type: 'all', scorers: specs.map((s) => s.spec), ...(specs.some((s) => s.weight !== 1) ? { weights: specs.map((s) => s.weight) } : {}), ...(weighted ? { threshold } : {}) };
     return { ...named, input, ...(expected !== undefined ? { expected } : {}), scorer };
   });
   const title = typeof config['description'] === 'string' ? config['description'] : undefined;
