@@ -64,7 +64,7 @@ export class SuiteCatalogService {
     const one = kept;
     if (one) return this.store(head, content_hash, case_count, source, (m, version) => this.suites.insertCases(m, head.key, version, one, 0));
     return this.store(head, content_hash, case_count, source, async (m, version) => {
-      const stored = await streamSuiteYaml(text, fileName, (cases, from) => this.suites.insertCases(m, head.key, version, cases.map(caseRecord), from));
+      const stored = await streamSuiteYaml(text, fileName, (cases, from) => this.suites.insertCases(m, head.key, version, cases.map(caseRecord), from), { whole: checked.read === 'whole' });
       // The same text read the same way: anything else is a bug, and the transaction must not commit.
       if (!stored.ok || stored.content_hash !== content_hash) throw new Error('suite push: the second reading of the text differs from the first');
     });

@@ -49,6 +49,18 @@ describe('streamSuiteYaml answers what parseSuiteYaml answers (issue 31)', () =>
     const { batches } = await expectSameAsParse(yamlSuite(500));
     expect(batches).toHaveLength(10);
     expect(Math.max(...batches)).toBe(50);
+    expect((await streamSuiteYaml(yamlSuite(500), FILE)).read).toBe('slices');
+  });
+
+  it('says when it read a text whole, and reads a text whole when told (a second pass after a whole first one)', async () => {
+    const anchored = yamlSuite(70, (i) => (i === 1 ? `  - id: c1\n    input: &a x\n` : i === 2 ? `  - id: c2\n    input: *a\n` : undefined));
+    expect(await streamSuiteYaml(anchored, FILE)).toMatchObject({ ok: true, read: 'whole' });
+    const text = yamlSuite(120);
+    const sliced = await streamSuiteYaml(text, FILE);
+    const got: SuiteCase[] = [];
+    const forced = await streamSuiteYaml(text, FILE, (cases) => void got.push(...cases), { whole: true });
+    expect(forced).toEqual({ ...sliced, read: 'whole' });
+    expect(got).toHaveLength(120);
   });
 
   const invalid: Array<[string, string]> = [

@@ -174,6 +174,12 @@ function positionBatched(text: string, layout: CasesLayout, header: ParsedSlice,
   return positioned.map((p) => p.e);
 }
 
+/**
+ * streamSuiteYaml's answer, with how the text was read: `whole` when it could not be read in slices. A second
+ * pass over the same text given `{ whole: true }` then reads it whole at once, never a slice first.
+ */
+export type StreamedSuite = SuiteStreamResult & { readonly read: 'slices' | 'whole' };
+
 /** Called with each batch of validated cases, in order (`from`: the index of the first). */
 export type SuiteCasesSink = (cases: readonly SuiteCase[], from: number) => void | Promise<void>;
 
@@ -187,20 +193,21 @@ export type SuiteCasesSink = (cases: readonly SuiteCase[], from: number) => void
  *
  * A slice the YAML reader refuses is reported as parseSuiteYaml reports the text. Should the whole text then
  * be valid after cases were given (a slice that reads differently alone), they cannot be given again: that
- * throws. A caller that checks first (a pass without a sink: deterministic) and stores second never sees it.
+ * throws. A caller that checks first (a pass without a sink) and stores second, with `{ whole: true }` when the
+ * first answer was read whole, never sees it.
  */
-export async function streamSuiteYaml(text: string, fileName: string, sink?: SuiteCasesSink): Promise<SuiteStreamResult> {
-  const whole = async (delivered: number): Promise<SuiteStreamResult> => {
+export async function streamSuiteYaml(text: string, fileName: string, sink?: SuiteCasesSink, options: { readonly whole?: boolean } = {}): Promise<StreamedSuite> {
+  const whole = async (delivered: number): Promise<StreamedSuite> => {
     const r = parseSuiteYaml(text, fileName, { scorers: false });
-    if (!r.ok) return r;
+    if (!r.ok) return { ...r, read: 'whole' };
     if (delivered > 0) throw new Error('streamSuiteYaml: a slice was refused after cases were given; check the text without a sink first');
     const { cases, ...head } = r.suite;
     const hasher = new SuiteContentHasher();
     for (const c of cases) hasher.addCase(c);
     for (let from = 0; sink && from < cases.length; from += CASES_PER_BATCH) await sink(cases.slice(from, from + CASES_PER_BATCH), from);
-    return { ok: true, head, case_count: cases.length, content_hash: hasher.digest(head) };
+    return { ok: true, head, case_count: cases.length, content_hash: hasher.digest(head), read: 'whole' };
   };
-  if (typeof text !== 'string' || Buffer.byteLength(text, 'utf8') > MAX_SUITE_BYTES || NOT_BATCHABLE.test(text) || yamlNestingExceeds(text)) return whole(0);
+  if (options.whole === true || typeof text !== 'string' || Buffer.byteLength(text, 'utf8') > MAX_SUITE_BYTES || NOT_BATCHABLE.test(text) || yamlNestingExceeds(text)) return whole(0);
   const layout = casesLayout(text);
   if (layout === undefined) return whole(0);
   const header = parseSlice(text.slice(0, layout.start));
@@ -224,8 +231,8 @@ export async function streamSuiteYaml(text: string, fileName: string, sink?: Sui
     }
   }
   const result = validator.finish();
-  if (result.ok) return result;
-  return { ok: false, errors: positionBatched(text, layout, header, count, result.errors) };
+  if (result.ok) return { ...result, read: 'slices' };
+  return { ok: false, errors: positionBatched(text, layout, header, count, result.errors), read: 'slices' };
 }
 
 /** A path relative to a slice (whose root is the list of its items), in the validator's format. */
