@@ -1,5 +1,5 @@
 import * as fs from 'node:fs';
-import { compareRuns, parseSuiteYaml, validateSuite, type Comparison, type SuiteDefinition, type SuiteError } from '@evals/domain';
+import { compareRuns, parseSuiteYaml, streamSuiteYaml, validateSuite, type Comparison, type SuiteDefinition, type SuiteError } from '@evals/domain';
 import type { CompiledScorer, ScoreResult } from '@evals/scorers';
 import { wilson } from '@evals/stats';
 import { CliError, EXIT } from './exit-codes';
@@ -38,6 +38,16 @@ export function loadSuite(file: string): { suite: SuiteDefinition; scorers: read
   const loaded = { suite: parsed.suite, scorers: parsed.scorers };
   lastLoaded = text.length <= MEMO_MAX_CHARS ? { file, text, loaded } : undefined;
   return loaded;
+}
+
+/**
+ * loadSuite's refusal of a suite file's text, read slice by slice (issue 31): the same problems in the same
+ * order, without holding the suite - for a large file the service refused (suite-arg.ts, pushSuiteFile),
+ * whose cases are not needed here.
+ */
+export async function checkSuiteText(text: string, file: string): Promise<void> {
+  const checked = await streamSuiteYaml(text, file);
+  if (!checked.ok) throw new SuiteRefused(checked.errors);
 }
 
 /**
