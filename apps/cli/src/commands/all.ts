@@ -1,4 +1,6 @@
 import type { Command } from '../command';
+import { importDatasetCommand } from '../import/import-dataset.command';
+import { importOpenAiEvalsCommand } from '../import/import-openai-evals.command';
 import { importPromptfooCommand } from '../import/import-promptfoo.command';
 import { JUDGE_COMMANDS } from '../judge';
 import { baselineListCommand } from './baseline-list.command';
@@ -31,6 +33,8 @@ export const COMMANDS: readonly Command[] = [
   scorecardCommand,
   ...JUDGE_COMMANDS,
   importPromptfooCommand,
+  importOpenAiEvalsCommand,
+  importDatasetCommand,
   demoCommand,
   serveCommand,
 ];
