@@ -23,7 +23,7 @@ function resolvable(schema: object): object {
 const matches = new Ajv({ strict: false, allErrors: true }).compile(resolvable(SCORER_SPEC_PROPERTY));
 
 /** A case `expected` each scorer can use, for specs whose case gives none. */
-const EXPECTED: { readonly [N in ScorerName]?: unknown } = { exact: 'hello', contains: ['a', 'b'], not_contains: 'x', json_equal: { a: 1 }, contains_any: ['a', 'b'] };
+const EXPECTED: { readonly [N in ScorerName]?: unknown } = { exact: 'hello', contains: ['a', 'b'], not_contains: 'x', json_equal: { a: 1 }, contains_any: ['a', 'b'], fuzzy_match: 'x' };
 
 interface Example {
   readonly spec: Record<string, unknown>;
@@ -65,6 +65,7 @@ const VALID: Record<ScorerName, Record<string, unknown>[]> = {
   contains_any: [{}, { value: 'a' }, { value: ['a', 'b'], ignore_case: true }],
   contains_json: [{}],
   levenshtein: [{ value: 'abc' }, { value: '', max_distance: 0 }, { value: 'x', max_distance: 7 }],
+  fuzzy_match: [{}, { value: 'Paris' }, { value: ['a', 'b'] }],
   all: [{ scorers: [{ type: 'contains', value: 'a' }] }, { scorers: [{ type: 'json_valid' }, { type: 'contains_json' }], weights: [1, 0], threshold: 0.5 }],
   not: [{ scorer: { type: 'regex', pattern: 'a' } }],
   llm_judge: [{ rubric: 'Polite.' }, { rubric: 'x', min_score: 0 }, { rubric: 'x', min_score: 1, repeats: 2 }, { rubric: 'x', repeats: 10 }],
@@ -83,6 +84,7 @@ const REFUSED: Record<ScorerName, Record<string, unknown>[]> = {
   contains_any: [{ value: 1 }, { value: [] }, { ignore_case: 'no' }],
   contains_json: [{ schema: {} }],
   levenshtein: [{ value: 1 }, { value: 'a', max_distance: -1 }, { value: 'a', max_distance: 1.5 }, { value: 'a', threshold: 1 }],
+  fuzzy_match: [{ value: 1 }, { value: [] }, { value: 'a', ignore_case: true }],
   all: [{}, { scorers: [] }, { scorers: 'x' }, { scorers: [{ type: 'json_valid' }], weights: [-1] }],
   not: [{}, { scorer: 'x' }, { scorer: { type: 'json_valid' }, extra: 1 }],
   llm_judge: [

@@ -24,3 +24,4 @@ export { containsJsonScorer, CONTAINS_JSON_LABELS } from './contains-json.scorer
 export { levenshteinScorer, LEVENSHTEIN_LABELS, DEFAULT_MAX_DISTANCE, type LevenshteinConfig } from './levenshtein.scorer';
 export { ALL_LABELS_OF_ALL, MAX_NESTED_SCORERS } from './all.scorer';
 export { NOT_LABELS } from './not.scorer';
+export { fuzzyMatchScorer, FUZZY_MATCH_LABELS, normalizeFuzzy, type FuzzyMatchConfig } from './fuzzy-match.scorer';

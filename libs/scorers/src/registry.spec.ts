@@ -17,9 +17,9 @@ describe('scorer registry (S4)', () => {
   it('registers the deterministic scorers of S1 (with the promptfoo equivalents of issue 29) and llm_judge (S3)', () => {
     expect(scorerNames).toEqual([
       'exact', 'contains', 'not_contains', 'regex', 'json_valid', 'json_equal', 'numeric_range',
-      'starts_with', 'contains_any', 'contains_json', 'levenshtein', 'all', 'not', 'llm_judge',
+      'starts_with', 'contains_any', 'contains_json', 'levenshtein', 'fuzzy_match', 'all', 'not', 'llm_judge',
     ]);
-    expect(deterministicScorerNames).toHaveLength(13);
+    expect(deterministicScorerNames).toHaveLength(14);
     for (const name of deterministicScorerNames) expect(scorers[name].kind).toBe('deterministic');
     expect(scorers.llm_judge.kind).toBe('judge');
   });

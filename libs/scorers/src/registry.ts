@@ -15,6 +15,7 @@ import { CONTAINS_JSON_OPTIONS_SCHEMA, containsJsonScorer } from './contains-jso
 import { CONTAINS_OPTIONS_SCHEMA, containsScorer } from './contains.scorer';
 import { EXACT_OPTIONS_SCHEMA, exactScorer } from './exact.scorer';
 import { ScorerIssueCode, issue, quote } from './issues';
+import { FUZZY_MATCH_OPTIONS_SCHEMA, fuzzyMatchScorer } from './fuzzy-match.scorer';
 import { JSON_EQUAL_OPTIONS_SCHEMA, jsonEqualScorer } from './json-equal.scorer';
 import { JSON_VALID_OPTIONS_SCHEMA, jsonValidScorer } from './json-valid.scorer';
 import { LEVENSHTEIN_OPTIONS_SCHEMA, levenshteinScorer } from './levenshtein.scorer';
@@ -50,6 +51,7 @@ export const deterministicScorers = {
   contains_any: containsAnyScorer,
   contains_json: containsJsonScorer,
   levenshtein: levenshteinScorer,
+  fuzzy_match: fuzzyMatchScorer,
   all: createAllScorer(compileChild),
   not: createNotScorer(compileChild),
 } as const;
@@ -96,6 +98,7 @@ export const scorerOptionSchemas: { readonly [N in ScorerName]: ScorerOptionsSch
   contains_any: CONTAINS_ANY_OPTIONS_SCHEMA,
   contains_json: CONTAINS_JSON_OPTIONS_SCHEMA,
   levenshtein: LEVENSHTEIN_OPTIONS_SCHEMA,
+  fuzzy_match: FUZZY_MATCH_OPTIONS_SCHEMA,
   all: ALL_OPTIONS_SCHEMA,
   not: NOT_OPTIONS_SCHEMA,
   llm_judge: LLM_JUDGE_OPTIONS_SCHEMA,

@@ -17,8 +17,9 @@ export function readSubstringConfig(
   raw: Readonly<Record<string, unknown>>,
   ctx: ScoreContext,
   issues: ScorerConfigIssue[],
+  options: readonly string[] = SUBSTRING_OPTIONS,
 ): SubstringConfig | undefined {
-  checkOptionKeys(scorer, raw, SUBSTRING_OPTIONS, issues);
+  checkOptionKeys(scorer, raw, options, issues);
   const ignoreCase = readBoolean(scorer, raw, 'ignore_case', false, issues);
   const fromOption = !isAbsent(raw, 'value');
   const field = fromOption ? 'value' : 'expected';

@@ -1180,6 +1180,16 @@ export interface components {
         FindingsDto: {
             findings: components["schemas"]["FindingReportedV1"][];
         };
+        /** fuzzy_match */
+        FuzzyMatchScorerSpec: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "fuzzy_match";
+            /** @description A non-empty string or a non-empty list of non-empty strings; the case's `expected` when absent. */
+            value?: string | string[];
+        };
         GateBudgetDto: {
             budgets?: components["schemas"]["GateBudgetStandingDto"][];
             /** @enum {string} */
@@ -2153,7 +2163,7 @@ export interface components {
             slope_per_run: number | null;
             window: number;
         };
-        ScorerSpec: components["schemas"]["ExactScorerSpec"] | components["schemas"]["ContainsScorerSpec"] | components["schemas"]["NotContainsScorerSpec"] | components["schemas"]["RegexScorerSpec"] | components["schemas"]["JsonValidScorerSpec"] | components["schemas"]["JsonEqualScorerSpec"] | components["schemas"]["NumericRangeScorerSpec"] | components["schemas"]["StartsWithScorerSpec"] | components["schemas"]["ContainsAnyScorerSpec"] | components["schemas"]["ContainsJsonScorerSpec"] | components["schemas"]["LevenshteinScorerSpec"] | components["schemas"]["AllScorerSpec"] | components["schemas"]["NotScorerSpec"] | components["schemas"]["LlmJudgeScorerSpec"];
+        ScorerSpec: components["schemas"]["ExactScorerSpec"] | components["schemas"]["ContainsScorerSpec"] | components["schemas"]["NotContainsScorerSpec"] | components["schemas"]["RegexScorerSpec"] | components["schemas"]["JsonValidScorerSpec"] | components["schemas"]["JsonEqualScorerSpec"] | components["schemas"]["NumericRangeScorerSpec"] | components["schemas"]["StartsWithScorerSpec"] | components["schemas"]["ContainsAnyScorerSpec"] | components["schemas"]["ContainsJsonScorerSpec"] | components["schemas"]["LevenshteinScorerSpec"] | components["schemas"]["FuzzyMatchScorerSpec"] | components["schemas"]["AllScorerSpec"] | components["schemas"]["NotScorerSpec"] | components["schemas"]["LlmJudgeScorerSpec"];
         ScorerVersionChangeDto: {
             baseline: string | null;
             run: string | null;

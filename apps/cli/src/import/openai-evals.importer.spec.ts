@@ -35,8 +35,10 @@ describe('OpenAI Evals samples to cases (issue 29 part 2)', () => {
     expect(leftOut.map((l) => l.index)).toEqual([2, 3]);
   });
 
-  it('fuzzy-match is listed as not imported, sample by sample', () => {
-    expect(importOpenAiEvals(jsonl({ input: 'q', ideal: 'x' }), 'fuzzy-match', false).leftOut).toHaveLength(1);
+  it('fuzzy-match: normalized ideal within the normalized output or the other way round', () => {
+    const { items } = importOpenAiEvals(jsonl({ input: 'q', ideal: ['The Eiffel Tower'] }), 'fuzzy-match', false);
+    expect([passes(items[0], 'eiffel tower!'), passes(items[0], 'It is the Eiffel tower, in Paris'), passes(items[0], 'Eiffel')]).toEqual([true, true, true]);
+    expect(passes(items[0], 'Louvre')).toBe(false);
   });
 
   it('escapeRegex escapes every RE2 metacharacter', () => {

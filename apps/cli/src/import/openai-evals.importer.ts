@@ -34,7 +34,7 @@ function scorerFor(evalClass: EvalClass, ideals: string[], ignoreCase: boolean):
       }
     }
     case 'fuzzy-match':
-      return { reason: 'FuzzyMatch normalizes text (punctuation, articles) as no scorer does yet' };
+      return { scorer: { type: 'fuzzy_match', value: ideals } };
   }
 }
 
