@@ -56,6 +56,7 @@ describe('promptfoo assertions to scorers (issue 29)', () => {
     [{ type: 'contains', value: 'a', transform: 'output.trim()' }, /transform/],
     [{ type: 'contains', value: '{% if x %}a{% endif %}' }, /Nunjucks/],
     [{ type: 'not-llm-rubric', value: 'x' }, /negated/],
+    [{ type: 'regex', value: '(?i)^yes' }, /not a JavaScript regex/],
   ])('%j is not imported (%s)', (assertion, reason) => {
     const m = mapAssertion(assertion, {});
     expect('unsupported' in m && m.unsupported).toMatch(reason);
@@ -120,6 +121,11 @@ describe('importPromptfoo: tests to cases', () => {
     expect(r.cases.map((c) => c?.input)).toEqual([{ q: 'one' }, { q: 'two' }, { q: 'three' }, { q: 'four' }]);
     expect(r.cases[3]).toEqual({ name: 'fourth', input: { q: 'four' }, scorer: { type: 'contains', value: 'X', ignore_case: true } });
     expect(r.cases[0]).toMatchObject({ expected: '1', scorer: { type: 'exact' } });
+  });
+
+  it('lists a pattern RE2 cannot run with the validator\'s reason', () => {
+    const r = importPromptfoo({ tests: [{ assert: [{ type: 'regex', value: '(?<=a)b' }] }] }, '/c/p.yaml', read({}));
+    expect(r.leftOut).toEqual([{ index: 1, what: 'regex', reason: expect.any(String) }, { index: 1, what: 'test', reason: expect.stringMatching(/no assertion left/) }]);
   });
 
   it('lists a test without assertions (promptfoo passes it whatever the output) as left out', () => {

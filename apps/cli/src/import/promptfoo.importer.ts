@@ -76,6 +76,16 @@ function strings(values: string[] | undefined): values is string[] {
   return values !== undefined && values.length > 0 && values.every((v) => v !== '');
 }
 
+/** promptfoo runs `new RegExp(value)`; a pattern it cannot compile fails there whatever the output. */
+function compilesInJavaScript(pattern: string): boolean {
+  try {
+    new RegExp(pattern);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** One assertion to a scorer spec, or why it cannot be (the report's reason). */
 export function mapAssertion(a: Assertion, vars: Record<string, unknown>): Mapped {
   const type = typeof a.type === 'string' ? a.type : '';
@@ -119,6 +129,7 @@ export function mapAssertion(a: Assertion, vars: Record<string, unknown>): Mappe
       return { spec: not({ type: 'starts_with', value }) };
     case 'regex':
       if (typeof value !== 'string' || value === '') return { unsupported: 'needs a non-empty string value' };
+      if (!compilesInJavaScript(value)) return { unsupported: 'not a JavaScript regex: promptfoo fails it on every output (RE2 might accept it, e.g. (?i))' };
       return { spec: not({ type: 'regex', pattern: value }) };
     case 'is-json':
     case 'contains-json':
