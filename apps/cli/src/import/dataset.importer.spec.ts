@@ -52,7 +52,8 @@ describe('evals import dataset and openai-evals', () => {
     expect(parse(fs.readFileSync(path.join(dir, 's.suite.yaml'), 'utf8')).default_scorer).toEqual({ type: 'contains_any', value: ['4', 'four'] });
   });
 
-  it('refuses an unknown --eval and a bad --scorer (exit 2)', async () => {
+  it('refuses an unknown --eval, a bad --scorer and an --out it cannot write (exit 2)', async () => {
+    expect((await cli(['import', 'dataset', 'qa.csv', '--out', 'no/such/dir/x.yaml'], { cwd: dir })).code).toBe(2);
     expect((await cli(['import', 'openai-evals', 'samples.jsonl', '--eval', 'nope', '--out', 'x.yaml'], { cwd: dir })).code).toBe(2);
     expect((await cli(['import', 'dataset', 'qa.csv', '--scorer', '[1]', '--out', 'x.yaml'], { cwd: dir })).code).toBe(2);
   });

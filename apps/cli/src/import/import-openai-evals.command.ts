@@ -8,7 +8,7 @@ const NAME = 'evals import openai-evals';
 /** `evals import openai-evals FILE.jsonl --out SUITE.yaml [--eval CLASS]` (issue 29 part 2). */
 export const importOpenAiEvalsCommand: Command = {
   name: 'import openai-evals',
-  summary: 'Write a suite file from OpenAI Evals samples (Match, Includes, JsonMatch).',
+  summary: 'Write a suite file from OpenAI Evals samples (Match, Includes, FuzzyMatch, JsonMatch).',
   usage: 'evals import openai-evals FILE.jsonl --out SUITE.yaml [--eval match|includes|fuzzy-match|json-match] [--ignore-case] [--key KEY] [--skip-unsupported]',
   options: [
     '--eval CLASS             the eval class: match (default, starts with an ideal), includes, fuzzy-match, json-match',

@@ -63,7 +63,11 @@ export function writeImportedSuite(outcome: ImportOutcome, values: { out?: strin
   // The file is written only once the suite parser accepts it: an import never leaves a broken suite behind.
   const parsed = parseSuiteYaml(text, out);
   if (!parsed.ok) throw new SuiteRefused(parsed.errors);
-  fs.writeFileSync(file, text);
+  try {
+    fs.writeFileSync(file, text);
+  } catch {
+    throw new CliError(EXIT.USAGE, `${outcome.command}: cannot write ${out}`);
+  }
   const mapped = outcome.mapped !== undefined && outcome.mapped.size > 0 ? `; mapped ${[...outcome.mapped].map(([t, n]) => `${t} ${n}`).join(', ')}` : '';
   io.out(`${outcome.command}: wrote ${out} (suite ${key}): ${cases.length} cases from ${outcome.items.length} ${outcome.noun}s${mapped}`);
   if (outcome.leftOut.length > 0) {
