@@ -13,7 +13,7 @@ type Assert = Record<string, unknown>;
 
 export interface AgreementTest {
   readonly description: string;
-  readonly vars: { readonly output: string };
+  readonly vars: { readonly output: string; readonly [name: string]: string };
   readonly assert: readonly Assert[];
   readonly threshold?: number;
 }
@@ -78,6 +78,11 @@ export function agreementTests(): { json: AgreementTest[]; csv: string; csvOutpu
     for (const output of [...outputs, ...POOL.filter((p) => !outputs.includes(p))]) add([assertion], output);
   }
   for (const [test, outputs] of COMBINED) for (const output of outputs) add(test.assert, output, test.threshold);
+  // Assertion values rendered with the test's vars (promptfoo: Nunjucks; the importer: the {{ var }} form).
+  for (const [word, output] of [['refund', 'a refund'], ['refund', 'a return'], ['Hello', 'Hello there'], ['Hello', 'hi Hello']] as const) {
+    json.push({ description: `c${json.length + 1}-templated`, vars: { output, word }, assert: [{ type: 'contains', value: '{{word}}' }, { type: 'starts-with', value: '{{ word }}' }] });
+    json.push({ description: `c${json.length + 1}-templated-any`, vars: { output, word }, assert: [{ type: 'icontains-any', value: ['{{word}}', 'zzz'] }] });
+  }
   const rows: [string, string, string][] = [
     ['hello world', 'contains: hello', 'levenshtein: hello world'],
     ['hello world', 'icontains: WORLD', 'levenshtein: hello world!'], // the CSV default threshold 0.75 is distance 0

@@ -44,6 +44,8 @@ describe('promptfoo assertions to scorers (issue 29)', () => {
     [{ type: 'levenshtein', value: 'kitten' }, 'sitting', true],
     [{ type: 'levenshtein', value: 'kitten', threshold: 2 }, 'sitting', false],
     [{ type: 'contains', value: '{{ word }}' }, 'a refund', true],
+    [{ type: 'contains-any', value: ['zzz', '{{word}}'] }, 'a refund', true], // list items are rendered too
+    [{ type: 'equals', value: { w: '{{word}}' } }, '{"w":"refund"}', true],
   ])('%j on %j -> %s', (assertion, output, passed) => {
     expect(verdict(assertion, output, { word: 'refund' })).toBe(passed);
   });

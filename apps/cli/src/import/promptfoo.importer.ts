@@ -58,6 +58,14 @@ function listValue(type: string, value: unknown): string[] | undefined {
 
 /** promptfoo renders assertion values with Nunjucks and the test's vars; the `{{ var }}` form is done here. */
 function render(value: unknown, vars: Record<string, unknown>): { value: unknown } | { unsupported: string } {
+  // Lists and mappings are rendered item by item, as promptfoo's renderVarsInObject does.
+  if (Array.isArray(value) || isRecord(value)) {
+    const entries = Object.entries(value).map(([k, v]) => [k, render(v, vars)] as const);
+    const failed = entries.find(([, r]) => 'unsupported' in r);
+    if (failed) return failed[1];
+    const rendered = entries.map(([k, r]) => [k, (r as { value: unknown }).value] as const);
+    return { value: Array.isArray(value) ? rendered.map(([, v]) => v) : Object.fromEntries(rendered) };
+  }
   if (typeof value !== 'string') return { value };
   if (/\{%|\{#/.test(value)) return { unsupported: 'a Nunjucks tag in the value (only {{ var }} is rendered)' };
   let failed = false;
