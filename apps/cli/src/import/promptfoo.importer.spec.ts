@@ -130,6 +130,18 @@ describe('importPromptfoo: tests to cases', () => {
     expect(r.leftOut).toEqual([{ index: 1, what: 'regex', reason: expect.any(String) }, { index: 1, what: 'test', reason: expect.stringMatching(/no assertion left/) }]);
   });
 
+  it('lists list vars (promptfoo expands them), file:// vars and file:// values; refuses a tests glob', () => {
+    const assert = [{ type: 'contains', value: 'a' }];
+    const r = importPromptfoo(
+      { tests: [{ vars: { q: ['a', 'b'] }, assert }, { vars: { q: 'file://q.txt' }, assert }, { vars: { q: 'x' }, assert: [{ type: 'contains', value: 'file://v.txt' }] }] },
+      '/c/p.yaml',
+      read({}),
+    );
+    expect(r.cases).toEqual([undefined, undefined, undefined]);
+    expect(r.leftOut.map((l) => [l.index, l.what])).toEqual([[1, 'test'], [2, 'test'], [3, 'contains'], [3, 'test']]);
+    expect(() => importPromptfoo({ tests: 'file://tests/*.yaml' }, '/c/p.yaml', read({}))).toThrow(/glob/);
+  });
+
   it('lists a test without assertions (promptfoo passes it whatever the output) as left out', () => {
     const r = importPromptfoo({ tests: [{ description: 'bare', vars: { a: 1 } }] }, '/c/p.yaml', read({}));
     expect(r.leftOut).toEqual([{ index: 1, description: 'bare', what: 'test', reason: expect.stringMatching(/no assertions/) }]);

@@ -99,6 +99,7 @@ export function mapAssertion(a: Assertion, vars: Record<string, unknown>): Mappe
   const type = typeof a.type === 'string' ? a.type : '';
   if (a.transform !== undefined) return { unsupported: 'a `transform` runs code on the output' };
   if (type === 'assert-set') return { unsupported: 'nested assertion sets are not imported' };
+  if (typeof a.value === 'string' && a.value.startsWith('file://')) return { unsupported: 'a file:// value (promptfoo loads or runs the file)' };
   const rendered = render(a.value, vars);
   if ('unsupported' in rendered) return rendered;
   const value = rendered.value;
@@ -214,6 +215,7 @@ export function readTests(source: unknown, dir: string, read: ReadFile): TestCas
   if (source === undefined || source === null) return [];
   if (Array.isArray(source)) return source.flatMap((t) => (typeof t === 'string' ? readTests(t, dir, read) : [t as TestCase]));
   if (typeof source !== 'string') throw new Error('`tests` must be a list of tests or a file reference');
+  if (/[*?[\]{}]/.test(source)) throw new Error(`\`tests: ${source}\`: glob patterns are not read; list the files`);
   const file = path.resolve(dir, source.replace(/^file:\/\//, ''));
   const text = read(file);
   const ext = path.extname(file).toLowerCase();
@@ -254,6 +256,17 @@ export function importPromptfoo(config: unknown, configFile: string, read: ReadF
     const options = { ...(isRecord(defaults.options) ? defaults.options : {}), ...(isRecord(test.options) ? test.options : {}) };
     if (options['transform'] !== undefined) {
       leave('test', 'options.transform runs code on the output');
+      return undefined;
+    }
+    // promptfoo expands a list var into one test per value (every combination); one case cannot be several.
+    const listVar = Object.entries(vars).find(([, v]) => Array.isArray(v));
+    if (listVar !== undefined) {
+      leave('test', `the list var \`${listVar[0]}\` expands into several tests in promptfoo`);
+      return undefined;
+    }
+    const fileVar = Object.entries(vars).find(([, v]) => typeof v === 'string' && v.startsWith('file://'));
+    if (fileVar !== undefined) {
+      leave('test', `the var \`${fileVar[0]}\` is a file:// reference (promptfoo loads the file)`);
       return undefined;
     }
     const specs: { spec: Spec; weight: number }[] = [];
