@@ -16,17 +16,16 @@
  * package looks for `drizzle/` one level too high, which one symlink mends. BENCH_SKIP_PROMPTFOO=1 leaves it out.
  * Wall time and peak RSS of every measured process come from /usr/bin/time when it is there.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { startEmbeddedServe, type EmbeddedServe } from '../../test/support/embedded-process';
+import { PROMPTFOO_VERSION, installPromptfoo } from '../../test/support/promptfoo';
 
 const N = Number(process.env.BENCH_N ?? 10_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const PROMPTFOO_VERSION = '0.120.0';
-const PROMPTFOO_DIR = process.env.BENCH_PROMPTFOO_DIR ?? path.join(os.tmpdir(), `evals-bench-peer-promptfoo-${PROMPTFOO_VERSION}`);
 const SKIP_PROMPTFOO = process.env.BENCH_SKIP_PROMPTFOO === '1';
 const SERVER = process.env.BENCH_SERVER ?? '';
 const root = path.resolve(__dirname, '../..');
@@ -74,19 +73,6 @@ function writeWorkload(dir: string, n: number): void {
     JSON.stringify({ key: `peer-bench-${n}`, description: 'peer workload: the promptfoo comparison cases', default_scorer: { type: 'json_valid' }, pass_threshold: 0.8, regression_threshold: 0.1, cases }),
   );
   fs.writeFileSync(path.join(dir, 'outputs.jsonl'), `${outputs.join('\n')}\n`);
-}
-
-function installPromptfoo(): string {
-  const bin = path.join(PROMPTFOO_DIR, 'node_modules', '.bin', 'promptfoo');
-  if (!fs.existsSync(bin)) {
-    log(`installing promptfoo ${PROMPTFOO_VERSION} into ${PROMPTFOO_DIR} (npm registry) ...`);
-    fs.mkdirSync(PROMPTFOO_DIR, { recursive: true });
-    if (!fs.existsSync(path.join(PROMPTFOO_DIR, 'package.json'))) fs.writeFileSync(path.join(PROMPTFOO_DIR, 'package.json'), '{"name":"peer-bench","private":true}\n');
-    execFileSync('npm', ['install', `promptfoo@${PROMPTFOO_VERSION}`, '--no-audit', '--no-fund', '--loglevel=error'], { cwd: PROMPTFOO_DIR, stdio: 'inherit' });
-  }
-  const drizzle = path.join(PROMPTFOO_DIR, 'node_modules', 'promptfoo', 'drizzle');
-  if (!fs.existsSync(drizzle)) fs.symlinkSync('dist/drizzle', drizzle);
-  return bin;
 }
 
 interface Measured {
@@ -168,7 +154,7 @@ async function main(): Promise<void> {
   try {
     log(`peer benchmark: ${fmt(N)} cases (a quarter each contains, regex, json_valid, exact), ${ROUNDS} interleaved round(s); ${os.cpus().length} cores, Node ${process.version}`);
     writeWorkload(work, N);
-    const promptfoo = SKIP_PROMPTFOO ? null : installPromptfoo();
+    const promptfoo = SKIP_PROMPTFOO ? null : installPromptfoo(log);
     const coldDir = path.join(work, 'cold-data');
     const warmDir = path.join(work, 'warm-data');
     const runArgs = (runId: string, extra: string[] = []) => [evalsBin, 'run', '--suite', path.join(work, 'suite.json'), '--outputs', path.join(work, 'outputs.jsonl'), '--subject-id', 'peer', '--run-id', runId, '--json', ...extra];
