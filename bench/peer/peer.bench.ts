@@ -22,7 +22,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { startEmbeddedServe, type EmbeddedServe } from '../../test/support/embedded-process';
-import { PROMPTFOO_VERSION, installPromptfoo } from '../../test/support/promptfoo';
+import { PROMPTFOO_VERSION, installPromptfoo, promptfooEnv } from '../../test/support/promptfoo';
 
 const N = Number(process.env.BENCH_N ?? 10_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -175,7 +175,7 @@ async function main(): Promise<void> {
         await quiet(serve.child.pid);
         const m = await measure(promptfoo, ['eval', '-c', 'promptfooconfig.yaml', '--no-cache', '--no-table', '--no-progress-bar', '-o', 'out.json', '-j', '32'], {
           cwd: work,
-          env: { PROMPTFOO_DISABLE_TELEMETRY: '1', PROMPTFOO_DISABLE_UPDATE: '1', PROMPTFOO_CONFIG_DIR: path.join(work, '.pf') },
+          env: promptfooEnv(path.join(work, '.pf')),
         });
         results.promptfoo.push(m);
         log(`  round ${r + 1}: promptfoo ${fmt(m.wallS, 2)} s (exit ${m.code})`);

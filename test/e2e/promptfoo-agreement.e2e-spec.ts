@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { parse } from 'yaml';
 import { parseJunit, runEvals } from '../../apps/cli/src/e2e.testing';
 import { assignIds } from '../../apps/cli/src/import/suite-file';
-import { installPromptfoo } from '../support/promptfoo';
+import { installPromptfoo, promptfooEnv } from '../support/promptfoo';
 import { AGREEMENT_TYPES, DEFAULT_TEST, agreementTests } from './promptfoo-agreement.fixture';
 
 /**
@@ -49,11 +49,7 @@ describe('e2e: evals import promptfoo gives the same verdicts as promptfoo 0.120
     );
 
     // promptfoo exits 100 when some test fails, which most of these are meant to.
-    const pf = await run(promptfoo, ['eval', '-c', 'promptfooconfig.yaml', '--no-cache', '--no-table', '--no-progress-bar', '-o', 'out.json', '-j', '8'], dir, {
-      PROMPTFOO_DISABLE_TELEMETRY: '1',
-      PROMPTFOO_DISABLE_UPDATE: '1',
-      PROMPTFOO_CONFIG_DIR: path.join(dir, '.pf'),
-    });
+    const pf = await run(promptfoo, ['eval', '-c', 'promptfooconfig.yaml', '--no-cache', '--no-table', '--no-progress-bar', '-o', 'out.json', '-j', '8'], dir, promptfooEnv(path.join(dir, '.pf')));
     if (pf.code !== 0 && pf.code !== 100) throw new Error(`promptfoo exit ${pf.code}\n${pf.stderr}`);
     const results = (JSON.parse(fs.readFileSync(path.join(dir, 'out.json'), 'utf8')) as { results: { results: PromptfooResult[] } }).results.results;
     const n = tests.json.length + tests.csvOutputs.length;

@@ -24,3 +24,19 @@ export function installPromptfoo(log: (line: string) => void = () => undefined):
   if (!fs.existsSync(drizzle)) fs.symlinkSync('dist/drizzle', drizzle);
   return bin;
 }
+
+/**
+ * The environment promptfoo runs in, for the agreement test and bench:peer alike. Its per-run debug and
+ * error log files are turned off: promptfoo 0.120.0 can write to its winston file transport after closing
+ * it on exit ("write after end", an unhandled error that makes the eval exit 1 at random, seen in CI), and
+ * neither caller reads those files. PROMPTFOO_CONFIG_DIR keeps its database out of the home directory.
+ */
+export function promptfooEnv(configDir: string): Record<string, string> {
+  return {
+    PROMPTFOO_DISABLE_TELEMETRY: '1',
+    PROMPTFOO_DISABLE_UPDATE: '1',
+    PROMPTFOO_DISABLE_DEBUG_LOG: '1',
+    PROMPTFOO_DISABLE_ERROR_LOG: '1',
+    PROMPTFOO_CONFIG_DIR: configDir,
+  };
+}
