@@ -37,6 +37,7 @@ import { jetstream, RetentionPolicy, StorageType, type JetStreamClient, type Jet
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { Client } from 'pg';
 import { runStreamId } from '@evals/domain';
+import { deploymentSchemas } from '@evals/persistence';
 import { stopProcess, type AppCluster } from '../../test/support/app-processes';
 import type { TestSchema } from '../../test/support/isolation';
 import { testServers } from '../../test/support/servers';
@@ -438,8 +439,8 @@ async function tableStats(db: Client, schema: string): Promise<TableStats> {
   const rows = (
     await db.query(
       `SELECT relname, coalesce(seq_scan, 0) + coalesce(idx_scan, 0) AS scans, n_tup_ins AS ins
-       FROM pg_stat_user_tables WHERE schemaname = $1 AND relname IN ('events', 'evidence', 'outbox')`,
-      [schema],
+       FROM pg_stat_user_tables WHERE schemaname = ANY($1) AND relname IN ('events', 'evidence', 'outbox')`,
+      [deploymentSchemas(schema)],
     )
   ).rows as Array<{ relname: string; scans: string; ins: string }>;
   const get = (t: string) => rows.find((r) => r.relname === t);

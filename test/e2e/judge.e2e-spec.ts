@@ -591,7 +591,7 @@ describe('e2e: the judge across the service and the CLI (S3, J1-J6, D1, D4)', ()
   // --- D1, J2: nothing leaks -------------------------------------------------------------------------------
 
   it('D1/J2: neither the reasoning nor any output is in a table (pg_dump), a log line, a cache value or an API answer', async () => {
-    const dump = execFileSync('pg_dump', ['--data-only', '--schema', schema.schema, testServers.postgres.url], { encoding: 'utf8', maxBuffer: 512 * 1024 * 1024 });
+    const dump = execFileSync('pg_dump', ['--data-only', '--schema', `${schema.schema}*`, testServers.postgres.url], { encoding: 'utf8', maxBuffer: 512 * 1024 * 1024 });
     expect(dump).toContain('judge_unparseable');
     expect(dump).toContain('calibration_reports');
     expect(dump).not.toContain(REASONING_MARKER);

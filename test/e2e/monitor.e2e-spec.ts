@@ -97,7 +97,7 @@ describe('e2e: the session monitor', () => {
     const letters = (await db.query(`SELECT code, reason FROM dead_letters WHERE subject = 'evals.session.signal'`)).rows;
     expect(letters).toEqual([expect.objectContaining({ code: 'INVALID_PAYLOAD' })]);
 
-    const dump = execFileSync('pg_dump', ['--data-only', '--schema', schema.schema, testServers.postgres.url], { maxBuffer: 256 * 1024 * 1024 }).toString();
+    const dump = execFileSync('pg_dump', ['--data-only', '--schema', `${schema.schema}*`, testServers.postgres.url], { maxBuffer: 256 * 1024 * 1024 }).toString();
     expect(dump).toContain(suiteKey);
     expect(dump).not.toContain(canary);
     expect(cluster.logs()).not.toContain(canary);

@@ -3,6 +3,7 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import Redis from 'ioredis';
 import { Client } from 'pg';
 import { createTestSchema, testBusNames, testRedisPrefix } from './isolation';
+import { deploymentSchemas } from '@evals/persistence';
 import { testServers } from './servers';
 
 // Test infrastructure: the isolation every integration test relies on holds on the real servers.
@@ -19,7 +20,7 @@ describe('integration: test isolation on the real servers', () => {
       const seenByB = await clientB.query('SELECT count(*)::int AS n FROM marker');
       expect(seenByB.rows[0].n).toBe(0);
       const path = await clientA.query('SHOW search_path');
-      expect(path.rows[0].search_path).toBe(a.schema);
+      expect(path.rows[0].search_path).toBe(deploymentSchemas(a.schema).join(','));
     } finally {
       await Promise.all([clientA.end(), clientB.end()]);
       await Promise.all([a.drop(), b.drop()]);

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { STREAMS } from '@evals/bus';
+import { deploymentSchemas } from '@evals/persistence';
 import { testServers } from './servers';
 
 /**
@@ -13,7 +14,7 @@ export function uniqueSuffix(): string {
 
 export interface TestSchema {
   readonly schema: string;
-  /** A connection string whose sessions use only this schema (search_path). */
+  /** A connection string whose sessions use only this schema and its apps' schemas beside it (search_path). */
   readonly url: string;
   drop(): Promise<void>;
 }
@@ -28,7 +29,7 @@ export async function createTestSchema(label = 'it'): Promise<TestSchema> {
     await admin.end();
   }
   const url = new URL(testServers.postgres.url);
-  url.searchParams.set('options', `-c search_path=${schema}`);
+  url.searchParams.set('options', `-c search_path=${deploymentSchemas(schema).join(',')}`);
   return {
     schema,
     url: url.toString(),
@@ -36,7 +37,7 @@ export async function createTestSchema(label = 'it'): Promise<TestSchema> {
       const client = new Client({ connectionString: testServers.postgres.url });
       await client.connect();
       try {
-        await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+        await client.query(`DROP SCHEMA IF EXISTS ${deploymentSchemas(schema).map((s) => `"${s}"`).join(', ')} CASCADE`);
       } finally {
         await client.end();
       }

@@ -103,7 +103,7 @@ describe('integration: the scoring worker grades llm_judge cases through the jud
   afterAll(async () => {
     // D1, J2: after every test of this file, neither the output nor the judge's reasoning is anywhere in
     // the schema (pg_dump of all its data), the worker's log lines or Redis.
-    const dump = execFileSync('pg_dump', ['--data-only', '--schema', schema.schema, testServers.postgres.url], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+    const dump = execFileSync('pg_dump', ['--data-only', '--schema', `${schema.schema}*`, testServers.postgres.url], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
     expect(dump).toContain('judge_pass');
     expect(dump).not.toContain(REASONING_MARKER);
     expect(dump).not.toContain(CANARY);

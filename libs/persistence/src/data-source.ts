@@ -1,6 +1,7 @@
 import { DataSource, MigrationExecutor } from 'typeorm';
 import { inProcessPgStream } from '@evals/pglite';
 import { allMigrationsApplied } from './migration-state';
+import { applyOwnershipGrants, deploymentSchemas } from './ownership';
 import { loadPgDriver } from './pg-driver';
 import { InitialSchema1764460800000 } from './migrations/1764460800000-initial-schema.migration';
 import { ReadModel1764460900000 } from './migrations/1764460900000-read-model.migration';
@@ -19,22 +20,27 @@ import { BudgetReservations1796141924617 } from './migrations/1796141924617-budg
 import { EvidenceJudgedIndex1796200000000 } from './migrations/1796200000000-evidence-judged-index.migration';
 import { AppRoles1796300000000 } from './migrations/1796300000000-app-roles.migration';
 import { CalibrationFacts1796300000100 } from './migrations/1796300000100-calibration-facts.migration';
+import { AppSchemas1796400000500 } from './migrations/1796400000500-app-schemas.migration';
 
 const MIGRATIONS_TABLE = 'schema_migrations';
 
 /** Every schema change, in order. The schema is never synchronised from entities. */
-export const migrations = [InitialSchema1764460800000, ReadModel1764460900000, Regression1764461000000, Monitor1764461100000, ApiKeys1764461200000, Gate1764461300000, Judge1764461400000, RunCompleteness1764461500000, OpenRunsIndex1764461550000, ReadModelVerdicts1764461600000, CalibrationScope1764461700000, JudgeRepeatsBudgets1764461800000, SuiteSources1764500000041, BudgetReservations1796141924617, EvidenceJudgedIndex1796200000000, AppRoles1796300000000, CalibrationFacts1796300000100];
+export const migrations = [InitialSchema1764460800000, ReadModel1764460900000, Regression1764461000000, Monitor1764461100000, ApiKeys1764461200000, Gate1764461300000, Judge1764461400000, RunCompleteness1764461500000, OpenRunsIndex1764461550000, ReadModelVerdicts1764461600000, CalibrationScope1764461700000, JudgeRepeatsBudgets1764461800000, SuiteSources1764500000041, BudgetReservations1796141924617, EvidenceJudgedIndex1796200000000, AppRoles1796300000000, CalibrationFacts1796300000100, AppSchemas1796400000500];
 
 export interface PostgresConfig {
   readonly url: string;
-  /** Optional schema (tests use one each); unqualified table names resolve through search_path. */
+  /**
+   * The deployment's schema (default `public`; tests use one each): the shared tables live in it, each app's
+   * tables in a schema of its own beside it (ownership.ts, `appSchema`). Unqualified table names resolve
+   * through the search_path, which lists all of them.
+   */
   readonly schema?: string;
   readonly poolSize?: number;
   readonly applicationName?: string;
 }
 
 export function createDataSource(config: PostgresConfig): DataSource {
-  const schemaOptions = config.schema ? `-c search_path=${config.schema}` : undefined;
+  const schemaOptions = `-c search_path=${deploymentSchemas(config.schema ?? 'public').join(',')}`;
   // An in-process PGlite's URL (embedded-postgres.ts): the driver's connection is a stream into it.
   const stream = inProcessPgStream(config.url);
   loadPgDriver();
@@ -51,7 +57,7 @@ export function createDataSource(config: PostgresConfig): DataSource {
     extra: {
       max: config.poolSize ?? 10,
       application_name: config.applicationName ?? 'evals',
-      ...(schemaOptions ? { options: schemaOptions } : {}),
+      options: schemaOptions,
       ...(stream ? { stream } : {}),
     },
   });
@@ -91,6 +97,19 @@ async function migrateOnce(dataSource: DataSource): Promise<string[]> {
     const executor = new MigrationExecutor(dataSource, lock);
     executor.transaction = 'each';
     const applied = await executor.executePendingMigrations();
+    // A table a migration created lands in the shared schema (first on the search_path): put it in its
+    // owner's schema and grant it, in one transaction, whichever migration made it.
+    if (applied.length > 0) {
+      const [{ base }] = (await lock.query('SELECT current_schema() AS base')) as Array<{ base: string }>;
+      await lock.startTransaction();
+      try {
+        await applyOwnershipGrants(lock, base);
+        await lock.commitTransaction();
+      } catch (error) {
+        await lock.rollbackTransaction();
+        throw error;
+      }
+    }
     return applied.map((m) => m.name);
   } finally {
     await lock.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);

@@ -39,5 +39,5 @@ export { ComparisonRepository } from './comparison.repository';
 export type { ComparisonReportRecord } from './comparison.repository';
 export { DashboardQueries, GateListQueries, JudgePinQueries } from './dashboard.queries';
 export type { CasePageFilter, GateListItem, JudgePinStatus, Page, RunListFilter, RunListItem } from './dashboard.queries';
-export { APPS, EVENT_AUTHORS, FOREIGN_READS, TABLE_OWNERS, appRole, applyEventAuthorship, applyOwnershipGrants, privilegesOf } from './ownership';
+export { APPS, EVENT_AUTHORS, FOREIGN_READS, TABLE_OWNERS, appRole, appSchema, applyEventAuthorship, applyOwnershipGrants, deploymentSchemas, placeOwnedTables, privilegesOf, schemaUsageOf, tableSchema } from './ownership';
 export type { AppName, ForeignRead, TableName, TableOwner } from './ownership';

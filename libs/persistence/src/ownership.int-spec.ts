@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { JudgeStatusRepository } from './judge-status.repository';
 import { testServers } from '../../../test/support/servers';
-import { APPS, EVENT_AUTHORS, TABLE_OWNERS, appRole, applyOwnershipGrants, privilegesOf, type AppName, type TableName } from './ownership';
+import { APPS, EVENT_AUTHORS, TABLE_OWNERS, appRole, appSchema, applyOwnershipGrants, deploymentSchemas, privilegesOf, schemaUsageOf, tableSchema, type AppName, type TableName } from './ownership';
 import { migrate } from './data-source';
 import { migratedDataSource, postgresDataSource } from './test-data-sources.testing';
 
@@ -21,7 +21,7 @@ describe('table ownership, enforced by PostgreSQL grants (int)', () => {
       const url = new URL(testServers.postgres.url);
       url.username = appRole(app);
       url.password = '';
-      const client = new Client({ connectionString: url.toString(), options: `-c search_path=${schema}` });
+      const client = new Client({ connectionString: url.toString(), options: `-c search_path=${deploymentSchemas(schema).join(',')}` });
       await client.connect();
       clients.set(app, client);
     }
@@ -42,18 +42,32 @@ describe('table ownership, enforced by PostgreSQL grants (int)', () => {
     }
   }
 
-  it('every table the migrations create has exactly one owner in the map', async () => {
+  it('every table the migrations create has exactly one owner in the map, and lives in its owner\'s schema', async () => {
     const schema = (dataSource().options as { schema: string }).schema;
-    const rows = (await dataSource().query(`SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND table_name <> 'schema_migrations' ORDER BY 1`, [schema])) as Array<{ table_name: string }>;
-    expect(rows.map((r) => r.table_name)).toEqual(Object.keys(TABLE_OWNERS).sort());
+    const rows = (await dataSource().query(
+      `SELECT table_schema || '.' || table_name AS name FROM information_schema.tables WHERE table_schema = ANY($1) AND table_name <> 'schema_migrations' ORDER BY 1`,
+      [deploymentSchemas(schema)],
+    )) as Array<{ name: string }>;
+    const expected = (Object.keys(TABLE_OWNERS) as TableName[]).map((table) => `${tableSchema(schema, table)}.${table}`);
+    expect(rows.map((r) => r.name)).toEqual(expected.sort());
+    expect(new Set(expected.map((name) => name.split('.')[0]))).toEqual(new Set(deploymentSchemas(schema)));
+  });
+
+  it.each(APPS)('%s has USAGE on the shared schema, its own and those of its listed foreign reads, no other', async (app) => {
+    const schema = (dataSource().options as { schema: string }).schema;
+    const rows = (await dataSource().query(`SELECT s AS name FROM unnest($1::text[]) s WHERE has_schema_privilege($2, s, 'USAGE') ORDER BY 1`, [deploymentSchemas(schema), appRole(app)])) as Array<{ name: string }>;
+    expect(rows.map((r) => r.name)).toEqual([schema, ...schemaUsageOf(app).map((a) => appSchema(schema, a))].sort());
+    expect(rows.map((r) => r.name)).toContain(appSchema(schema, app));
   });
 
   const cases = APPS.flatMap((app) => (Object.keys(TABLE_OWNERS) as TableName[]).map((table) => [app, table, privilegesOf(app, table)] as const));
 
   it.each(cases)('%s on %s: %s', async (app, table, privileges) => {
     const client = clients.get(app)!;
-    const select = await sqlState(client, `SELECT * FROM ${table} LIMIT 1`);
-    const insert = await sqlState(client, `INSERT INTO ${table} DEFAULT VALUES`);
+    // Named with its schema: refused by the schema's or the table's grant (42501), never just not found.
+    const qualified = `"${tableSchema((dataSource().options as { schema: string }).schema, table)}".${table}`;
+    const select = await sqlState(client, `SELECT * FROM ${qualified} LIMIT 1`);
+    const insert = await sqlState(client, `INSERT INTO ${qualified} DEFAULT VALUES`);
     if (privileges === 'none') {
       expect(select).toBe('42501');
       expect(insert).toBe('42501');
@@ -114,8 +128,18 @@ describe('upgrading a database of the previous release to the ownership grants (
     }
     const digest = async () => ((await ds.query(`SELECT count(*)::int AS n, md5(string_agg(e::text, ',' ORDER BY position)) AS h FROM events e WHERE type <> 'calibration.reported'`)) as Array<{ n: number; h: string }>)[0];
     const logBefore = await digest();
+    const where = async () => ((await ds.query(`SELECT schemaname AS s, count(*)::int AS n FROM pg_tables WHERE schemaname = ANY($1) GROUP BY 1 ORDER BY 1`, [deploymentSchemas(schema)])) as Array<{ s: string; n: number }>);
+    // The previous release: one schema holds every table.
+    expect(await where()).toEqual([{ s: schema, n: Object.keys(TABLE_OWNERS).length + 1 }]);
     await migrate(ds);
     expect(await digest()).toEqual(logBefore);
+    // Every app's tables moved to its schema, rows and all (the log's digest above; the report below).
+    const counts = (owner: string) => Object.values(TABLE_OWNERS).filter((o) => o === owner).length;
+    expect(await where()).toEqual(
+      deploymentSchemas(schema)
+        .map((s, i) => ({ s, n: i === 0 ? counts('shared') + 1 : counts(APPS[i - 1]) }))
+        .sort((a, b) => a.s.localeCompare(b.s)),
+    );
     expect(logBefore.n).toBe(runTypes.length);
     // The earlier report got its fact: the gate's view of the judge is what the table said.
     const after = await new JudgeStatusRepository().status(ds, 'gpt-x', 'v1', 'suite:support');
@@ -125,7 +149,7 @@ describe('upgrading a database of the previous release to the ownership grants (
 
     const url = new URL(testServers.postgres.url);
     url.username = appRole('read_model');
-    const client = new Client({ connectionString: url.toString(), options: `-c search_path=${schema}` });
+    const client = new Client({ connectionString: url.toString(), options: `-c search_path=${deploymentSchemas(schema).join(',')}` });
     await client.connect();
     try {
       expect((await client.query('SELECT count(*)::int AS n FROM events')).rows[0].n).toBe(logBefore.n + 1);

@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { FOREIGN_READS, TABLE_OWNERS, type AppName, type TableName } from './ownership';
+import { EMBEDDED_SEARCH_PATH } from '@evals/pglite';
+import { APPS, FOREIGN_READS, TABLE_OWNERS, deploymentSchemas, schemaUsageOf, tableSchema, type AppName, type TableName } from './ownership';
 
 /**
  * Issue 27: no app's code uses a repository or a query of another app's tables beyond the reads
@@ -150,5 +151,26 @@ describe('table ownership in the code (issue 27)', () => {
 
   it('every foreign read says what replaces it', () => {
     for (const r of FOREIGN_READS) expect(r.replacedBy.length).toBeGreaterThan(5);
+  });
+});
+
+describe('app schemas (issue 27)', () => {
+  it('puts each app in a schema of its own beside the shared one, named by the base', () => {
+    expect(deploymentSchemas('public')).toEqual(['public', 'ingestion', 'scoring', 'regression', 'read_model']);
+    // A test's base keeps its apps apart from every other test's on the same server.
+    expect(deploymentSchemas('it_ab12')).toEqual(['it_ab12', 'it_ab12_ingestion', 'it_ab12_scoring', 'it_ab12_regression', 'it_ab12_read_model']);
+    expect(tableSchema('public', 'evidence')).toBe('scoring');
+    expect(tableSchema('it_ab12', 'outbox')).toBe('it_ab12');
+  });
+
+  it('gives the embedded database the same search_path as a server connection (PGlite takes it as a setting)', () => {
+    expect(EMBEDDED_SEARCH_PATH.split(',')).toEqual(deploymentSchemas('public'));
+  });
+
+  it('lets an app into another app schema only for a listed foreign read', () => {
+    for (const app of APPS) {
+      const expected = new Set<string>([app, ...FOREIGN_READS.filter((r) => r.app === app).map((r) => TABLE_OWNERS[r.table])]);
+      expect(new Set(schemaUsageOf(app))).toEqual(expected);
+    }
   });
 });

@@ -97,11 +97,44 @@ export function appRole(app: AppName): string {
   return `evals_${app}`;
 }
 
+/**
+ * The PostgreSQL schema each app's tables live in (issue 27: one owner per table, enforced by the database).
+ * `base` is the deployment's schema - `public` by default, a test's own schema in the tests - and holds the
+ * shared infrastructure (the log, the outbox, dead letters, API keys, the migrations table). Each app's
+ * tables sit in a schema of their own beside it: `ingestion`, `scoring`, `regression`, `read_model` on
+ * `public`, `<base>_<app>` on any other base, so that many test schemas share one server.
+ */
+export function appSchema(base: string, app: AppName): string {
+  return base === 'public' ? app : `${base}_${app}`;
+}
+
+/** The schema `table` lives in under `base`: its owner's, or `base` for the shared ones. */
+export function tableSchema(base: string, table: TableName): string {
+  const owner: TableOwner = TABLE_OWNERS[table];
+  return owner === 'shared' ? base : appSchema(base, owner);
+}
+
+/**
+ * Every schema of a deployment, the shared one first: the search_path of every connection, so SQL names its
+ * tables unqualified and the same statements run against any base. PostgreSQL skips a schema on the path
+ * that the role has no USAGE on, so to another app's role an app's table is not even there (42P01); named
+ * with its schema it is refused (42501).
+ */
+export function deploymentSchemas(base: string): string[] {
+  return [base, ...APPS.map((app) => appSchema(base, app))];
+}
+
 /** What `app` may do on `table`: everything on its own and the shared tables, SELECT on the listed foreign reads, nothing else. */
 export function privilegesOf(app: AppName, table: TableName): 'all' | 'select' | 'none' {
   const owner: TableOwner = TABLE_OWNERS[table];
   if (owner === app || owner === 'shared') return 'all';
   return FOREIGN_READS.some((r) => r.app === app && r.table === table) ? 'select' : 'none';
+}
+
+/** The app schemas `app` may look into: its own, and those holding a table of a listed foreign read. */
+export function schemaUsageOf(app: AppName): AppName[] {
+  const others = FOREIGN_READS.filter((r) => r.app === app).map((r) => TABLE_OWNERS[r.table] as AppName);
+  return APPS.filter((a) => a === app || others.includes(a));
 }
 
 /** A minimal query runner: what the migrations and the tests hand in. */
@@ -112,13 +145,34 @@ export interface GrantSql {
 const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
 /**
- * Creates the four login roles when missing and sets every table's grants in `schema` to the map, revoking
- * what the map no longer gives: idempotent, so any later migration that changes the map calls it again.
- * A migrator that may not create roles (a managed database) creates none and grants to those that exist;
- * docs/deploy.md says to create them beforehand there.
+ * Puts every table of the map into its owner's schema under `base`, creating the app schemas when missing.
+ * Migrations create tables unqualified, so a new table lands in `base` (first on the search_path) and is
+ * moved here; a table already in place is left alone. ALTER TABLE ... SET SCHEMA keeps the rows, indexes,
+ * triggers, owned sequences and grants: an existing single-schema database is upgraded in place.
  */
-export async function applyOwnershipGrants(sql: GrantSql, schema: string): Promise<void> {
-  const s = quote(schema);
+export async function placeOwnedTables(sql: GrantSql, base: string): Promise<void> {
+  const statements = APPS.map((app) => `CREATE SCHEMA IF NOT EXISTS ${quote(appSchema(base, app))}`);
+  const inBase = (await sql.query(`SELECT tablename FROM pg_tables WHERE schemaname = $1`, [base])) as Array<{ tablename: string }>;
+  for (const { tablename } of inBase) {
+    if (!(tablename in TABLE_OWNERS)) continue;
+    const target = tableSchema(base, tablename as TableName);
+    if (target !== base) statements.push(`ALTER TABLE ${quote(base)}.${quote(tablename)} SET SCHEMA ${quote(target)}`);
+  }
+  await sql.query(statements.join(';\n'));
+}
+
+/**
+ * Creates the four login roles when missing, puts the tables in their owners' schemas (placeOwnedTables)
+ * and sets every schema's and table's grants under `base` to the map, revoking what the map no longer gives:
+ * idempotent, so any later migration that changes the map calls it again (and migrate() does after any
+ * migration ran, so a new table is placed and granted). A migrator that may not create roles (a managed
+ * database) creates none and grants to those that exist; docs/deploy.md says to create them beforehand there.
+ */
+export async function applyOwnershipGrants(sql: GrantSql, base: string): Promise<void> {
+  await placeOwnedTables(sql, base);
+  const present = new Set(
+    ((await sql.query(`SELECT schemaname || '.' || tablename AS name FROM pg_tables WHERE schemaname = ANY($1)`, [deploymentSchemas(base)])) as Array<{ name: string }>).map((r) => r.name),
+  );
   // One simple-protocol round trip per role: the migrations of every test schema run this.
   for (const app of APPS) {
     const role = appRole(app);
@@ -133,10 +187,21 @@ END $$`);
     const exists = (await sql.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [role])) as unknown[];
     if (exists.length === 0) continue;
     const r = quote(role);
+    const b = quote(base);
     // schema_migrations: an app started with EVALS_MIGRATE=job checks, and only checks, that nothing is pending.
-    const statements = [`GRANT USAGE ON SCHEMA ${s} TO ${r}`, `GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA ${s} TO ${r}`, `GRANT SELECT ON ${s}."schema_migrations" TO ${r}`];
+    const statements = [`GRANT USAGE ON SCHEMA ${b} TO ${r}`, `GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA ${b} TO ${r}`, `GRANT SELECT ON ${b}."schema_migrations" TO ${r}`];
+    const usage = schemaUsageOf(app);
+    for (const other of APPS) {
+      const s = quote(appSchema(base, other));
+      statements.push(`REVOKE ALL ON SCHEMA ${s} FROM ${r}`, `REVOKE ALL ON ALL SEQUENCES IN SCHEMA ${s} FROM ${r}`);
+      if (usage.includes(other)) statements.push(`GRANT USAGE ON SCHEMA ${s} TO ${r}`);
+      if (other === app) statements.push(`GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA ${s} TO ${r}`);
+    }
     for (const table of Object.keys(TABLE_OWNERS) as TableName[]) {
-      const target = `${s}.${quote(table)}`;
+      // Before its migration ran (an older migration calling this), a table is in neither place: skipped.
+      const schema = [tableSchema(base, table), base].find((s) => present.has(`${s}.${table}`));
+      if (schema === undefined) continue;
+      const target = `${quote(schema)}.${quote(table)}`;
       statements.push(`REVOKE ALL ON ${target} FROM ${r}`);
       const privileges = privilegesOf(app, table);
       // TRUNCATE: the read model's rebuild empties its projections.

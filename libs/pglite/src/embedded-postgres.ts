@@ -83,13 +83,20 @@ export async function startEmbeddedPostgres(dataDir?: string, options: EmbeddedP
 }
 
 /**
+ * The embedded database's schemas (issue 27): the shared `public` and each app's beside it, as
+ * libs/persistence's `deploymentSchemas('public')` names them (a spec there checks they agree). A server
+ * connection sets its search_path in the startup packet; PGlite ignores startup options, so it is a setting.
+ */
+export const EMBEDDED_SEARCH_PATH = 'public,ingestion,scoring,regression,read_model';
+
+/**
  * Postgres settings for every start (not written to postgresql.conf). PGlite's initdb leaves the server's
  * default shared_buffers of 128MB, which postgres zeroes at start - 128 MB of resident WASM memory before
  * the first query, never given back. A single-session embedded database works on the pages of its current
  * writes: 16MB keeps it (idle `evals serve` 444 -> 325 MiB) at no measured cost to a 10 000-case run, since
  * evicted pages stay in the operating system's file cache (issue 15).
  */
-const PGLITE_SETTINGS = ['shared_buffers=16MB'];
+const PGLITE_SETTINGS = ['shared_buffers=16MB', `search_path=${EMBEDDED_SEARCH_PATH}`];
 
 /** A new data directory: unpacked from the template of initdb's output (data-dir-template.ts), or initdb without one. */
 async function initialise(dataDir: string): Promise<void> {
