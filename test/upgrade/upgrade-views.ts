@@ -1,0 +1,44 @@
+/**
+ * What the upgrade fixture (test/upgrade/upgrade-fixture.ts) and the upgrade test
+ * (test/e2e/upgrade.e2e-spec.ts) share: the fixture's shape, the judge it was made with, and the fields of
+ * an answer that may differ between two askings of the same database (docs/testing.md, "The upgrade test").
+ */
+import type { AppName } from '../support/app-processes';
+
+/** The judge pin the fixture's runs and calibration used; the test configures the same one, so the views name the same configured judge. */
+export const UPGRADE_JUDGE = { model: 'gpt-4o-2024-08-06', rubric: 'The reply resolves the request politely.' } as const;
+
+export interface CapturedView {
+  readonly app: AppName;
+  /** GET route with its query string. */
+  readonly route: string;
+  readonly status: number;
+  readonly json?: unknown;
+  readonly text?: string;
+}
+
+export interface UpgradeFixture {
+  /** The commit of the release that wrote the database. */
+  readonly release: string;
+  /** The schema the dump names (rewritten by the test to its own). */
+  readonly schema: string;
+  /** Every table's rows in the dump. */
+  readonly rows: Record<string, number>;
+  readonly views: CapturedView[];
+}
+
+/**
+ * Fields computed at the time of asking, not stored: the only ones whose values the comparison ignores
+ * (their presence still counts). Keep it tiny; each has its reason.
+ */
+export const VOLATILE_FIELDS: Readonly<Record<string, string>> = {
+  // GET /v1/budgets: "the time the windows were computed at" - now.
+  as_of: 'the moment the budgets were read (GET /v1/budgets)',
+};
+
+/** `value` with every volatile field's value replaced by a marker, at any depth. */
+export function withoutVolatile(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutVolatile);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, k in VOLATILE_FIELDS ? '<volatile>' : withoutVolatile(v)]));
+}
