@@ -141,18 +141,19 @@ async function migrateSchema(schema: string): Promise<void> {
 }
 
 /** `npm run migrate` of the checkout at `root`, on `schema`, as the admin the tests use. */
-function migrateWithJob(root: string, schema: string): Promise<void> {
+async function migrateWithJob(root: string, schema: string): Promise<void> {
+  await runScript(root, path.join('libs', 'persistence', 'src', 'migrate.ts'), { DATABASE_URL: testServers.postgres.url, DATABASE_SCHEMA: schema });
+}
+
+/** Runs a TypeScript script of the checkout at `root` (as its npm scripts do) to its end; its output, or an error with it. */
+export function runScript(root: string, script: string, env: Record<string, string>): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['-r', '@swc-node/register', path.join(root, 'libs', 'persistence', 'src', 'migrate.ts')], {
-      cwd: root,
-      env: { ...process.env, DATABASE_URL: testServers.postgres.url, DATABASE_SCHEMA: schema },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(process.execPath, ['-r', '@swc-node/register', path.join(root, script)], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.once('error', reject);
-    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`migrate in ${root} exited with ${code}: ${output.slice(-3000)}`))));
+    child.once('exit', (code) => (code === 0 ? resolve(output) : reject(new Error(`${script} in ${root} exited with ${code}: ${output.slice(-3000)}`))));
   });
 }
 

@@ -26,7 +26,7 @@ import { eventually, startCluster, type AppCluster, type AppName } from '../supp
 import { candidateOutputOf, completion, pairwiseAnswersOf, pairwiseReply, startFakeOpenAI, verdictReply, type FakeScript } from '../support/fake-openai';
 import { deleteTestStreams, testRedisPrefix, uniqueSuffix } from '../support/isolation';
 import { testServers } from '../support/servers';
-import { UPGRADE_JUDGE, type CapturedView, type UpgradeFixture } from './upgrade-views';
+import { UPGRADE_JUDGE, upgradeEnv, type CapturedView, type UpgradeFixture } from './upgrade-views';
 
 const root = path.resolve(__dirname, '../..');
 const release = process.argv[2] ?? '8a3493e';
@@ -76,19 +76,7 @@ async function main(): Promise<void> {
       streamPrefix,
       subjectPrefix: `upg_${suffix}`,
       apps: ['ingestion', 'scoring-worker', 'read-model', 'regression'],
-      env: {
-        JUDGE_PROVIDER: 'openai',
-        JUDGE_MODEL: UPGRADE_JUDGE.model,
-        JUDGE_BASE_URL: fake.baseUrl,
-        JUDGE_API_KEY: 'fixture',
-        JUDGE_INPUT_USD_PER_MTOK: '2.5',
-        JUDGE_OUTPUT_USD_PER_MTOK: '10',
-        JUDGE_MAX_RETRIES: '0',
-        JUDGE_CACHE_PREFIX: testRedisPrefix('upg'),
-        EVALS_MONITOR_SUITES: 'guard',
-        EVALS_MONITOR_WINDOW_SECONDS: '4',
-        EVALS_MONITOR_GRACE_SECONDS: '1',
-      },
+      env: upgradeEnv(fake.baseUrl, testRedisPrefix('upg')),
     });
     const made = await populate(cluster, `upg_${suffix}`, old.dir);
     createKey(old.dir);

@@ -8,6 +8,23 @@ import type { AppName } from '../support/app-processes';
 /** The judge pin the fixture's runs and calibration used; the test configures the same one, so the views name the same configured judge. */
 export const UPGRADE_JUDGE = { model: 'gpt-4o-2024-08-06', rubric: 'The reply resolves the request politely.' } as const;
 
+/** The apps' configuration when the fixture was made and when the test reads it: the same judge pin and prices, the same monitor. */
+export function upgradeEnv(judgeBaseUrl: string, judgeCachePrefix: string): Record<string, string> {
+  return {
+    JUDGE_PROVIDER: 'openai',
+    JUDGE_MODEL: UPGRADE_JUDGE.model,
+    JUDGE_BASE_URL: judgeBaseUrl,
+    JUDGE_API_KEY: 'fixture',
+    JUDGE_INPUT_USD_PER_MTOK: '2.5',
+    JUDGE_OUTPUT_USD_PER_MTOK: '10',
+    JUDGE_MAX_RETRIES: '0',
+    JUDGE_CACHE_PREFIX: judgeCachePrefix,
+    EVALS_MONITOR_SUITES: 'guard',
+    EVALS_MONITOR_WINDOW_SECONDS: '4',
+    EVALS_MONITOR_GRACE_SECONDS: '1',
+  };
+}
+
 export interface CapturedView {
   readonly app: AppName;
   /** GET route with its query string. */
