@@ -179,8 +179,20 @@ async function populate(cluster: AppCluster, subjectPrefix: string, oldRoot: str
   await run({ run_id: 'tri-b-1', suite_key: 'triage', subject_id: 'bot-b', outputs: triageOutputs(TRIAGE_V2, 12, ['reply-json']) });
   await run({ run_id: 'tri-b-canary', suite_key: 'triage', subject_id: 'bot-b', variant: 'canary', outputs: triageOutputs(TRIAGE_V2, 9) });
   await gate({ run_id: 'tri-b-2', suite_key: 'triage', subject_id: 'bot-b', outputs: triageOutputs(TRIAGE_V2, 11) });
-  // A sampled gate (GT3).
+  // A sampled gate (GT3), a streamed run as the CLI sends a large outputs file (two batches, then the seal), a gate of two suites under Holm's correction (GT7).
   await gate({ run_id: 'tri-b-3', suite_key: 'triage', subject_id: 'bot-b', outputs: triageOutputs(TRIAGE_V2, 12), sample: { size: 6, seed: 'fixture-1' } });
+  const streamed = triageOutputs(TRIAGE_V2, 10);
+  await ingest('POST', '/v1/streamed-runs', { run_id: 'tri-b-streamed', suite_key: 'triage', subject_kind: 'agent', subject_id: 'bot-b' });
+  await ingest('POST', '/v1/streamed-runs/tri-b-streamed/outputs', { outputs: streamed.slice(0, 6) });
+  await ingest('POST', '/v1/streamed-runs/tri-b-streamed/outputs', { outputs: streamed.slice(6) });
+  await ingest('POST', '/v1/streamed-runs/tri-b-streamed/seal', {});
+  await gate({
+    subject_id: 'bot-a',
+    suites: [
+      { suite_key: 'triage', run_id: 'fam-triage', outputs: triageOutputs(TRIAGE_V2, 12) },
+      { suite_key: 'support-triage', run_id: 'fam-support', outputs: exampleOutputs('good') },
+    ],
+  });
 
   // The judge certified for the tone rubric (J4): 50 labelled items, 15 failing, on which it agrees with the humans.
   const items = Array.from({ length: 50 }, (_, i) => ({ item_id: `k${i}`, human: i < 15 ? 'fail' : 'pass', output: `calibration item ${i} ${i < 15 ? 'FAIL' : 'fine'} ${CANARY}` }));
