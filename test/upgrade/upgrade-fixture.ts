@@ -26,7 +26,7 @@ import { eventually, startCluster, type AppCluster, type AppName } from '../supp
 import { candidateOutputOf, completion, pairwiseAnswersOf, pairwiseReply, startFakeOpenAI, verdictReply, type FakeScript } from '../support/fake-openai';
 import { deleteTestStreams, testRedisPrefix, uniqueSuffix } from '../support/isolation';
 import { testServers } from '../support/servers';
-import { UPGRADE_JUDGE, upgradeEnv, type CapturedView, type UpgradeFixture } from './upgrade-views';
+import { mediaType, UPGRADE_JUDGE, upgradeEnv, type CapturedView, type UpgradeFixture } from './upgrade-views';
 
 const root = path.resolve(__dirname, '../..');
 const release = process.argv[2] ?? '8a3493e';
@@ -266,9 +266,10 @@ async function capture(cluster: AppCluster, made: Made): Promise<CapturedView[]>
   const get = async (app: AppName, route: string): Promise<any> => {
     const res = await fetch(cluster.url(app, route));
     const text = await res.text();
-    const json = (res.headers.get('content-type') ?? '').includes('json');
+    const type = mediaType(res);
+    const json = type === 'application/json';
     if (res.status !== 200) throw new Error(`GET ${route}: ${res.status} ${text.slice(0, 1000)}`);
-    views.push({ app, route, status: res.status, ...(json ? { json: JSON.parse(text) } : { text }) });
+    views.push({ app, route, status: res.status, type, ...(json ? { json: JSON.parse(text) } : { text }) });
     return json ? JSON.parse(text) : text;
   };
   const suites = await get('ingestion', '/v1/suites?limit=500');

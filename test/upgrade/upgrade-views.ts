@@ -3,6 +3,7 @@
  * (test/e2e/upgrade.e2e-spec.ts) share: the fixture's shape, the judge it was made with, and the fields of
  * an answer that may differ between two askings of the same database (docs/testing.md, "The upgrade test").
  */
+import { parseCsv } from '../../apps/cli/src/import/csv';
 import type { AppName } from '../support/app-processes';
 
 /** The judge pin the fixture's runs and calibration used; the test configures the same one, so the views name the same configured judge. */
@@ -30,6 +31,8 @@ export interface CapturedView {
   /** GET route with its query string. */
   readonly route: string;
   readonly status: number;
+  /** The answer's media type, without parameters: application/json, text/csv, text/event-stream. */
+  readonly type: string;
   readonly json?: unknown;
   readonly text?: string;
 }
@@ -58,4 +61,34 @@ export function withoutVolatile(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withoutVolatile);
   if (value === null || typeof value !== 'object') return value;
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, k in VOLATILE_FIELDS ? '<volatile>' : withoutVolatile(v)]));
+}
+
+/** A response's media type without its parameters (`text/csv; charset=utf-8` -> `text/csv`). */
+export function mediaType(res: Response): string {
+  return (res.headers.get('content-type') ?? '').split(';')[0]!.trim();
+}
+
+/**
+ * An answer as values to compare: JSON as it is; a CSV as one record per row, by column name; an SSE replay
+ * as its frames, each event with its parsed data. So a release that adds a field or a column still compares,
+ * and one that drops or changes any does not.
+ */
+export function comparable(view: Pick<CapturedView, 'type' | 'json' | 'text'>): unknown {
+  if (view.json !== undefined) return withoutVolatile(view.json);
+  const text = view.text ?? '';
+  if (view.type === 'text/csv') {
+    return parseCsv(text, view.type).map((row) => row.values);
+  }
+  if (view.type === 'text/event-stream') {
+    return text
+      .split('\n\n')
+      .filter((frame) => frame.trim() !== '')
+      .map((frame) => {
+        const lines = frame.split('\n');
+        const event = lines.find((l) => l.startsWith('event: '))?.slice(7) ?? null;
+        const data = lines.filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n');
+        return { event, data: withoutVolatile(JSON.parse(data)) };
+      });
+  }
+  return text;
 }
