@@ -32,7 +32,7 @@ const root = path.resolve(__dirname, '../..');
 const release = process.argv[2] ?? '8a3493e';
 const fixtureDir = path.join(root, 'test', 'fixtures', 'upgrade');
 /** Fixed, so the dump names one schema the test rewrites; no other text of the dump contains it. */
-const schema = `evals_upgrade_${release}`;
+const schema = `evals_upgrade_${release.toLowerCase().replace(/[^a-z0-9_]/g, '_')}`;
 /** Every judged output carries it: the dump must not (D1). */
 const CANARY = 'UPGRADE-OUTPUT-CANARY';
 
@@ -86,7 +86,7 @@ async function main(): Promise<void> {
     cluster = undefined;
     const rows = await admin(rowCounts);
     const dump = dumpSchema();
-    if (dump.includes(CANARY)) throw new Error('the dump holds a candidate output (D1)');
+    if (dump.includes(CANARY) || JSON.stringify(views).includes(CANARY)) throw new Error('the dump or an answer holds a candidate output (D1)');
     fs.mkdirSync(fixtureDir, { recursive: true });
     fs.writeFileSync(path.join(fixtureDir, `${release}.sql`), dump);
     const fixture: UpgradeFixture = { release, schema, rows, views };
