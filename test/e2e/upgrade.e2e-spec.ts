@@ -156,15 +156,19 @@ describe.each(RELEASES)(`e2e: a database of the previous release (%s) migrates i
       await expectSameView(view);
     });
 
-    it('every table still holds every row of the previous release; the checkpoint was written anew, once', async () => {
+    it('every table outside the read model still holds every row of the previous release; the read model\'s projections as many rows', async () => {
       const after = await rowDigests(db, columns);
+      // The rebuild truncates and replays the read model's projections: their rows may carry other bookkeeping
+      // (a checkpoint's updated_at, a run's last_position once a backfill appended to its streams); what they
+      // say is compared through the views above. Every other table's rows stay as the migration left them.
+      const projection = (table: string) => (TABLE_OWNERS as Record<string, string>)[table] === 'read_model';
       for (const [table, rowsBefore] of before) {
-        const kept = new Set(after.get(table));
-        // A checkpoint records when its projection last read the log (updated_at): the rebuild rewrites it.
-        const lost = table === 'projection_checkpoints' ? Math.max(0, rowsBefore.length - kept.size) : rowsBefore.filter((d) => !kept.has(d)).length;
+        const rowsAfter = after.get(table)!;
+        const kept = new Set(rowsAfter);
+        const lost = projection(table) ? Math.max(0, rowsBefore.length - rowsAfter.length) : rowsBefore.filter((d) => !kept.has(d)).length;
         expect([table, lost]).toEqual([table, 0]);
       }
-      expect(after.get('projection_checkpoints')).toHaveLength(before.get('projection_checkpoints')!.length);
+      expect(after.get('runs')).toHaveLength(fixture.rows.runs!);
     });
   });
 });
