@@ -1,12 +1,14 @@
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from 'pg';
 import { TABLE_OWNERS, createDataSource, migrate, tableSchema, type TableName } from '@evals/persistence';
 import { runScript, startCluster, type AppCluster } from '../support/app-processes';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai';
 import { createTestSchema, deleteTestStreams, testRedisPrefix, type TestSchema, uniqueSuffix } from '../support/isolation';
+import { startEmbeddedServe, type EmbeddedServe } from '../support/embedded-process';
 import { testServers } from '../support/servers';
-import { comparable, mediaType, upgradeEnv, type CapturedView, type UpgradeFixture } from '../upgrade/upgrade-views';
+import { comparable, mediaType, restoreSql, upgradeEnv, UPGRADE_FIXTURES, type CapturedView, type UpgradeFixture } from '../upgrade/upgrade-views';
 
 /**
  * Issue 27 item 3, the upgrade path: a database the previous release populated (one schema, every table in
@@ -16,19 +18,12 @@ import { comparable, mediaType, upgradeEnv, type CapturedView, type UpgradeFixtu
  * Every view the old release's HTTP API gave of it must be given again, equal but for the volatile fields
  * (upgrade-views.ts), and no table may lose a row; then again after `npm run rebuild:read-model`.
  */
-const fixtureDir = path.resolve(__dirname, '../fixtures/upgrade');
+const fixtureDir = UPGRADE_FIXTURES;
 /** Every release with fixtures (one, the previous release, unless older ones were kept beside it). */
 const RELEASES = fs.readdirSync(fixtureDir).filter((f) => f.endsWith('.views.json')).map((f) => f.slice(0, -'.views.json'.length));
 const root = path.resolve(__dirname, '../..');
 
 jest.setTimeout(180_000);
-
-/** The dump, on `schema` instead of the fixture's: its schema is the test's own, created already. */
-function restoreSql(fixture: UpgradeFixture, schema: string): string {
-  const sql = fs.readFileSync(path.join(fixtureDir, `${fixture.release}.sql`), 'utf8');
-  const name = new RegExp(`\\b${fixture.schema}\\b`, 'g');
-  return sql.replace(new RegExp(`^CREATE SCHEMA ${fixture.schema};$`, 'm'), '').replace(name, schema);
-}
 
 /** Each row of each table as a digest over the columns it had in the previous release, found through the search_path wherever the table now lives. */
 async function rowDigests(db: Client, columns: Map<string, string[]>): Promise<Map<string, string[]>> {
@@ -39,6 +34,21 @@ async function rowDigests(db: Client, columns: Map<string, string[]>): Promise<M
     digests.set(table, rows.map((r) => r.d as string));
   }
   return digests;
+}
+
+/**
+ * A captured view asked again of the current apps: the same status and media type, and every field (CSV
+ * column, SSE frame field) the previous release answered, with the same value; a field added since is
+ * not a difference (docs/testing.md).
+ */
+async function expectSameView(url: (route: string) => string, view: CapturedView): Promise<void> {
+  const res = await fetch(url(view.route));
+  const text = await res.text();
+  const type = mediaType(res);
+  expect({ status: res.status, type }).toEqual({ status: view.status, type: view.type });
+  const now = comparable({ type, ...(type === 'application/json' ? { json: JSON.parse(text) } : { text }) });
+  if (typeof now === 'string') expect(now).toEqual(comparable(view));
+  else expect(now).toMatchObject(comparable(view) as object);
 }
 
 it('the fixtures of the previous release are there', () => {
@@ -110,21 +120,6 @@ describe.each(RELEASES)(`e2e: a database of the previous release (%s) migrates i
     }
   });
 
-  /**
-   * A captured view asked again of the current apps: the same status and media type, and every field (CSV
-   * column, SSE frame field) the previous release answered, with the same value; a field added since is
-   * not a difference (docs/testing.md).
-   */
-  async function expectSameView(view: CapturedView): Promise<void> {
-    const res = await fetch(cluster.url(view.app, view.route));
-    const text = await res.text();
-    const type = mediaType(res);
-    expect({ status: res.status, type }).toEqual({ status: view.status, type: view.type });
-    const now = comparable({ type, ...(type === 'application/json' ? { json: JSON.parse(text) } : { text }) });
-    if (typeof now === 'string') expect(now).toEqual(comparable(view));
-    else expect(now).toMatchObject(comparable(view) as object);
-  }
-
   describe('the current apps, connected as their roles, answer every view as the previous release did', () => {
     beforeAll(async () => {
       cluster = await startCluster({
@@ -137,7 +132,7 @@ describe.each(RELEASES)(`e2e: a database of the previous release (%s) migrates i
     }, 120_000);
 
     it.each(fixture.views.map((v) => [`${v.app} GET ${v.route}`, v] as const))('%s', async (_, view) => {
-      await expectSameView(view);
+      await expectSameView((route) => cluster.url(view.app, route), view);
     });
 
     it('reading every view called no judge', () => {
@@ -153,7 +148,7 @@ describe.each(RELEASES)(`e2e: a database of the previous release (%s) migrates i
     }, 120_000);
 
     it.each(fixture.views.filter((v) => v.app === 'read-model').map((v) => [`read-model GET ${v.route}`, v] as const))('%s', async (_, view) => {
-      await expectSameView(view);
+      await expectSameView((route) => cluster.url(view.app, route), view);
     });
 
     it('every table outside the read model still holds every row of the previous release; the read model\'s projections as many rows', async () => {
@@ -170,5 +165,32 @@ describe.each(RELEASES)(`e2e: a database of the previous release (%s) migrates i
       }
       expect(after.get('runs')).toHaveLength(fixture.rows.runs!);
     });
+  });
+});
+
+/**
+ * The embedded default (`evals serve`, docs/embedded.md) keeps the same tables in PGlite's `public`: a data
+ * directory of the previous release takes the current migrations on its next start, and the one process
+ * answers every view the previous release's apps gave.
+ */
+describe.each(RELEASES)('e2e: an embedded data directory of the previous release (%s) migrates in place on the next evals serve (issue 27)', (release) => {
+  const fixture = JSON.parse(fs.readFileSync(path.join(fixtureDir, `${release}.views.json`), 'utf8')) as UpgradeFixture;
+  let dir: string;
+  let serve: EmbeddedServe | undefined;
+
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'evals-upgrade-embedded-'));
+    fs.mkdirSync(path.join(dir, 'data'), { mode: 0o700 });
+    await runScript(root, 'test/upgrade/restore-pglite.ts', { UPGRADE_RELEASE: release, UPGRADE_PGDATA: path.join(dir, 'data', 'postgres') });
+    serve = await startEmbeddedServe({ dataDir: path.join(dir, 'data'), env: upgradeEnv('http://127.0.0.1:9/v1', testRedisPrefix('e2ue')) });
+  }, 180_000);
+
+  afterAll(async () => {
+    await serve?.stop('SIGTERM');
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it.each(fixture.views.map((v) => [`GET ${v.route} (the ${v.app}'s)`, v] as const))('%s', async (_, view) => {
+    await expectSameView((route) => `${serve!.url}${route}`, view);
   });
 });

@@ -3,6 +3,8 @@
  * (test/e2e/upgrade.e2e-spec.ts) share: the fixture's shape, the judge it was made with, and the fields of
  * an answer that may differ between two askings of the same database (docs/testing.md, "The upgrade test").
  */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { parseCsv } from '../../apps/cli/src/import/csv';
 import type { AppName } from '../support/app-processes';
 
@@ -61,6 +63,14 @@ export function withoutVolatile(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withoutVolatile);
   if (value === null || typeof value !== 'object') return value;
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, k in VOLATILE_FIELDS ? '<volatile>' : withoutVolatile(v)]));
+}
+
+export const UPGRADE_FIXTURES = path.resolve(__dirname, '../fixtures/upgrade');
+
+/** A release's dump, on `schema` instead of the fixture's; the schema itself is not created (the caller's, or `public`). */
+export function restoreSql(fixture: UpgradeFixture, schema: string): string {
+  const sql = fs.readFileSync(path.join(UPGRADE_FIXTURES, `${fixture.release}.sql`), 'utf8');
+  return sql.replace(new RegExp(`^CREATE SCHEMA ${fixture.schema};$`, 'm'), '').replace(new RegExp(`\\b${fixture.schema}\\b`, 'g'), schema);
 }
 
 /** A response's media type without its parameters (`text/csv; charset=utf-8` -> `text/csv`). */
