@@ -67,7 +67,7 @@ export const FOREIGN_READS: readonly ForeignRead[] = [
   { app: 'regression', table: 'suite_versions', why: 'calibration and comparison compile the suite version', replacedBy: 'suite.published' },
   { app: 'regression', table: 'suite_cases', why: 'calibration items and compared cases by scorer', replacedBy: 'suite.published' },
   { app: 'regression', table: 'evidence', why: 'the paired comparison reads which cases both runs passed; the judge pin and usage of a run', replacedBy: 'cases.scored v3 with compact per-case pass/fail, projected into the regression app\'s own table' },
-  { app: 'ingestion', table: 'evidence', why: 'the run view\'s cases and the monitor\'s window counts', replacedBy: 'cases.scored v3 (per-case outcomes)' },
+  { app: 'ingestion', table: 'evidence', why: 'the per-case results and judge-corrected pass rates of the run view the gate and POST /v1/runs answer (RunFoldQueries: EvidenceRepository.forRun, JudgeCorrectionQueries)', replacedBy: 'cases.scored v3 (per-case outcomes)' },
   { app: 'read_model', table: 'evidence', why: 'the case pages and the run view\'s cases', replacedBy: 'cases.scored v3 carrying the redacted case results, projected into the read model' },
   { app: 'read_model', table: 'suite_versions', why: 'judge-corrected pass rates of a run (judge correction queries)', replacedBy: 'suite.published' },
   { app: 'read_model', table: 'suite_cases', why: 'judge-corrected pass rates of a run (judge correction queries)', replacedBy: 'suite.published' },
