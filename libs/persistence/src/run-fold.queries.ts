@@ -21,6 +21,10 @@ const SETTLED_CACHE_SIZE = 1000;
  * (`foldRunView`) and put together by the same `runView`. The cases and the judge-corrected pass rates still
  * come from the evidence (`ingestion: evidence` in the ownership map, until `cases.scored` v3).
  *
+ * Only the run's own stream is read: the worker's `cases.scored` go to streams of their own and carry live
+ * counts, which `run.scored` replaces, so a completed run's document is the same without them - and the
+ * ingestion answers completed runs only (an open run's document here counts no case yet).
+ *
  * A run whose verdict is folded is settled: nothing its stream may still receive changes the fold (the run
  * model and the projection ignore every event after `run.compared`), so it is kept in memory and not read again.
  */
