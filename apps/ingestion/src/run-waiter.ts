@@ -5,9 +5,12 @@ import type { DataSource } from 'typeorm';
 import { INGESTION_CONFIG, type IngestionConfig } from './config';
 import { IntakeError } from './intake-error';
 
-/** What the waiter waits for (R5, G1): the run completed, its EvalResult recorded and its regression decided. */
+/**
+ * What the waiter waits for (R5, G1): the run compared (the run model's last phase: scored, then compared
+ * with its baseline), with its EvalResult and the verdict as the read model projects them.
+ */
 function settled(run: FoldedRun | null): boolean {
-  return run !== null && run.doc.status === 'completed' && run.eval_result !== null && run.verdict !== null;
+  return run !== null && run.phase === 'compared' && run.eval_result !== null && run.verdict !== null;
 }
 
 /**

@@ -1,15 +1,19 @@
 import { isSafeId } from '@evals/contracts';
-import { runStreamId, type RunDoc } from '@evals/domain';
+import { runStreamId, type FoldedRunView, type RunDoc, type RunPhase } from '@evals/domain';
 import type { DataSource } from 'typeorm';
 import { EventStore } from './event-store';
 import { EvidenceRepository } from './evidence.repository';
 import { JudgeCorrectionQueries } from './judge-correction.queries';
-import { foldStoredRunView, type LoadedRunView } from './run-stream';
+import { foldStoredRunView } from './run-stream';
 import { runView, type RunView } from './run.queries';
 import type { Sql } from './sql';
 
-/** A run that exists: its stream has a `run.opened`, so it has a document. */
-export type FoldedRun = LoadedRunView & { readonly doc: RunDoc };
+/**
+ * A run that exists (its stream has a `run.opened`, so it has a document): the facts of its view, and its
+ * phase as the run's model folds it. Not its whole model state: a sampled or throttled run's carries case id
+ * lists that a cache of many runs need not hold.
+ */
+export type FoldedRun = FoldedRunView & { readonly doc: RunDoc; readonly phase: RunPhase };
 
 /** Settled folds kept in memory: a gate reads its run several times, and a CI wave gates many runs at once. */
 const SETTLED_CACHE_SIZE = 1000;
@@ -57,9 +61,9 @@ export class RunFoldQueries {
   private async folded(sql: Sql, runId: string): Promise<FoldedRun | null> {
     const known = this.settled.get(runId);
     if (known) return known;
-    const folded = foldStoredRunView(await this.store.readStream(sql, runStreamId(runId)));
-    if (folded.doc === null) return null;
-    const run = { ...folded, doc: folded.doc };
+    const { state, doc, eval_result, verdict } = foldStoredRunView(await this.store.readStream(sql, runStreamId(runId)));
+    if (doc === null) return null;
+    const run: FoldedRun = { phase: state.phase, doc, eval_result, verdict };
     if (run.verdict !== null) this.remember(runId, run);
     return run;
   }
