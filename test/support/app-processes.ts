@@ -30,7 +30,7 @@ export interface AppCluster {
   logs(): string;
 }
 
-const root = path.resolve(__dirname, '../..');
+const ownRoot = path.resolve(__dirname, '../..');
 // Below Linux's ephemeral range (32768-60999): a port there can be taken at any moment by the local end of
 // an outgoing connection (to PostgreSQL, NATS, ...), which made an app fail with EADDRINUSE now and then.
 let nextPort = 20000 + Math.floor(Math.random() * 10000);
@@ -49,12 +49,18 @@ export async function startCluster(options: {
   runtime?: 'source' | 'dist';
   /** Extra environment of one app, over `env` (benchmarks: each app's NODE_OPTIONS as deploy/ sets it). */
   appEnv?: Partial<Record<AppName, Record<string, string>>>;
+  /**
+   * The checkout whose apps run (default this one). Another one - a previous release checked out by
+   * test/upgrade/upgrade-fixture.ts - is also migrated by its own migration job, not by this checkout's code.
+   */
+  root?: string;
 }): Promise<AppCluster> {
+  const root = options.root ?? ownRoot;
   const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'evals-e2e-'));
   // Issue 27: the migrations run once, as the admin the tests use; each app then connects as its own role
   // (libs/persistence ownership.ts), so a read or write of another app's table fails the test that makes it.
   const asRoles = options.env?.DATABASE_URL === undefined;
-  if (asRoles) await migrateSchema(options.schema);
+  if (asRoles) await (root === ownRoot ? migrateSchema(options.schema) : migrateWithJob(root, options.schema));
   const env: Record<string, string> = {
     DATABASE_URL: testServers.postgres.url,
     ...(asRoles ? { EVALS_MIGRATE: 'job' } : {}),
@@ -132,6 +138,23 @@ async function migrateSchema(schema: string): Promise<void> {
   } finally {
     await ds.destroy();
   }
+}
+
+/** `npm run migrate` of the checkout at `root`, on `schema`, as the admin the tests use. */
+async function migrateWithJob(root: string, schema: string): Promise<void> {
+  await runScript(root, path.join('libs', 'persistence', 'src', 'migrate.ts'), { DATABASE_URL: testServers.postgres.url, DATABASE_SCHEMA: schema });
+}
+
+/** Runs a TypeScript script of the checkout at `root` (as its npm scripts do) to its end; its output, or an error with it. */
+export function runScript(root: string, script: string, env: Record<string, string>): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['-r', '@swc-node/register', path.join(root, script)], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.once('error', reject);
+    child.once('exit', (code) => (code === 0 ? resolve(output) : reject(new Error(`${script} in ${root} exited with ${code}: ${output.slice(-3000)}`))));
+  });
 }
 
 export async function stopProcess(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
