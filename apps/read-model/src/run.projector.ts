@@ -1,6 +1,7 @@
 import { ContractError, encodeMessage, SUBJECTS } from '@evals/contracts';
-import { evolveRun, RUN_EVENTS, runStreamId, toEvalResult, type EvalResult, type RunDoc } from '@evals/domain';
+import { caseOutcomesOf, evolveRun, RUN_EVENTS, runStreamId, toEvalResult, type CaseOutcome, type EvalResult, type RunDoc } from '@evals/domain';
 import {
+  CaseResultRepository,
   DeadLetterRepository,
   EventStore,
   eventSubject,
@@ -95,6 +96,8 @@ interface DocEntry {
   verdict?: ProjectedVerdict | null;
   /** Projected by this batch: saved at the end, with the position of its run.compared. */
   newVerdict?: { readonly verdict: ProjectedVerdict; readonly position: number };
+  /** Case results of the batch's cases.scored (v1, v3): written at the end, one statement per run. */
+  cases: CaseOutcome[];
 }
 
 /**
@@ -113,6 +116,7 @@ export class RunProjector {
     private readonly store = new EventStore(),
     private readonly outbox = new Outbox(),
     private readonly deadLetters = new DeadLetterRepository(),
+    private readonly caseResults = new CaseResultRepository(),
   ) {}
 
   async apply(sql: Sql, events: ReadonlyArray<StoredEventLike | null>, options: ApplyOptions = {}): Promise<ProjectionOutcome> {
@@ -145,7 +149,7 @@ export class RunProjector {
     // Lock the documents in a fixed order (run id), so two read-model processes never deadlock on them.
     const docs = new Map<string, DocEntry>();
     for (const runId of [...new Set(valid.map((v) => v.event.data.run_id))].sort()) {
-      docs.set(runId, { doc: await this.repo.load(sql, runId, true), dirty: false, position: 0 });
+      docs.set(runId, { doc: await this.repo.load(sql, runId, true), dirty: false, position: 0, cases: [] });
     }
 
     let maxPosition = 0;
@@ -200,7 +204,8 @@ export class RunProjector {
     }
 
     const verdictsRecorded: string[] = [];
-    for (const entry of docs.values()) {
+    for (const [runId, entry] of docs) {
+      await this.caseResults.insert(sql, runId, entry.cases);
       if (entry.dirty && entry.doc !== null) await this.repo.save(sql, entry.doc, entry.position);
       if (entry.newVerdict && (await this.repo.saveVerdict(sql, entry.newVerdict.verdict, entry.newVerdict.position))) {
         verdictsRecorded.push(entry.newVerdict.verdict.run_id);
@@ -297,6 +302,9 @@ export class RunProjector {
     options: ApplyOptions,
   ): Promise<void> {
     const before = entry.doc;
+    // A run's cases are projected whatever its document's state: a run.scored relayed ahead of a batch's
+    // cases.scored completes the document first, and the cases still belong to the run (issue 27).
+    if (item.event.type === RUN_EVENTS.casesScored) for (const o of caseOutcomesOf(item.event, item.metadata.occurred_at)) entry.cases.push(o);
     const after = evolveRun(before, item.event, { occurred_at: item.metadata.occurred_at });
     entry.doc = after;
     // Saved with the highest position applied to the run, whatever the delivery order (last_position).

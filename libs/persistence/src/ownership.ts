@@ -43,6 +43,7 @@ export const TABLE_OWNERS = {
   runs: 'read_model',
   eval_results: 'read_model',
   read_run_verdicts: 'read_model',
+  read_case_results: 'read_model',
   projection_checkpoints: 'read_model',
   projection_inbox: 'read_model',
 } as const satisfies Record<string, TableOwner>;
@@ -66,12 +67,10 @@ export const FOREIGN_READS: readonly ForeignRead[] = [
   { app: 'scoring', table: 'suite_cases', why: 'the cases, expected values and scorer configs it scores', replacedBy: 'suite.published' },
   { app: 'regression', table: 'suite_versions', why: 'calibration and comparison compile the suite version', replacedBy: 'suite.published' },
   { app: 'regression', table: 'suite_cases', why: 'calibration items and compared cases by scorer', replacedBy: 'suite.published' },
-  { app: 'regression', table: 'evidence', why: 'the paired comparison reads which cases both runs passed; the judge pin and usage of a run', replacedBy: 'cases.scored v3 with compact per-case pass/fail, projected into the regression app\'s own table' },
   { app: 'ingestion', table: 'runs', why: 'the gate and the run waiter read the run view of the query side', replacedBy: 'the run\'s stream folded through the run model (events), already used for the verdict' },
   { app: 'ingestion', table: 'read_run_verdicts', why: 'the gate list shows each gated run\'s regression verdict', replacedBy: 'run.compared folded from the run\'s stream' },
   { app: 'ingestion', table: 'eval_results', why: 'the run view the gate answers with carries the EvalResult', replacedBy: 'run.scored / run.compared folded from the run\'s stream' },
-  { app: 'ingestion', table: 'evidence', why: 'the run view\'s cases and the monitor\'s window counts', replacedBy: 'cases.scored v3 (per-case outcomes)' },
-  { app: 'read_model', table: 'evidence', why: 'the case pages and the run view\'s cases', replacedBy: 'cases.scored v3 carrying the redacted case results, projected into the read model' },
+  { app: 'ingestion', table: 'read_case_results', why: 'the run view the gate answers with carries the run\'s cases and its judge-corrected pass rates', replacedBy: 'cases.scored v3 folded from the log (CaseOutcomeLog), as the regression app does' },
   { app: 'read_model', table: 'suite_versions', why: 'judge-corrected pass rates of a run (judge correction queries)', replacedBy: 'suite.published' },
   { app: 'read_model', table: 'suite_cases', why: 'judge-corrected pass rates of a run (judge correction queries)', replacedBy: 'suite.published' },
 ];

@@ -152,7 +152,7 @@ export class RunReadModelRepository {
 
   /** Empties the read model for a rebuild from the event log. */
   async reset(sql: Sql, projection: string): Promise<void> {
-    await sql.query(`TRUNCATE runs, eval_results, read_run_verdicts`);
+    await sql.query(`TRUNCATE runs, eval_results, read_run_verdicts, read_case_results`);
     await sql.query(`DELETE FROM projection_inbox WHERE projection = $1`, [projection]);
     await sql.query(`DELETE FROM projection_checkpoints WHERE name = $1`, [projection]);
   }

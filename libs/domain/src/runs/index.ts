@@ -5,7 +5,9 @@ export { MAX_LABEL_CHARS, clampChars, redactLabel } from './redaction';
 export { MAX_LISTED_MISSING, RUN_EVENTS, parseRunEvent, runStreamId } from './run-events';
 export { MAX_EVENT_REASON_ISSUES, decodeRunEvent, isUuid, joinIssues } from './run-event.codec';
 export type { RunEventDecoding } from './run-event.codec';
-export type { CaseResultV1, CasesScoredV1, CasesScoredV2, RunComparedV1, RunEvent, RunEventType, RunJudgeStabilityV1, RunJudgeUsageV1, RunOpenedV1, RunScoredV1, RunSealedV1, RunSource } from './run-events';
+export { MAX_CASES_PER_EVENT, caseOutcomeOf, caseOutcomesOf, casesScoredCounts, encodeCaseOutcomes } from './case-outcomes';
+export type { CaseOutcome } from './case-outcomes';
+export type { CaseResultV1, CasesScoredV1, CasesScoredV2, CasesScoredV3, RunComparedV1, RunEvent, RunEventType, RunJudgeStabilityV1, RunJudgeUsageV1, RunOpenedV1, RunScoredV1, RunSealedV1, RunSource } from './run-events';
 export { evolveRun, summarizeRun } from './run.projection';
 export type { EventContext, RunDoc, RunStatus, RunSummary } from './run.projection';
 export {
