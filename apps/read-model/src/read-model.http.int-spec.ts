@@ -218,7 +218,7 @@ describe('integration: read-model process over HTTP (R3, R4, R6, GT6)', () => {
     const done = await run({ DATABASE_URL: testServers.postgres.url, DATABASE_SCHEMA: schema.schema, REBUILD_PAGE_SIZE: '2' });
     expect(done.code).toBe(0);
     const report = JSON.parse(done.out.trim().split('\n').pop() as string);
-    expect(report).toMatchObject({ msg: 'read model rebuilt', events: 6, applied: 6, runs: 1, evalResults: 1, verdicts: 1, published: 0 });
+    expect(report).toMatchObject({ msg: 'read model rebuilt', events: 7, applied: 7, runs: 1, evalResults: 1, verdicts: 1, published: 0 });
     expect(JSON.parse((await get(port, '/v1/runs/http-run-1?include=cases')).body)).toEqual(before);
     expect(before.regression).toMatchObject({ verdict: 'no_baseline', completeness: 'incomplete' });
     expect((await get(port, '/v1/scorecards')).body).toBe(cardsBefore);

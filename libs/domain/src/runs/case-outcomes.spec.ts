@@ -81,7 +81,7 @@ describe('cases.scored v3: encode and decode', () => {
   it(`splits a large batch into events of at most ${MAX_CASES_PER_EVENT} cases, not one per case`, () => {
     const outcomes = Array.from({ length: 12_345 }, (_, i) => outcome(i));
     const events = encodeCaseOutcomes('run-1', outcomes);
-    expect(events.map((e) => e.n)).toEqual([5000, 5000, 2345]);
+    expect(events.map((e) => e.n)).toEqual([2000, 2000, 2000, 2000, 2000, 2000, 345]);
     expect(events.flatMap(roundTrip)).toEqual(outcomes);
   });
 

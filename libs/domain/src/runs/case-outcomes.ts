@@ -39,9 +39,10 @@ export function caseOutcomeOf(e: CaseEvidence): CaseOutcome {
 
 /**
  * Cases per event: a micro-batch may hold tens of thousands of one run's rows, and an event is relayed as one
- * bus message (8 MiB at most, MAX_MESSAGE_BYTES): 5 000 case ids of the longest id still fit several times.
+ * bus message - 8 MiB at most in a deployment (MAX_MESSAGE_BYTES), 1 MiB on a stock NATS server: 2 000 cases
+ * of the longest id (200 characters) stay under half a MiB.
  */
-export const MAX_CASES_PER_EVENT = 5000;
+export const MAX_CASES_PER_EVENT = 2000;
 
 /** The counts a `cases.scored` adds to a run's running aggregate; null when it adds none (a backfill). */
 export function casesScoredCounts(event: Extract<RunEvent, { type: 'cases.scored' }>): { n: number; passed: number; score_sum: number } | null {
