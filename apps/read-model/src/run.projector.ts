@@ -293,6 +293,22 @@ export class RunProjector {
     return applied;
   }
 
+  /**
+   * Before a run's `run.scored`: its `cases.scored` still on their way (another worker's relay can be behind
+   * the one that carried the seal, and every one of them was committed before the seal) are read from the
+   * log and applied first, claimed in the inbox so their own delivery is a duplicate - the completed run,
+   * its EvalResult and the gate that waits for it see every case (issue 27). An invalid one is left to its
+   * delivery, which dead-letters it.
+   */
+  private async casesFromLog(sql: Sql, runId: string, entry: DocEntry, outboxRows: OutboxEntry[], resultsRecorded: string[], options: ApplyOptions): Promise<void> {
+    for (const stored of await this.repo.unappliedCases(sql, RUNS_PROJECTION, runId)) {
+      const checked = checkEvent(stored);
+      if (!checked.ok || checked.value.event.data.run_id !== runId) continue;
+      if (!(await this.repo.claim(sql, RUNS_PROJECTION, checked.value.metadata.message_id, checked.value.position))) continue;
+      await this.evolve(sql, entry, checked.value, outboxRows, resultsRecorded, options);
+    }
+  }
+
   private async evolve(
     sql: Sql,
     entry: DocEntry,
@@ -301,6 +317,7 @@ export class RunProjector {
     resultsRecorded: string[],
     options: ApplyOptions,
   ): Promise<void> {
+    if (item.event.type === RUN_EVENTS.scored) await this.casesFromLog(sql, item.event.data.run_id, entry, outboxRows, resultsRecorded, options);
     const before = entry.doc;
     // A run's cases are projected whatever its document's state: a run.scored relayed ahead of a batch's
     // cases.scored completes the document first, and the cases still belong to the run (issue 27).
