@@ -6,7 +6,7 @@ import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { decodeMessage, SUBJECTS } from '@evals/contracts';
 import { streamOf, subjectOf, type BusNames } from '@evals/bus';
-import { createDataSource, EventStore, EvidenceRepository, migrate } from '@evals/persistence';
+import { createDataSource, EventStore, migrate } from '@evals/persistence';
 import type { DataSource } from 'typeorm';
 import { createTestSchema, testBusNames, type TestSchema } from '../../../test/support/isolation';
 import { testServers } from '../../../test/support/servers';
@@ -122,32 +122,12 @@ describe('integration: read-model process over HTTP (R3, R4, R6, GT6)', () => {
   it('projects a run from the log, serves it with its summary and EvalResult, and announces the EvalResult once (R3, R4, GT6)', async () => {
     const s = new RunScript('http-run-1', { variant: 'prompt-v7' });
     await s.appendRun(ds, s.openedEvent());
-    await s.appendCases(ds, s.casesEvent([result('c2', 1), result('c1', 0.5)]));
+    const first = await s.appendCases(ds, s.casesEvent([result('c2', 1), result('c1', 0.5)]));
     await s.appendCases(ds, s.casesEvent([result('c3', 0, false)]));
     await s.appendRun(ds, s.sealedEvent());
+    // The seal's missing_output row crosses as cases.scored v3, like every result (issue 27).
+    await s.appendCases(ds, s.resultsEvent([result('c4', 0, false, 'missing_output')]));
     const scored = await s.appendRun(ds, s.scoredEvent(4, 2, 1.5, ['c4']));
-    await new EvidenceRepository().insertBatch(
-      ds,
-      (
-        [
-          ['c2', 1, true, 'match'],
-          ['c1', 0.5, true, 'partial'],
-          ['c3', 0, false, 'mismatch'],
-          ['c4', 0, false, 'missing_output'],
-        ] as const
-      ).map(([case_id, score, passed, label]) => ({
-        run_id: 'http-run-1',
-        case_id,
-        scorer: 'exact',
-        scorer_version: '1.0.0',
-        score,
-        passed,
-        label,
-        detail_hash: null,
-        output_chars: null,
-        scored_at: '2026-11-30T09:05:00.000Z',
-      })),
-    );
 
     const view = await waitFor(async () => {
       const r = await get(port, '/v1/runs/http-run-1');
@@ -163,7 +143,8 @@ describe('integration: read-model process over HTTP (R3, R4, R6, GT6)', () => {
 
     const withCases = JSON.parse((await get(port, '/v1/runs/http-run-1?include=cases')).body);
     expect(withCases.cases.map((c: { case_id: string }) => c.case_id)).toEqual(['c1', 'c2', 'c3', 'c4']);
-    expect(withCases.cases[0]).toEqual({ case_id: 'c1', scorer: 'exact', scorer_version: '1.0.0', score: 0.5, passed: true, label: 'partial', scored_at: '2026-11-30T09:05:00.000Z' });
+    expect(withCases.cases[0]).toEqual({ case_id: 'c1', scorer: 'exact', scorer_version: '1.0.0', score: 0.5, passed: true, label: 'pass', scored_at: first.metadata.occurred_at });
+    expect(withCases.cases[3]).toMatchObject({ case_id: 'c4', passed: false, label: 'missing_output' });
 
     // R4: the process's own relay publishes the EvalResult on EVALS_OUTBOUND.
     const outbound = streamOf(names, 'EVALS_OUTBOUND');
@@ -237,7 +218,7 @@ describe('integration: read-model process over HTTP (R3, R4, R6, GT6)', () => {
     const done = await run({ DATABASE_URL: testServers.postgres.url, DATABASE_SCHEMA: schema.schema, REBUILD_PAGE_SIZE: '2' });
     expect(done.code).toBe(0);
     const report = JSON.parse(done.out.trim().split('\n').pop() as string);
-    expect(report).toMatchObject({ msg: 'read model rebuilt', events: 6, applied: 6, runs: 1, evalResults: 1, verdicts: 1, published: 0 });
+    expect(report).toMatchObject({ msg: 'read model rebuilt', events: 7, applied: 7, runs: 1, evalResults: 1, verdicts: 1, published: 0 });
     expect(JSON.parse((await get(port, '/v1/runs/http-run-1?include=cases')).body)).toEqual(before);
     expect(before.regression).toMatchObject({ verdict: 'no_baseline', completeness: 'incomplete' });
     expect((await get(port, '/v1/scorecards')).body).toBe(cardsBefore);

@@ -31,7 +31,7 @@ export interface RebuildReport {
 
 /**
  * Rebuilds the run read model from the event log (docs/read-model.md, "Rebuild"): empties `runs`,
- * `eval_results`, `read_run_verdicts`, the `runs` inbox and checkpoint, then replays every event by position through the same
+ * `eval_results`, `read_run_verdicts`, `read_case_results`, the `runs` inbox and checkpoint, then replays every event by position through the same
  * RunProjector the live consumer uses. Everything happens in ONE transaction: readers and the live consumer
  * keep the old model until the new one commits (they wait on the reset's lock), and a failed rebuild
  * changes nothing.

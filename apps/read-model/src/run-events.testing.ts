@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { CaseResultV1, RunComparedV1, RunOpenedV1 } from '@evals/domain';
+import { encodeCaseOutcomes, type CaseResultV1, type RunComparedV1, type RunOpenedV1 } from '@evals/domain';
 import { EventStore, type NewEvent, type StoredEvent, type Sql } from '@evals/persistence';
 
 /**
@@ -67,7 +67,18 @@ export class RunScript {
     return this.event('cases.scored', { run_id: this.runId, results });
   }
 
-  /** cases.scored v2, as the scoring worker writes it now: the counts of the rows a batch inserted. */
+  /**
+   * cases.scored v3, as the scoring worker writes it now: the counts and the results of the rows a batch
+   * inserted, columnar; `backfill` as the upgrade to v3 writes them (results only, counted before).
+   */
+  resultsEvent(results: CaseResultV1[], backfill = false): NewEvent {
+    const event = this.event('cases.scored', {});
+    const outcomes = results.map((r) => ({ ...r, judge_model: r.judge_model ?? null, prompt_version: r.judge_model === undefined ? null : (r.prompt_version ?? ''), scored_at: event.metadata.occurred_at }));
+    const [data] = encodeCaseOutcomes(this.runId, outcomes, { backfill });
+    return { ...event, version: 3, data };
+  }
+
+  /** cases.scored v2, as the scoring worker wrote it before v3: the counts of the rows a batch inserted. */
   countsEvent(n: number, passed: number, scoreSum: number): NewEvent {
     return { ...this.event('cases.scored', { run_id: this.runId, n, passed, score_sum: scoreSum }), version: 2 };
   }

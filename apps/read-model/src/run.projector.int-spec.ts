@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { decodeMessage, SUBJECTS } from '@evals/contracts';
 import { wilson } from '@evals/stats';
-import { createDataSource, EvidenceRepository, migrate, RunReadModelRepository, type StoredEvent } from '@evals/persistence';
+import { CaseResultRepository, createDataSource, migrate, RunReadModelRepository, type StoredEvent } from '@evals/persistence';
 import type { DataSource } from 'typeorm';
 import { createTestSchema, type TestSchema } from '../../../test/support/isolation';
 import { testServers } from '../../../test/support/servers';
@@ -129,8 +129,10 @@ describe('integration: read-model run projection (R2, R3, R4, R6)', () => {
     const first = await apply([scored, cases2]);
     expect(first.statuses).toEqual(['applied', 'applied']);
     expect((await repo.load(ds, 'run-early'))?.status).toBe('completed');
+    // run.scored caught up cases1 from the log (issue 27): its delivery now is a duplicate, its cases are there.
+    expect((await new CaseResultRepository().forRun(ds, 'run-early')).map((c) => c.case_id)).toEqual(['c1', 'c2', 'c3']);
     const late = await apply([sealed, opened, cases1]);
-    expect(late.statuses).toEqual(['applied', 'duplicate', 'applied']);
+    expect(late.statuses).toEqual(['applied', 'duplicate', 'duplicate']);
     const doc = await repo.load(ds, 'run-early');
     expect(doc).toMatchObject({ status: 'completed', scored: 4, passed: 2, score_sum: 1.5, missing_outputs: 1, opened_at: opened.metadata.occurred_at });
     expect(await resultRows('run-early')).toHaveLength(1);
@@ -199,6 +201,48 @@ describe('integration: read-model run projection (R2, R3, R4, R6)', () => {
     expect(letter.reason).toBe('data.passed: isCountNotAboveN; data.score_sum: isSumOfUnitScores');
   });
 
+  it('projects cases.scored v3 into read_case_results and counts it as v2; a backfill adds its cases, not its counts (issue 27)', async () => {
+    const s = new RunScript('run-v3');
+    await apply([await s.appendRun(ds, s.openedEvent())]);
+    const v2 = await s.appendCases(ds, s.countsEvent(2, 1, 1.5));
+    const v3 = await s.appendCases(ds, s.resultsEvent([result('c3', 1), result('c4', 0.25, false, 'mismatch')]));
+    // The upgrade's backfill repeats the rows the v2 event counted (and one v3 had already): cases only.
+    const backfill = await s.appendCases(ds, s.resultsEvent([result('c1', 1), result('c2', 0.5), result('c3', 1)], true));
+    const outcome = await apply([v2, v3, backfill]);
+    expect(outcome.statuses).toEqual(['applied', 'applied', 'applied']);
+    expect(await repo.load(ds, 'run-v3')).toMatchObject({ status: 'open', scored: 4, passed: 2, score_sum: 2.75 });
+    const cases = await new CaseResultRepository().forRun(ds, 'run-v3');
+    expect(cases.map((c) => [c.case_id, c.score, c.passed, c.label])).toEqual([
+      ['c1', 1, true, 'pass'],
+      ['c2', 0.5, true, 'pass'],
+      ['c3', 1, true, 'pass'],
+      ['c4', 0.25, false, 'mismatch'],
+    ]);
+    expect(cases[2].scored_at).toBe(v3.metadata.occurred_at);
+    // A redelivery is a duplicate and writes no row twice.
+    expect((await apply([v3])).statuses).toEqual(['duplicate']);
+    expect(await new CaseResultRepository().forRun(ds, 'run-v3')).toHaveLength(4);
+  });
+
+  it('catches up, at run.scored, the cases of a batch still on its way: a completed run shows every case (the relays of two workers race)', async () => {
+    const s = new RunScript('run-v3-late');
+    const opened = await s.appendRun(ds, s.openedEvent());
+    const early = await s.appendCases(ds, s.resultsEvent([result('c1', 1)]));
+    const late = await s.appendCases(ds, s.resultsEvent([result('c2', 0, false)]));
+    await s.appendRun(ds, s.sealedEvent());
+    const scored = await s.appendRun(ds, s.scoredEvent(2, 1, 1));
+    const outcome = await apply([opened, early, scored]);
+    expect(outcome.resultsRecorded).toEqual(['run-v3-late']);
+    expect(await repo.load(ds, 'run-v3-late')).toMatchObject({ status: 'completed', scored: 2, passed: 1 });
+    expect((await new CaseResultRepository().forRun(ds, 'run-v3-late')).map((c) => [c.case_id, c.passed])).toEqual([
+      ['c1', true],
+      ['c2', false],
+    ]);
+    // Its own delivery later finds it applied.
+    expect((await apply([late])).statuses).toEqual(['duplicate']);
+    expect(await new CaseResultRepository().forRun(ds, 'run-v3-late')).toHaveLength(2);
+  });
+
   describe('rebuild', () => {
     it('rebuilds runs and eval_results identical to the live projection, without announcing any EvalResult again', async () => {
       // A fresh schema: the rebuild replays the whole log, and only these runs must be in it.
@@ -226,10 +270,12 @@ describe('integration: read-model run projection (R2, R3, R4, R6)', () => {
         log.push(await b.appendRun(ds2, b.sealedEvent()));
         log.push(await a.appendRun(ds2, a.scoredEvent(4, 3, 3)));
         log.push(await d.appendRun(ds2, d.openedEvent()));
-        log.push(await b.appendCases(ds2, b.casesEvent([result('c4', 0, false)])));
+        log.push(await b.appendCases(ds2, b.resultsEvent([result('c4', 0, false)])));
         log.push(await b.appendRun(ds2, b.scoredEvent(4, 3, 2.5)));
-        log.push(await d.appendCases(ds2, d.casesEvent([result('c1', 0, false), result('c2', 0, false)])));
+        log.push(await d.appendCases(ds2, d.resultsEvent([result('c1', 0, false), result('c2', 0, false)])));
         log.push(await d.appendRun(ds2, d.sealedEvent()));
+        // The seal's missing_output rows, as v3 (apps/scoring-worker run-sealer.ts).
+        log.push(await d.appendCases(ds2, d.resultsEvent([result('c3', 0, false, 'missing_output'), result('c4', 0, false, 'missing_output')])));
         log.push(await d.appendRun(ds2, d.scoredEvent(4, 0, 0, ['c3', 'c4'])));
         // c stays open: a rebuild must reproduce in-progress runs too.
 
@@ -243,12 +289,20 @@ describe('integration: read-model run projection (R2, R3, R4, R6)', () => {
         const snapshot = async () => ({
           runs: await ds2.query(`SELECT * FROM runs ORDER BY run_id`),
           results: await ds2.query(`SELECT * FROM eval_results ORDER BY run_id`),
+          cases: await ds2.query(`SELECT * FROM read_case_results ORDER BY run_id, case_id`),
           inbox: (await ds2.query(`SELECT count(*)::int AS n FROM projection_inbox WHERE projection = 'runs'`))[0].n,
           checkpoint: await repo.checkpoint(ds2, RUNS_PROJECTION),
         });
         const before = await snapshot();
         expect(before.runs).toHaveLength(4);
         expect(before.results.map((r: any) => r.run_id)).toEqual(['rb-a', 'rb-b', 'rb-d']);
+        // Every case of every run, from v1 and v3 alike, whatever order the events came in (issue 27).
+        expect(before.cases.map((r: any) => `${r.run_id}/${r.case_id}/${r.label}`)).toEqual([
+          'rb-a/c1/pass', 'rb-a/c2/fail', 'rb-a/c3/pass', 'rb-a/c4/pass',
+          'rb-b/c1/pass', 'rb-b/c2/pass', 'rb-b/c3/pass', 'rb-b/c4/fail',
+          'rb-c/c1/pass',
+          'rb-d/c1/fail', 'rb-d/c2/fail', 'rb-d/c3/missing_output', 'rb-d/c4/missing_output',
+        ]);
         expect(before.inbox).toBe(log.length);
         const announced = (await ds2.query(`SELECT count(*)::int AS n FROM outbox WHERE subject = $1`, [SUBJECTS.RESULT_RECORDED]))[0].n;
         expect(announced).toBe(3);
@@ -293,39 +347,22 @@ describe('integration: read-model run projection (R2, R3, R4, R6)', () => {
 
   describe('SSE replay (R6)', () => {
     const counts = async () => {
-      const tables = ['events', 'evidence', 'outbox', 'dead_letters', 'runs', 'eval_results', 'read_run_verdicts', 'projection_inbox', 'projection_checkpoints'];
+      const tables = ['events', 'evidence', 'read_case_results', 'outbox', 'dead_letters', 'runs', 'eval_results', 'read_run_verdicts', 'projection_inbox', 'projection_checkpoints'];
       const out: Record<string, unknown> = {};
       for (const t of tables) out[t] = (await ds.query(`SELECT count(*)::int AS n, md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) AS h FROM ${t} x`))[0];
       return out;
     };
 
-    async function withEvidence(runId: string, rows: Array<[string, number, boolean, string]>): Promise<void> {
-      await new EvidenceRepository().insertBatch(
-        ds,
-        rows.map(([caseId, score, passed, label]) => ({
-          run_id: runId,
-          case_id: caseId,
-          scorer: 'exact',
-          scorer_version: '1.0.0',
-          score,
-          passed,
-          label,
-          detail_hash: 'hmac:1',
-          output_chars: 12,
-          scored_at: '2026-11-30T09:00:00.000Z',
-        })),
-      );
+    /** More results of the run, as the worker (or its seal) writes them, projected. */
+    async function withResults(s: RunScript, rows: Array<[string, number, boolean, string]>): Promise<void> {
+      await apply([await s.appendCases(ds, s.resultsEvent(rows.map(([caseId, score, passed, label]) => result(caseId, score, passed, label))))]);
     }
 
-    it('replays one case frame per evidence row by case id, then the summary; twice identical, and writes nothing', async () => {
-      const { events } = await completedRun('run-sse');
+    it('replays one case frame per projected case by case id, then the summary; twice identical, and writes nothing', async () => {
+      const { script, events } = await completedRun('run-sse');
       await apply(events);
-      await withEvidence('run-sse', [
-        ['c3', 0, false, 'mismatch'],
-        ['c1', 1, true, 'match'],
-        ['c4', 0, false, 'missing_output'],
-        ['c2', 0.5, true, 'partial'],
-      ]);
+      // c1-c3 came in the run's v1 batches; c4 is the seal's missing_output row.
+      await withResults(script, [['c4', 0, false, 'missing_output']]);
       const queries = new RunQueries(ds);
       const before = await counts();
       const first = await queries.replay('run-sse');
@@ -336,7 +373,8 @@ describe('integration: read-model run projection (R2, R3, R4, R6)', () => {
       expect(first!.map(formatSseFrame).join('')).toBe(second!.map(formatSseFrame).join(''));
 
       expect(first!.map((f) => f.event)).toEqual(['case', 'case', 'case', 'case', 'summary']);
-      expect(first![0]).toEqual({ event: 'case', data: { case_id: 'c1', scorer: 'exact', scorer_version: '1.0.0', score: 1, passed: true, label: 'match' } });
+      expect(first![0]).toEqual({ event: 'case', data: { case_id: 'c1', scorer: 'exact', scorer_version: '1.0.0', score: 1, passed: true, label: 'pass' } });
+      expect(first![3]).toEqual({ event: 'case', data: { case_id: 'c4', scorer: 'exact', scorer_version: '1.0.0', score: 0, passed: false, label: 'missing_output' } });
       expect(first!.slice(0, 4).map((f) => (f.data as { case_id: string }).case_id)).toEqual(['c1', 'c2', 'c3', 'c4']);
       const ci = wilson(2, 4);
       expect(first![4]).toEqual({
@@ -358,14 +396,14 @@ describe('integration: read-model run projection (R2, R3, R4, R6)', () => {
         },
       });
       expect(formatSseFrame(first![0])).toBe(
-        'event: case\ndata: {"case_id":"c1","scorer":"exact","scorer_version":"1.0.0","score":1,"passed":true,"label":"match"}\n\n',
+        'event: case\ndata: {"case_id":"c1","scorer":"exact","scorer_version":"1.0.0","score":1,"passed":true,"label":"pass"}\n\n',
       );
     });
 
     it('replays a run still in progress: the cases so far, then a summary with its status that counts them', async () => {
       const s = new RunScript('run-sse-open');
       await apply([await s.appendRun(ds, s.openedEvent())]);
-      await withEvidence('run-sse-open', [['c2', 1, true, 'match']]);
+      await withResults(s, [['c2', 1, true, 'match']]);
       const frames = await new RunQueries(ds).replay('run-sse-open');
       expect(frames!.map((f) => f.event)).toEqual(['case', 'summary']);
       expect(frames![1].data).toMatchObject({ status: 'open', frames: 1, n: 1, passed: 1, pass_rate: 1, run_passed: null });

@@ -1,6 +1,7 @@
 import { ContractError, encodeMessage, SUBJECTS } from '@evals/contracts';
-import { evolveRun, evolveVerdict, RUN_EVENTS, runStreamId, toEvalResult, type EvalResult, type ProjectedVerdict, type RunDoc } from '@evals/domain';
+import { caseOutcomesOf, evolveRun, evolveVerdict, RUN_EVENTS, runStreamId, toEvalResult, type CaseOutcome, type EvalResult, type ProjectedVerdict, type RunDoc } from '@evals/domain';
 import {
+  CaseResultRepository,
   DeadLetterRepository,
   EventStore,
   eventSubject,
@@ -94,6 +95,8 @@ interface DocEntry {
   verdict?: ProjectedVerdict | null;
   /** Projected by this batch: saved at the end, with the position of its run.compared. */
   newVerdict?: { readonly verdict: ProjectedVerdict; readonly position: number };
+  /** Case results of the batch's cases.scored (v1, v3): written at the end, one statement per run. */
+  cases: CaseOutcome[];
 }
 
 /**
@@ -112,6 +115,7 @@ export class RunProjector {
     private readonly store = new EventStore(),
     private readonly outbox = new Outbox(),
     private readonly deadLetters = new DeadLetterRepository(),
+    private readonly caseResults = new CaseResultRepository(),
   ) {}
 
   async apply(sql: Sql, events: ReadonlyArray<StoredEventLike | null>, options: ApplyOptions = {}): Promise<ProjectionOutcome> {
@@ -144,7 +148,7 @@ export class RunProjector {
     // Lock the documents in a fixed order (run id), so two read-model processes never deadlock on them.
     const docs = new Map<string, DocEntry>();
     for (const runId of [...new Set(valid.map((v) => v.event.data.run_id))].sort()) {
-      docs.set(runId, { doc: await this.repo.load(sql, runId, true), dirty: false, position: 0 });
+      docs.set(runId, { doc: await this.repo.load(sql, runId, true), dirty: false, position: 0, cases: [] });
     }
 
     let maxPosition = 0;
@@ -199,7 +203,8 @@ export class RunProjector {
     }
 
     const verdictsRecorded: string[] = [];
-    for (const entry of docs.values()) {
+    for (const [runId, entry] of docs) {
+      await this.caseResults.insert(sql, runId, entry.cases);
       if (entry.dirty && entry.doc !== null) await this.repo.save(sql, entry.doc, entry.position);
       if (entry.newVerdict && (await this.repo.saveVerdict(sql, entry.newVerdict.verdict, entry.newVerdict.position))) {
         verdictsRecorded.push(entry.newVerdict.verdict.run_id);
@@ -287,6 +292,22 @@ export class RunProjector {
     return applied;
   }
 
+  /**
+   * Before a run's `run.scored`: its `cases.scored` still on their way (another worker's relay can be behind
+   * the one that carried the seal, and every one of them was committed before the seal) are read from the
+   * log and applied first, claimed in the inbox so their own delivery is a duplicate - the completed run,
+   * its EvalResult and the gate that waits for it see every case (issue 27). An invalid one is left to its
+   * delivery, which dead-letters it.
+   */
+  private async casesFromLog(sql: Sql, runId: string, entry: DocEntry, outboxRows: OutboxEntry[], resultsRecorded: string[], options: ApplyOptions): Promise<void> {
+    for (const stored of await this.repo.unappliedCases(sql, RUNS_PROJECTION, runId)) {
+      const checked = checkEvent(stored);
+      if (!checked.ok || checked.value.event.data.run_id !== runId) continue;
+      if (!(await this.repo.claim(sql, RUNS_PROJECTION, checked.value.metadata.message_id, checked.value.position))) continue;
+      await this.evolve(sql, entry, checked.value, outboxRows, resultsRecorded, options);
+    }
+  }
+
   private async evolve(
     sql: Sql,
     entry: DocEntry,
@@ -295,7 +316,11 @@ export class RunProjector {
     resultsRecorded: string[],
     options: ApplyOptions,
   ): Promise<void> {
+    if (item.event.type === RUN_EVENTS.scored) await this.casesFromLog(sql, item.event.data.run_id, entry, outboxRows, resultsRecorded, options);
     const before = entry.doc;
+    // A run's cases are projected whatever its document's state: a run.scored relayed ahead of a batch's
+    // cases.scored completes the document first, and the cases still belong to the run (issue 27).
+    if (item.event.type === RUN_EVENTS.casesScored) for (const o of caseOutcomesOf(item.event, item.metadata.occurred_at)) entry.cases.push(o);
     const after = evolveRun(before, item.event, { occurred_at: item.metadata.occurred_at });
     entry.doc = after;
     // Saved with the highest position applied to the run, whatever the delivery order (last_position).

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { RUN_EVENTS, runStreamId, type RunOpenedV1 } from '@evals/domain';
-import { createDataSource, EventStore, JudgeEvidenceRepository, migrate } from '@evals/persistence';
+import { createDataSource, EventStore, migrate } from '@evals/persistence';
 import type { DataSource } from 'typeorm';
 import { createTestSchema, type TestSchema } from '../../../test/support/isolation';
 import { testServers } from '../../../test/support/servers';
+import { appendCaseResults } from './case-results.testing';
 import { RegressionService } from './regression.service';
 
 const opened = (run_id: string): RunOpenedV1 => ({
@@ -32,7 +33,6 @@ describe('integration: what changed between two judged runs (G4: judge model pin
   let schema: TestSchema;
   let ds: DataSource;
   const events = new EventStore();
-  const evidence = new JudgeEvidenceRepository();
   const service = new RegressionService({ uuid: () => randomUUID() });
 
   beforeAll(async () => {
@@ -54,8 +54,9 @@ describe('integration: what changed between two judged runs (G4: judge model pin
       { type: RUN_EVENTS.sealed, version: 1, data: { run_id: runId }, metadata: meta(at) },
       { type: RUN_EVENTS.scored, version: 1, data: scored, metadata: meta(at) },
     ]);
-    await evidence.insertBatch(
+    await appendCaseResults(
       ds,
+      runId,
       ['c1', 'c2'].map((case_id) => ({
         run_id: runId,
         case_id,
@@ -69,6 +70,7 @@ describe('integration: what changed between two judged runs (G4: judge model pin
         scored_at: at,
         judge: { judge_model: model, prompt_version: promptVersion, judge_cost_usd: 0.001, judge_input_tokens: 100, judge_output_tokens: 10, judge_cached: null },
       })),
+      at,
     );
     return ds.transaction((m) => service.decide(m, { data: scored, metadata: meta(at) }));
   }

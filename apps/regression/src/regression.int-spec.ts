@@ -3,10 +3,11 @@ import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { JetStreamBus } from '@evals/bus';
 import { RUN_EVENTS, runStreamId, type RunOpenedV1 } from '@evals/domain';
-import { createDataSource, EVIDENCE_COLUMNS, EventStore, insertEvidence, JudgeEvidenceRepository, migrate, OutboxRelay, RegressionRepository, type EvidenceRow } from '@evals/persistence';
+import { createDataSource, EventStore, migrate, OutboxRelay, RegressionRepository, type EvidenceRow } from '@evals/persistence';
 import type { DataSource } from 'typeorm';
 import { createTestSchema, testBusNames, type TestSchema } from '../../../test/support/isolation';
 import { startNats, stopNats, testServers } from '../../../test/support/servers';
+import { appendCaseResults } from './case-results.testing';
 import { RegressionService } from './regression.service';
 
 const opened = (run_id: string, over: Partial<RunOpenedV1> = {}): RunOpenedV1 => ({
@@ -51,7 +52,7 @@ describe('integration: regression decisions and findings (G1-G6)', () => {
   });
 
   /**
-   * A run as the pipeline leaves it: its stream (opened, sealed, scored) and n evidence rows, the first
+   * A run as the pipeline leaves it: its stream (opened, sealed, scored) and n case results, the first
    * `passed` cases passed; `unscored` more cases with no output (R1), left out of every comparison (G7).
    */
   async function completeRun(run: RunOpenedV1, passed: number, n: number, at: string, unscored = 0) {
@@ -73,7 +74,7 @@ describe('integration: regression decisions and findings (G1-G6)', () => {
       output_chars: null,
       scored_at: at,
     }));
-    await insertEvidence(ds, rows, EVIDENCE_COLUMNS);
+    await appendCaseResults(ds, run.run_id, rows, at);
     return ds.transaction((m) => service.decide(m, { data: scored, metadata: meta(at) }));
   }
 
@@ -142,10 +143,10 @@ describe('integration: regression decisions and findings (G1-G6)', () => {
         return {
           run_id: r.run.run_id, case_id: `c${i}`, scorer: isJudge ? 'llm_judge' : 'exact', scorer_version: '1.0.0', score: passed ? 1 : 0, passed, label,
           detail_hash: null, output_chars: null, scored_at: r.at,
-          judge: { judge_model: isJudge && !r.skipped ? 'm' : null, prompt_version: isJudge && !r.skipped ? 'p' : null, judge_cost_usd: 0, judge_input_tokens: 0, judge_output_tokens: 0, judge_cached: null },
+          ...(isJudge && !r.skipped ? { judge: { judge_model: 'm', prompt_version: 'p', judge_cost_usd: 0, judge_input_tokens: 0, judge_output_tokens: 0, judge_cached: null } } : {}),
         };
       });
-      await new JudgeEvidenceRepository().insertBatch(ds, rows as never);
+      await appendCaseResults(ds, r.run.run_id, rows, r.at);
       return ds.transaction((m) => service.decide(m, { data: r.scored, metadata: meta(r.at) }));
     };
     await record(judged('g-base', 4, false, '2026-11-30T01:00:00.000Z'));
@@ -202,6 +203,8 @@ describe('integration: regression decisions and findings (G1-G6)', () => {
           'evals.event.run.opened',
           'evals.event.run.sealed',
           'evals.event.run.scored',
+          // The run's results, as the worker announces them (cases.scored v3, issue 27).
+          'evals.event.cases.scored',
           'evals.event.run.compared',
           'finding.reported',
         ]);
@@ -212,7 +215,7 @@ describe('integration: regression decisions and findings (G1-G6)', () => {
       let relayed = 0;
       const deadline = Date.now() + 20_000;
       while (relayed === 0 && Date.now() < deadline) relayed = await relay.tick().catch(() => 0);
-      expect(relayed).toBe(5);
+      expect(relayed).toBe(6);
 
       const jsm = await jetstreamManager(nc);
       await jsm.consumers.add(stream, { durable_name: 'subscriber', ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.All, filter_subject: names.subject('finding.reported') });

@@ -4,17 +4,20 @@ import {
   chooseBaseline,
   compareRuns,
   eligibilityOf,
+  pairCases,
   RunModel,
   runStreamId,
   whatChanged,
   type BaselineDecision,
+  type ComparedCases,
   type CompletedRunRef,
   type RunScoredV1,
   type RunState,
   type RunVerdict,
 } from '@evals/domain';
-import { EventStore, JudgeEvidenceRepository, loadRun, Outbox, RegressionRepository, type BaselineCandidate, type ComparedCases, type LoadedRun, type RunVerdictRow, type Sql } from '@evals/persistence';
+import { EventStore, loadRun, Outbox, RegressionRepository, type BaselineCandidate, type LoadedRun, type RunVerdictRow, type Sql } from '@evals/persistence';
 import { ID_GENERATOR, type IdGenerator } from '@evals/platform';
+import { RunOutcomesCache } from './run-outcomes';
 
 export interface ScoredEvent {
   readonly data: RunScoredV1;
@@ -35,7 +38,8 @@ export class RegressionService {
   private readonly events = new EventStore();
   private readonly repo = new RegressionRepository();
   private readonly outbox = new Outbox();
-  private readonly judgeEvidence = new JudgeEvidenceRepository();
+  // Which cases each run scored and passed, and its judge pin: folded from the runs' cases.scored events.
+  private readonly outcomes = new RunOutcomesCache();
 
   constructor(@Inject(ID_GENERATOR) private readonly ids: IdGenerator) {}
 
@@ -83,7 +87,9 @@ export class RegressionService {
       // G7: only scored cases count. Two runs of one suite version scored the same cases: only the cases
       // both scored, on both sides. Two versions have different case sets: each run over its own scored
       // cases, as independent samples (G1).
-      const cc = await this.repo.comparedCases(sql, runId, base.run_id);
+      const runOutcomes = await this.outcomes.of(sql, runId);
+      const baseOutcomes = await this.outcomes.of(sql, base.run_id);
+      const cc = pairCases(runOutcomes, baseOutcomes);
       const samePairs = base.suite_version === opened.suite_version;
       const runSide = samePairs
         ? { n: cc.compared, passed: cc.a + cc.c, score_sum: cc.run_score_sum }
@@ -105,9 +111,9 @@ export class RegressionService {
           samePairs ? { both: cc.a, baseline_only: cc.b, run_only: cc.c, neither: cc.d } : undefined,
         );
         verdict = c.verdict;
-        // G4: the judge model pin and prompt version that graded each run's llm_judge cases (from evidence).
-        const baseJudge = await this.judgeEvidence.judgePin(sql, base.run_id);
-        const runJudge = await this.judgeEvidence.judgePin(sql, runId);
+        // G4: the judge model pin and prompt version that graded each run's llm_judge cases.
+        const baseJudge = baseOutcomes.judge;
+        const runJudge = runOutcomes.judge;
         comparison = {
           ...c,
           ...baselineInfo,

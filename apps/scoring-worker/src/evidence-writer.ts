@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { RUN_EVENTS, runStreamId, type CaseEvidence, type CasesScoredV2, type ScoreWorkV1 } from '@evals/domain';
+import { caseOutcomeOf, encodeCaseOutcomes, RUN_EVENTS, runStreamId, type CaseEvidence, type CasesScoredV3, type ScoreWorkV1 } from '@evals/domain';
 import { EventStore, type DeadLetter, type NewEvent, type Sql } from '@evals/persistence';
 import { DATA_SOURCE } from '@evals/platform';
 import type { DataSource } from 'typeorm';
@@ -43,7 +43,7 @@ export interface Written {
 
 /**
  * The scoring transaction of a micro-batch (docs/pipeline.md step 2): the evidence rows (`ON CONFLICT DO
- * NOTHING`), one `cases.scored` event per run for the rows actually inserted (with its outbox row), the
+ * NOTHING`), `cases.scored` v3 per run for the rows actually inserted (with their outbox rows), the
  * comparison of every output that got no row with the row its case holds, and the batch's dead letters -
  * all in one transaction, so a redelivery inserts nothing and announces nothing.
  */
@@ -112,24 +112,17 @@ export class EvidenceWriter {
       // The event's stream is named after the earliest message that contributed a new row: every case of that
       // message has evidence once this commits, so no later transaction can name the same stream.
       let cause = ownerOf(written[0], 0);
-      let passed = 0;
-      let scoreSum = 0;
-      for (let i = 0; i < written.length; i++) {
-        const e = written[i];
-        const owner = ownerOf(e, i);
+      for (let i = 1; i < written.length; i++) {
+        const owner = ownerOf(written[i], i);
         if (owner.msg.seq < cause.msg.seq) cause = owner;
-        if (e.passed) passed++;
-        scoreSum += e.score;
       }
-      // The counts only (cases.scored v2): the rows are the evidence just inserted.
-      const event: NewEvent<CasesScoredV2> = {
-        type: RUN_EVENTS.casesScored,
-        version: 2,
-        data: { run_id: runId, n: written.length, passed, score_sum: scoreSum },
-        metadata: this.stamper.metadata(cause.metadata),
-      };
-      await this.events.append(tx, `${runStreamId(runId)}.cases.${cause.metadata.message_id}`, 0, [event]);
-      events += 1;
+      // cases.scored v3: the counts and the rows' results, columnar - what the regression app and the read
+      // model need of the evidence, which they no longer read (issue 27). A large batch is several events.
+      const batch = encodeCaseOutcomes(runId, written.map(caseOutcomeOf)).map(
+        (data): NewEvent<CasesScoredV3> => ({ type: RUN_EVENTS.casesScored, version: 3, data, metadata: this.stamper.metadata(cause.metadata) }),
+      );
+      await this.events.append(tx, `${runStreamId(runId)}.cases.${cause.metadata.message_id}`, 0, batch);
+      events += batch.length;
     }
     return { inserted, events };
   }

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { MAX_LISTED_MISSING, missingOutputEvidence, RunModel, runStreamId, type CompiledSuite, type RunScoredV1, type WorkMetadata } from '@evals/domain';
+import { caseOutcomeOf, encodeCaseOutcomes, MAX_LISTED_MISSING, missingOutputEvidence, RUN_EVENTS, RunModel, runStreamId, type CompiledSuite, type RunScoredV1, type WorkMetadata } from '@evals/domain';
 import { EventStore, loadRun, type Sql } from '@evals/persistence';
 import { DATA_SOURCE } from '@evals/platform';
 import type { DataSource } from 'typeorm';
@@ -8,7 +8,8 @@ import { compare, RunEvidence } from './run-evidence';
 
 /**
  * The seal of a run (R1, R2, R7; docs/pipeline.md step 2): in one transaction, holding the run's lock
- * exclusively, `missing_output` evidence for the cases the run's model lists as missing, the aggregate from
+ * exclusively, `missing_output` evidence for the cases the run's model lists as missing (and its
+ * `cases.scored` v3), the aggregate from
  * the evidence, and `run.scored` as the model decides it. The run is read only as its model folds it
  * (`loadRun`): a run not yet sealed is refused by the model, a run scored already decides nothing.
  */
@@ -45,7 +46,7 @@ export class RunSealer {
     // The model's missing cases - of its sample when the gate sampled (GT3), none of a monitor run - in suite order.
     const missingIds = new Set(RunModel.missingAtSeal(state, [...suite.cases.keys()], have));
     const missing = [...suite.cases.values()].filter((c) => missingIds.has(c.case_id)).map((c) => missingOutputEvidence(c, { runId, scoredAt }));
-    await this.evidence.insert(
+    const inserted = await this.evidence.insert(
       tx,
       [...missing].sort((a, b) => compare(a.case_id, b.case_id)),
     );
@@ -67,6 +68,10 @@ export class RunSealer {
     };
     const decided = RunModel.decide({ type: 'record_scored', data }, state);
     if (decided.length === 0) return false;
+    // The missing_output rows cross like any other results (cases.scored v3), before the run.scored that
+    // counts them: one seal per run gets this far (the exclusive lock, the model's phase), so one stream.
+    const results = encodeCaseOutcomes(runId, inserted.map(caseOutcomeOf)).map((data) => ({ type: RUN_EVENTS.casesScored, version: 3, data, metadata: this.stamper.metadata(cause) }));
+    await this.events.append(tx, `${runStreamId(runId)}.missing`, 0, results);
     const metadata = this.stamper.metadata(cause);
     await this.events.append(
       tx,

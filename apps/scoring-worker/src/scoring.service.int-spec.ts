@@ -4,14 +4,16 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { DataSource } from 'typeorm';
 import { JetStreamBus, STREAMS, streamOf, subjectOf, type BusMessage, type BusNames } from '@evals/bus';
 import {
+  MAX_CASES_PER_EVENT,
   MISSING_OUTPUT,
   RUN_EVENTS,
+  caseOutcomesOf,
   WORK_SUBJECTS,
   detailHash,
   detailKeyId,
   encodeWork,
   runStreamId,
-  type CasesScoredV2,
+  type CasesScoredV3,
   type RunOpenedV1,
   type RunScoredV1,
   type ScoreWorkV1,
@@ -194,7 +196,7 @@ describe('integration: scoring worker (docs/pipeline.md step 2)', () => {
     return rows.map((r: any) => ({ ...r, score: Number(r.score) }));
   }
 
-  async function casesScored(runId: string): Promise<Array<{ stream_id: string; version: number; data: CasesScoredV2; metadata: any }>> {
+  async function casesScored(runId: string): Promise<Array<{ stream_id: string; version: number; data: CasesScoredV3; metadata: any }>> {
     return ds.query(`SELECT stream_id, version, data, metadata FROM events WHERE type = $1 AND data->>'run_id' = $2 ORDER BY position`, [RUN_EVENTS.casesScored, runId]);
   }
 
@@ -250,9 +252,13 @@ describe('integration: scoring worker (docs/pipeline.md step 2)', () => {
     const events = await casesScored(runId);
     expect(events).toHaveLength(1);
     expect(events[0].stream_id).toBe(`${runStreamId(runId)}.cases.${sent.messageId}`);
-    // v2: the counts of the rows just inserted; the rows themselves are the evidence above.
-    expect(events[0].version).toBe(2);
-    expect(events[0].data).toEqual({ run_id: runId, n: 3, passed: 2, score_sum: 2 });
+    // v3: the counts of the rows just inserted and their results, columnar - never the output (issue 27, D1).
+    expect(events[0].version).toBe(3);
+    expect(events[0].data).toMatchObject({ run_id: runId, n: 3, passed: 2, score_sum: 2, case_ids: ['c1', 'c2', 'c3'] });
+    expect(caseOutcomesOf({ type: 'cases.scored', version: 3, data: events[0].data }, '').map((o) => [o.case_id, o.passed, o.score, o.label])).toEqual(
+      rows.map((r) => [r.case_id, r.passed, r.score, r.label]),
+    );
+    expect(JSON.stringify(events)).not.toContain(CANARY);
     expect(events[0].metadata).toMatchObject({ causation_id: sent.messageId, correlation_id: `corr-${runId}` });
     const [{ n: outboxRows }] = await ds.query(`SELECT count(*)::int AS n FROM outbox WHERE message_id = $1::uuid AND subject = 'evals.event.cases.scored'`, [events[0].metadata.message_id]);
     expect(outboxRows).toBe(1);
@@ -320,7 +326,7 @@ describe('integration: scoring worker (docs/pipeline.md step 2)', () => {
     expect(outcomes.reduce((n, o) => n + o.duplicates, 0)).toBe(2);
   });
 
-  it('a large batch is announced in one small cases.scored event of counts on its own stream, whatever its size', async () => {
+  it(`a large batch is announced in cases.scored v3 events of at most ${MAX_CASES_PER_EVENT} cases on its own stream, a few bytes per case`, async () => {
     const total = 2_500;
     const { key, caseIds } = await createSuite(total);
     const runId = await openRun(key, total);
@@ -328,12 +334,21 @@ describe('integration: scoring worker (docs/pipeline.md step 2)', () => {
     const sent = await publishScore(runId, caseIds.map((case_id) => ({ case_id, output: `ok ${CANARY}` })));
     const events = await waitFor(async () => {
       const e = await casesScored(runId);
-      return e.length === 1 ? e : undefined;
-    }, 'the cases.scored event');
-    expect(events[0].stream_id).toBe(`${runStreamId(runId)}.cases.${sent.messageId}`);
-    expect(events[0].data).toEqual({ run_id: runId, n: total, passed: total, score_sum: total });
-    const [{ biggest }] = await ds.query(`SELECT max(octet_length(payload::text))::int AS biggest FROM outbox WHERE subject = 'evals.event.cases.scored'`);
-    expect(biggest).toBeLessThan(2_048);
+      return e.length === 2 ? e : undefined;
+    }, 'the cases.scored events');
+    expect(events.map((e) => e.stream_id)).toEqual([`${runStreamId(runId)}.cases.${sent.messageId}`, `${runStreamId(runId)}.cases.${sent.messageId}`]);
+    expect(events.map((e) => [e.version, e.data.n, e.data.passed])).toEqual([
+      [3, MAX_CASES_PER_EVENT, MAX_CASES_PER_EVENT],
+      [3, total - MAX_CASES_PER_EVENT, total - MAX_CASES_PER_EVENT],
+    ]);
+    expect(events.flatMap((e) => e.data.case_ids)).toEqual([...caseIds].sort());
+    const [{ biggest, total_bytes }] = await ds.query(
+      `SELECT max(octet_length(payload::text))::int AS biggest, sum(octet_length(payload::text))::int AS total_bytes FROM outbox WHERE subject = 'evals.event.cases.scored' AND payload->'data'->>'run_id' = $1`,
+      [runId],
+    );
+    // Ids of 2 to 5 characters: the whole announcement stays under 16 bytes a case (v1 was ~150).
+    expect(total_bytes / total).toBeLessThan(16);
+    expect(biggest).toBeLessThan(32_768);
   });
 
   it('R1/R2: a seal waits while earlier work is unacknowledged, then writes missing_output evidence and run.scored', async () => {
@@ -370,6 +385,9 @@ describe('integration: scoring worker (docs/pipeline.md step 2)', () => {
       ['c4', false, 0, null, null],
     ]);
     expect(rows.find((r) => r.case_id === 'c1')).toMatchObject({ passed: true, label: 'contains_all' });
+    // The seal's rows cross like the others: one cases.scored v3 on the run's `.missing` stream (issue 27).
+    const missing = (await casesScored(runId)).filter((e) => e.stream_id === `${runStreamId(runId)}.missing`);
+    expect(missing.map((e) => [e.data.case_ids, e.data.labels, e.data.passed])).toEqual([[['c3', 'c4'], [MISSING_OUTPUT], 0]]);
     // Its waits were redeliveries beyond deadLetterAfter (3), yet never counted toward dead-lettering.
     expect(await ds.query(`SELECT code FROM dead_letters`)).toEqual([]);
 

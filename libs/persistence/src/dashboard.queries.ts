@@ -1,5 +1,6 @@
 import { isSafeId } from '@evals/contracts';
 import { summarizeRun, type RunDoc, type RunStatus, type RunSummary } from '@evals/domain';
+import { CaseResultRepository } from './case-results.repository';
 import { JudgeStatusRepository, type JudgeStatus } from './judge-status.repository';
 import type { CaseView } from './run.queries';
 import type { Sql } from './sql';
@@ -54,7 +55,10 @@ export interface CasePageFilter {
  * RunQueries; labels and scores only, never an output (D1).
  */
 export class DashboardQueries {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly caseResults = new CaseResultRepository(),
+  ) {}
 
   async runs(filter: RunListFilter, offset: number, limit: number): Promise<Page<RunListItem>> {
     const where: string[] = [];
@@ -105,20 +109,8 @@ export class DashboardQueries {
     return this.readOnly(async (sql) => {
       const [run] = await sql.query(`SELECT 1 FROM runs WHERE run_id = $1`, [runId]);
       if (!run) return null;
-      const params: unknown[] = [runId];
-      let clause = 'run_id = $1';
-      if (filter.passed !== undefined) {
-        params.push(filter.passed);
-        clause += ' AND passed = $2';
-      }
-      const [count] = await sql.query(`SELECT count(*)::int AS n FROM evidence WHERE ${clause}`, params);
-      const rows = await sql.query(
-        `SELECT case_id, scorer, scorer_version, score, passed, label, to_char(scored_at AT TIME ZONE 'UTC', ${ISO}) AS scored_at
-         FROM evidence WHERE ${clause} ORDER BY case_id OFFSET $${params.length + 1} LIMIT $${params.length + 2}`,
-        [...params, offset, limit],
-      );
-      const items: CaseView[] = rows.map((r: CaseView) => ({ ...r, score: Number(r.score) }));
-      return { items, total: count.n, offset, limit };
+      const { items, total } = await this.caseResults.page(sql, runId, filter.passed, offset, limit);
+      return { items, total, offset, limit };
     });
   }
 

@@ -1,4 +1,5 @@
 import { correctedPassRatesByScope, type JudgedCase, type ScopedCorrectedPassRate } from '@evals/domain';
+import { CaseResultRepository } from './case-results.repository';
 import { JudgeStatusRepository } from './judge-status.repository';
 import type { Sql } from './sql';
 
@@ -10,23 +11,21 @@ export interface RunJudgeCorrection extends ScopedCorrectedPassRate {
 
 /**
  * The corrected pass rate of a run's judged `llm_judge` cases (J4, J9): which cases the judge actually judged
- * (evidence with a judge pin - skipped and unconfigured cases have none), their rubrics (the suite version's
+ * (results with a judge pin - skipped and unconfigured cases have none; the read model's `read_case_results`), their rubrics (the suite version's
  * case scorer, else its default), and the certified scopes of that pin now. Read at query time, so a run
  * judged before its scope was certified shows the correction once it is. Empty without judged cases or a
  * certified scope covering them.
  */
 export class JudgeCorrectionQueries {
-  constructor(private readonly statuses = new JudgeStatusRepository()) {}
+  constructor(
+    private readonly statuses = new JudgeStatusRepository(),
+    private readonly cases = new CaseResultRepository(),
+  ) {}
 
   async forRun(sql: Sql, run: { readonly run_id: string; readonly suite_key: string; readonly suite_version: number }): Promise<RunJudgeCorrection[]> {
-    // The judged cases first, through the partial index of judged evidence: most runs have none, and then this
+    // The judged cases first, by the run's key: most runs have none, and then this
     // one cheap read is all (a join that starts from the suite's cases reads every case of the suite, issue 15).
-    const judged: Array<{ case_id: string; passed: boolean; judge_model: string; prompt_version: string }> = await sql.query(
-      `SELECT case_id, passed, judge_model, prompt_version FROM evidence
-       WHERE run_id = $1 AND scorer = 'llm_judge' AND judge_model IS NOT NULL AND prompt_version IS NOT NULL
-       ORDER BY case_id`,
-      [run.run_id],
-    );
+    const judged = await this.cases.judged(sql, run.run_id);
     if (judged.length === 0) return [];
     const scorers: Array<{ case_id: string; scorer: { type?: string; rubric?: unknown } | null }> = await sql.query(
       `SELECT sc.case_id, COALESCE(sc.scorer, sv.default_scorer) AS scorer

@@ -40,8 +40,8 @@ const CALL_ERRORS = ['judge_unparseable', 'judge_timeout', 'judge_rate_limited',
 
 /**
  * Evidence of judged cases (S3). Same table, same append-only rules and the same `ON CONFLICT DO NOTHING`
- * as EvidenceRepository, plus the judge columns. Also the per-run judge summary (`run.scored.judge`) and
- * the judge pin of a run (G4: what changed between two runs).
+ * as EvidenceRepository, plus the judge columns. Also the per-run judge summary (`run.scored.judge`); the
+ * judge pin of a run reaches the regression app in its cases.scored v3 events (G4, issue 27).
  */
 export class JudgeEvidenceRepository {
   /** Inserts judged rows; returns those actually written (a redelivered batch writes nothing twice). */
@@ -113,15 +113,5 @@ export class JudgeEvidenceRepository {
       [runId, limit],
     );
     return { repeats: row.repeats, cases: row.cases, stable: row.stable, unstable_case_ids: unstable.map((r) => r.case_id) };
-  }
-
-  /** The judge pin that graded a run's cases (G4), or nulls when no judge graded any. */
-  async judgePin(sql: Sql, runId: string): Promise<{ judge_model: string | null; prompt_version: string | null }> {
-    const rows = await sql.query(
-      `SELECT judge_model, prompt_version FROM evidence WHERE run_id = $1 AND judge_model IS NOT NULL
-       ORDER BY judge_model, prompt_version LIMIT 1`,
-      [runId],
-    );
-    return rows.length === 0 ? { judge_model: null, prompt_version: null } : { judge_model: rows[0].judge_model, prompt_version: rows[0].prompt_version };
   }
 }

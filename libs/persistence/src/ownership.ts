@@ -43,6 +43,7 @@ export const TABLE_OWNERS = {
   runs: 'read_model',
   eval_results: 'read_model',
   read_run_verdicts: 'read_model',
+  read_case_results: 'read_model',
   projection_checkpoints: 'read_model',
   projection_inbox: 'read_model',
 } as const satisfies Record<string, TableOwner>;
@@ -66,9 +67,7 @@ export const FOREIGN_READS: readonly ForeignRead[] = [
   { app: 'scoring', table: 'suite_cases', why: 'the cases, expected values and scorer configs it scores', replacedBy: 'suite.published' },
   { app: 'regression', table: 'suite_versions', why: 'calibration and comparison compile the suite version', replacedBy: 'suite.published' },
   { app: 'regression', table: 'suite_cases', why: 'calibration items and compared cases by scorer', replacedBy: 'suite.published' },
-  { app: 'regression', table: 'evidence', why: 'the paired comparison reads which cases both runs passed; the judge pin and usage of a run', replacedBy: 'cases.scored v3 with compact per-case pass/fail, projected into the regression app\'s own table' },
-  { app: 'ingestion', table: 'evidence', why: 'the per-case results and judge-corrected pass rates of the run view the gate and POST /v1/runs answer (RunFoldQueries: EvidenceRepository.forRun, JudgeCorrectionQueries)', replacedBy: 'cases.scored v3 (per-case outcomes)' },
-  { app: 'read_model', table: 'evidence', why: 'the case pages and the run view\'s cases', replacedBy: 'cases.scored v3 carrying the redacted case results, projected into the read model' },
+  { app: 'ingestion', table: 'read_case_results', why: 'the run view the gate answers with carries the run\'s cases and its judge-corrected pass rates', replacedBy: 'cases.scored v3 folded from the log (CaseOutcomeLog), as the regression app does' },
   { app: 'read_model', table: 'suite_versions', why: 'judge-corrected pass rates of a run (judge correction queries)', replacedBy: 'suite.published' },
   { app: 'read_model', table: 'suite_cases', why: 'judge-corrected pass rates of a run (judge correction queries)', replacedBy: 'suite.published' },
 ];

@@ -1,4 +1,4 @@
-import { JUDGE_ERROR_CODES, JUDGE_NOT_CONFIGURED, MISSING_OUTPUT, type RunCompleteness } from '@evals/domain';
+import type { RunCompleteness } from '@evals/domain';
 import type { Sql } from './sql';
 
 /** One completed run as the regression app decided it (G1-G2); append-only. */
@@ -41,37 +41,6 @@ const CANDIDATE_COLUMNS = `run_id, suite_key, suite_version, subject_kind, subje
   scorer_versions, verdict, completeness, baseline_run_id, baseline_choice`;
 const COLUMNS = `${CANDIDATE_COLUMNS}, comparison`;
 
-/**
- * G7: the cases two runs both scored, paired. A case counts only when both runs have evidence for it with
- * a real score: not `missing_output`, and for `llm_judge` a verdict the judge gave (not skipped, refused,
- * unconfigured or failed). `b` = passed in the baseline only, `c` = passed in the run only (Newcombe's
- * paired cells f and g).
- */
-export interface ComparedCases {
-  readonly compared: number;
-  /** Passed in both, baseline only, run only, neither. */
-  readonly a: number;
-  readonly b: number;
-  readonly c: number;
-  readonly d: number;
-  readonly run_score_sum: number;
-  readonly baseline_score_sum: number;
-  /** Evidence rows of each run, and how many of them had a real score. */
-  readonly run_cases: number;
-  readonly run_scored: number;
-  readonly baseline_cases: number;
-  readonly baseline_scored: number;
-  /** Each run over its own scored cases (two suite versions: independent samples, not pairs). */
-  readonly run_scored_passed: number;
-  readonly run_scored_score_sum: number;
-  readonly baseline_scored_passed: number;
-  readonly baseline_scored_score_sum: number;
-}
-
-/** Labels of evidence rows that carry no real score (R1, GT2, GT4, J3). */
-const UNSCORED_JUDGE_LABELS = [...JUDGE_ERROR_CODES, JUDGE_NOT_CONFIGURED];
-const SCORED_ROW = `NOT (label = '${MISSING_OUTPUT}' OR (scorer = 'llm_judge' AND (judge_model IS NULL OR label = ANY($3::text[]))))`;
-
 export class RegressionRepository {
   /** True when this call recorded the verdict (a redelivered event finds it there and does nothing). */
   async record(sql: Sql, row: RunVerdictRow): Promise<boolean> {
@@ -83,48 +52,6 @@ export class RegressionRepository {
       [row.run_id, row.suite_key, row.suite_version, row.subject_kind, row.subject_id, row.variant, row.completed_at, row.n, row.passed, row.score, row.pass_threshold, JSON.stringify(row.scorer_versions), row.verdict, row.baseline_run_id, row.baseline_choice, row.comparison === null ? null : JSON.stringify(row.comparison), row.completeness],
     );
     return rows.length === 1;
-  }
-
-  /**
-   * G7: the two runs' evidence paired on the cases both scored. One pass over both runs' rows, grouped by
-   * case, instead of a join of the two: the comparison runs right after the run's evidence was written, when
-   * the planner's statistics do not know those rows yet (autovacuum on a server has not analysed them; PGlite
-   * never does) - and a join planned for "one row" was a nested loop over both runs, 9.4 s for two 10 000-case
-   * runs on PGlite (issue 15, docs/benchmarks.md). Grouping costs the same whatever the estimate.
-   */
-  async comparedCases(sql: Sql, runId: string, baselineRunId: string): Promise<ComparedCases> {
-    const rows = await sql.query(
-      `WITH per_case AS (
-         SELECT count(*) FILTER (WHERE run_id = $1) AS run_rows,
-                count(*) FILTER (WHERE run_id = $2) AS baseline_rows,
-                -- NULL when that run has no scored row for the case
-                bool_or(passed) FILTER (WHERE run_id = $1 AND scored) AS r_passed,
-                sum(score) FILTER (WHERE run_id = $1 AND scored) AS r_score,
-                bool_or(passed) FILTER (WHERE run_id = $2 AND scored) AS b_passed,
-                sum(score) FILTER (WHERE run_id = $2 AND scored) AS b_score
-         FROM (SELECT run_id, case_id, passed, score, ${SCORED_ROW} AS scored FROM evidence WHERE run_id = $1 OR run_id = $2) AS e
-         GROUP BY case_id)
-       SELECT count(*) FILTER (WHERE r_passed IS NOT NULL AND b_passed IS NOT NULL)::int AS compared,
-              count(*) FILTER (WHERE r_passed AND b_passed)::int AS a,
-              count(*) FILTER (WHERE b_passed AND NOT r_passed)::int AS b,
-              count(*) FILTER (WHERE r_passed AND NOT b_passed)::int AS c,
-              count(*) FILTER (WHERE NOT r_passed AND NOT b_passed)::int AS d,
-              coalesce(sum(r_score) FILTER (WHERE b_passed IS NOT NULL), 0)::float8 AS run_score_sum,
-              coalesce(sum(b_score) FILTER (WHERE r_passed IS NOT NULL), 0)::float8 AS baseline_score_sum,
-              coalesce(sum(run_rows), 0)::int AS run_cases,
-              count(r_passed)::int AS run_scored,
-              coalesce(sum(baseline_rows), 0)::int AS baseline_cases,
-              count(b_passed)::int AS baseline_scored,
-              count(*) FILTER (WHERE r_passed)::int AS run_scored_passed,
-              coalesce(sum(r_score), 0)::float8 AS run_scored_score_sum,
-              count(*) FILTER (WHERE b_passed)::int AS baseline_scored_passed,
-              coalesce(sum(b_score), 0)::float8 AS baseline_scored_score_sum
-         FROM per_case`,
-      [runId, baselineRunId, UNSCORED_JUDGE_LABELS],
-    );
-    const r = rows[0];
-    const sums = ['run_score_sum', 'baseline_score_sum', 'run_scored_score_sum', 'baseline_scored_score_sum'] as const;
-    return { ...r, ...Object.fromEntries(sums.map((k) => [k, Number(r[k])])) };
   }
 
   async find(sql: Sql, runId: string): Promise<RunVerdictRow | null> {

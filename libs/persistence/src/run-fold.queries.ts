@@ -2,7 +2,7 @@ import { isSafeId } from '@evals/contracts';
 import { runStreamId, type FoldedRunView, type RunDoc, type RunPhase } from '@evals/domain';
 import type { DataSource } from 'typeorm';
 import { EventStore } from './event-store';
-import { EvidenceRepository } from './evidence.repository';
+import { CaseResultRepository } from './case-results.repository';
 import { JudgeCorrectionQueries } from './judge-correction.queries';
 import { foldStoredRunView } from './run-stream';
 import { runView, type RunView } from './run.queries';
@@ -23,7 +23,8 @@ const SETTLED_CACHE_SIZE = 1000;
  * in the shared log (issue 27, ADR 0006) - never read from the read model's tables: the same document,
  * EvalResult and regression decision the read model serves, built by the same functions of libs/domain
  * (`foldRunView`) and put together by the same `runView`. The cases and the judge-corrected pass rates still
- * come from the evidence (`ingestion: evidence` in the ownership map, until `cases.scored` v3).
+ * come from the read model's `read_case_results` (`ingestion: read_case_results` in the ownership map), until
+ * the ingestion folds them from the runs' `cases.scored` v3 as the regression app does.
  *
  * Only the run's own stream is read: the worker's `cases.scored` go to streams of their own and carry live
  * counts, which `run.scored` replaces, so a completed run's document is the same without them - and the
@@ -38,7 +39,7 @@ export class RunFoldQueries {
   constructor(
     private readonly dataSource: DataSource,
     private readonly store = new EventStore(),
-    private readonly evidence = new EvidenceRepository(),
+    private readonly cases = new CaseResultRepository(),
     private readonly corrections = new JudgeCorrectionQueries(),
   ) {}
 
@@ -48,13 +49,13 @@ export class RunFoldQueries {
     return this.folded(this.dataSource, runId);
   }
 
-  /** The run's view (`GET /v1/runs/:id` of the read model, from the log), in one snapshot with its evidence; null when there is no such run. */
+  /** The run's view (`GET /v1/runs/:id` of the read model, from the log), in one snapshot with its cases; null when there is no such run. */
   async view(runId: string, options: { includeCases?: boolean } = {}): Promise<RunView | null> {
     if (!isSafeId(runId)) return null;
     return this.dataSource.transaction('REPEATABLE READ', async (manager) => {
       await manager.query('SET TRANSACTION READ ONLY');
       const folded = await this.folded(manager, runId);
-      return folded === null ? null : runView(manager, folded, options, this.evidence, this.corrections);
+      return folded === null ? null : runView(manager, folded, options, this.cases, this.corrections);
     });
   }
 

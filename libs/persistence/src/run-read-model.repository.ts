@@ -1,4 +1,5 @@
 import type { EvalResult, ProjectedVerdict, RunDoc } from '@evals/domain';
+import type { StoredEvent } from './event-store';
 import type { Sql } from './sql';
 
 export interface VerdictFilter {
@@ -25,6 +26,22 @@ export class RunReadModelRepository {
       [projection, messageId, position],
     );
     return rows.length === 1;
+  }
+
+  /**
+   * The run's `cases.scored` events in the log that `projection` has not applied yet, in log order (issue 27):
+   * a run's cases are caught up when its `run.scored` is applied, so a completed run shows every case even
+   * when a worker's relay is behind the one that carried the seal.
+   */
+  async unappliedCases(sql: Sql, projection: string, runId: string): Promise<StoredEvent[]> {
+    const rows = await sql.query(
+      `SELECT e.position, e.stream_id, e.stream_version, e.type, e.version, e.data, e.metadata FROM events e
+       WHERE e.type = 'cases.scored' AND e.data->>'run_id' = $2
+         AND NOT EXISTS (SELECT 1 FROM projection_inbox i WHERE i.projection = $1 AND i.message_id = e.message_id)
+       ORDER BY e.position`,
+      [projection, runId],
+    );
+    return rows.map((r: StoredEvent) => ({ ...r, position: Number(r.position) }));
   }
 
   async load(sql: Sql, runId: string, forUpdate = false): Promise<RunDoc | null> {
@@ -127,7 +144,7 @@ export class RunReadModelRepository {
 
   /** Empties the read model for a rebuild from the event log. */
   async reset(sql: Sql, projection: string): Promise<void> {
-    await sql.query(`TRUNCATE runs, eval_results, read_run_verdicts`);
+    await sql.query(`TRUNCATE runs, eval_results, read_run_verdicts, read_case_results`);
     await sql.query(`DELETE FROM projection_inbox WHERE projection = $1`, [projection]);
     await sql.query(`DELETE FROM projection_checkpoints WHERE name = $1`, [projection]);
   }

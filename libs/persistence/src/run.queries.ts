@@ -1,21 +1,13 @@
 import { isSafeId } from '@evals/contracts';
 import { regressionView, summarizeRun, type EvalResult, type ProjectedVerdict, type RegressionView, type RunDoc, type RunStatus, type RunSummary } from '@evals/domain';
-import { EvidenceRepository, type EvidenceRow } from './evidence.repository';
+import { CaseResultRepository, type CaseResultRow } from './case-results.repository';
 import { JudgeCorrectionQueries, type RunJudgeCorrection } from './judge-correction.queries';
 import { RunReadModelRepository, type VerdictFilter } from './run-read-model.repository';
 import type { Sql } from './sql';
 import type { DataSource } from 'typeorm';
 
 /** One case of a run as the API shows it: never the output, nor its hash or length (D1, D2). */
-export interface CaseView {
-  readonly case_id: string;
-  readonly scorer: string;
-  readonly scorer_version: string;
-  readonly score: number;
-  readonly passed: boolean;
-  readonly label: string;
-  readonly scored_at: string;
-}
+export type CaseView = CaseResultRow;
 
 /** The regression decision of a completed run (G1-G5): built from `run.compared` by libs/domain, wherever it is read. */
 export type { RegressionView } from '@evals/domain';
@@ -33,14 +25,7 @@ export interface RunView {
 }
 
 /** The data of an SSE `case` frame (R6). */
-export interface CaseFrame {
-  readonly case_id: string;
-  readonly scorer: string;
-  readonly scorer_version: string;
-  readonly score: number;
-  readonly passed: boolean;
-  readonly label: string;
-}
+export type CaseFrame = Omit<CaseResultRow, 'scored_at'>;
 
 /** The data of the closing SSE `summary` frame (R6, GT6: the rate with its denominator and interval). */
 export interface SummaryFrame extends RunSummary {
@@ -58,14 +43,14 @@ export type SseFrame = { readonly event: 'case'; readonly data: CaseFrame } | { 
 
 /**
  * The read side of the HTTP API (docs/read-model.md). Every query runs in one READ ONLY, REPEATABLE READ
- * transaction: the document, the EvalResult and the evidence come from one snapshot, and the database
+ * transaction: the document, the EvalResult and the cases come from one snapshot, and the database
  * itself refuses any write - a replay triggers nothing and writes nothing (R6).
  */
 export class RunQueries {
   constructor(
     private readonly dataSource: DataSource,
     private readonly runs = new RunReadModelRepository(),
-    private readonly evidence = new EvidenceRepository(),
+    private readonly cases = new CaseResultRepository(),
     private readonly corrections = new JudgeCorrectionQueries(),
   ) {}
 
@@ -75,12 +60,12 @@ export class RunQueries {
     return this.readOnly(async (sql) => {
       const doc = await this.runs.load(sql, runId);
       if (doc === null) return null;
-      return runView(sql, { doc, eval_result: await this.runs.evalResult(sql, runId), verdict: await this.runs.loadVerdict(sql, runId) }, options, this.evidence, this.corrections);
+      return runView(sql, { doc, eval_result: await this.runs.evalResult(sql, runId), verdict: await this.runs.loadVerdict(sql, runId) }, options, this.cases, this.corrections);
     });
   }
 
   /**
-   * GET /v1/runs/:id/events: the persisted run as SSE frames - one `case` frame per evidence row, ordered by
+   * GET /v1/runs/:id/events: the persisted run as SSE frames - one `case` frame per projected case, ordered by
    * case id, then one `summary` frame. For a completed run the summary is the run's aggregate; for a run
    * still open or sealed it counts exactly the case frames sent, so the stream is consistent in itself.
    */
@@ -89,7 +74,7 @@ export class RunQueries {
     return this.readOnly(async (sql) => {
       const doc = await this.runs.load(sql, runId);
       if (doc === null) return null;
-      const rows = await this.evidence.forRun(sql, runId);
+      const rows = await this.cases.forRun(sql, runId);
       const frames: SseFrame[] = rows.map((r) => ({ event: 'case', data: caseFrame(r) }));
       const counted: RunDoc =
         doc.status === 'completed'
@@ -150,25 +135,21 @@ export function formatSseFrame(frame: SseFrame): string {
   return `event: ${frame.event}\ndata: ${JSON.stringify(frame.data)}\n\n`;
 }
 
-function caseFrame(r: EvidenceRow): CaseFrame {
+function caseFrame(r: CaseResultRow): CaseFrame {
   return { case_id: r.case_id, scorer: r.scorer, scorer_version: r.scorer_version, score: r.score, passed: r.passed, label: r.label };
-}
-
-function caseView(r: EvidenceRow): CaseView {
-  return { ...caseFrame(r), scored_at: r.scored_at };
 }
 
 /**
  * A run's view from its three facts - the document, the EvalResult, the projected verdict - however they were
  * obtained (the read model's tables, or the run's stream folded by the ingestion: issue 27), with the
- * judge-corrected pass rates and, when asked, the cases (evidence). The one place a RunView is put together,
- * so both answer the same JSON for the same run.
+ * judge-corrected pass rates and, when asked, the cases. The one place a RunView is put together, so both
+ * answer the same JSON for the same run.
  */
 export async function runView(
   sql: Sql,
   facts: { readonly doc: RunDoc; readonly eval_result: EvalResult | null; readonly verdict: ProjectedVerdict | null },
   options: { includeCases?: boolean },
-  evidence: EvidenceRepository,
+  cases: CaseResultRepository,
   corrections: JudgeCorrectionQueries,
 ): Promise<RunView> {
   const { doc } = facts;
@@ -176,6 +157,5 @@ export async function runView(
   const corrected = doc.status === 'completed' ? await corrections.forRun(sql, doc) : [];
   const withCorrection: RunView = corrected.length > 0 ? { ...view, judge_corrected_pass_rates: corrected } : view;
   if (!options.includeCases) return withCorrection;
-  const rows = await evidence.forRun(sql, doc.run_id);
-  return { ...withCorrection, cases: rows.map(caseView) };
+  return { ...withCorrection, cases: await cases.forRun(sql, doc.run_id) };
 }

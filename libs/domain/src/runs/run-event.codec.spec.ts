@@ -99,7 +99,7 @@ describe('decodeRunEvent: each rule refuses with the field named, never the valu
     ['no type', { version: 1, data: { run_id: 'r1' } }, 'type: isRunEventType'],
     ['an unknown type', ev(CANARY, 1, { run_id: 'r1' }), 'type: isRunEventType'],
     ['run.opened v2', ev('run.opened', 2, opened), 'version: supported'],
-    ['cases.scored v3', ev('cases.scored', 3, { run_id: 'r1', n: 1, passed: 1, score_sum: 1 }), 'version: supported'],
+    ['cases.scored v4', ev('cases.scored', 4, { run_id: 'r1', n: 1, passed: 1, score_sum: 1 }), 'version: supported'],
     ['a version as a string', ev('run.sealed', '1', { run_id: 'r1' }), 'version: supported'],
     ['no version', { type: 'run.sealed', data: { run_id: 'r1' } }, 'version: supported'],
     ['data not an object', ev('run.sealed', 1, [CANARY]), 'data: isObject'],

@@ -3,7 +3,7 @@
  * bus or the log - the read model, the regression app, the run's model folding a stream - validates an
  * event through `decodeRunEvent` before it trusts it. Pure: no framework, no I/O.
  *
- * It checks `type`, `version` (`cases.scored` has v1 and v2, every other type v1 only) and each `data`
+ * It checks `type`, `version` (`cases.scored` has v1, v2 and v3, every other type v1 only) and each `data`
  * field a consumer relies on: ids safe (`isSafeId`), counts non-negative safe integers, scores and
  * thresholds in [0, 1], score sums finite and within [0, n], every vocabulary (source, seal reason,
  * verdict, completeness, baseline choice) in its set. Unknown fields are left alone, so an optional field
@@ -14,6 +14,7 @@
  */
 import { isSafeId } from '@evals/contracts';
 import type { BaselineChoice } from '../regression/baseline';
+import { columnarIssues } from './case-outcomes';
 import type { RunComparedV1, RunEvent, RunSealedV1, RunSource } from './run-events';
 
 /** A refusal carries `issues`, the list its `reason` joins, for a caller that adds its own (the read model). */
@@ -194,6 +195,14 @@ const SCHEMAS: Readonly<Record<RunEventKey, readonly Rule[]>> = {
     field('n', isPositiveCount, 'isPositiveCount'),
     field('passed', isCountNotAboveN, 'isCountNotAboveN'),
     field('score_sum', isSumNotAboveN, 'isSumOfUnitScores'),
+  ],
+  'cases.scored v3': [
+    RUN_ID,
+    field('n', isPositiveCount, 'isPositiveCount'),
+    field('passed', isCountNotAboveN, 'isCountNotAboveN'),
+    field('score_sum', isSumNotAboveN, 'isSumOfUnitScores'),
+    // The columns against each other and against the counts (case-outcomes.ts).
+    (o, path) => columnarIssues(o, path),
   ],
   'run.scored v1': [
     RUN_ID,

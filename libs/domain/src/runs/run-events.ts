@@ -110,7 +110,7 @@ export interface CasesScoredV1 {
 }
 
 /**
- * v2: one batch of newly inserted evidence rows, as the counts the run aggregate needs. The rows themselves
+ * v2 (no longer written; still read): one batch of newly inserted evidence rows, as the counts the run aggregate needs. The rows themselves
  * are in the evidence table; repeating them here wrote every result three times (evidence, event, outbox)
  * and cost the pipeline most of its throughput (docs/benchmarks.md). A redelivered batch inserts nothing and
  * emits nothing.
@@ -121,6 +121,43 @@ export interface CasesScoredV2 {
   readonly n: number;
   readonly passed: number;
   readonly score_sum: number;
+}
+
+/**
+ * v3 (issue 27): the counts of v2 plus the batch's per-case results, columnar (case-outcomes.ts): the
+ * regression app pairs runs and the read model shows cases from these, never from the worker's evidence
+ * table. At most MAX_CASES_PER_EVENT cases per event; a batch with more appends several on its stream. The
+ * seal writes one for the `missing_output` rows it inserts. Never an output (D1); labels redacted (D2).
+ */
+export interface CasesScoredV3 {
+  readonly run_id: string;
+  /** Cases of this event (`case_ids.length`), how many passed, the sum of their scores. */
+  readonly n: number;
+  readonly passed: number;
+  readonly score_sum: number;
+  readonly case_ids: readonly string[];
+  /** Base64 of ceil(n / 8) bytes: bit i % 8 of byte i / 8 is whether case i passed; the unused bits are 0. */
+  readonly passed_bits: string;
+  /** The scores that are not their verdict's (1 passed, 0 failed): ascending case indexes and their scores. */
+  readonly score_at: readonly number[];
+  readonly score_values: readonly number[];
+  /** Distinct labels (redacted, D2), and each case's index into them. */
+  readonly labels: readonly string[];
+  readonly label_of: readonly number[];
+  /** Distinct [scorer, scorer_version]; `scorer_of` each case's index, absent when there is one. */
+  readonly scorers: ReadonlyArray<readonly [string, string]>;
+  readonly scorer_of?: readonly number[];
+  /** Distinct [judge_model, prompt_version] pins; `judge_of` each case's index, -1 for none; both absent when no case was judged. */
+  readonly judges?: ReadonlyArray<readonly [string, string]>;
+  readonly judge_of?: readonly number[];
+  /** Distinct `scored_at` times; `scored_at_of` each case's index, absent when there is one. */
+  readonly scored_at: readonly string[];
+  readonly scored_at_of?: readonly number[];
+  /**
+   * Written by the upgrade to v3 (migration CaseOutcomes1796500000000) for rows that earlier v1/v2 events
+   * counted already: folders take the results and leave the counts alone.
+   */
+  readonly backfill?: true;
 }
 
 /** Scoring is over: the aggregate as computed from the evidence table in the sealing transaction. */
@@ -187,6 +224,7 @@ export type RunEvent =
   | { readonly type: 'run.sealed'; readonly version: 1; readonly data: RunSealedV1 }
   | { readonly type: 'cases.scored'; readonly version: 1; readonly data: CasesScoredV1 }
   | { readonly type: 'cases.scored'; readonly version: 2; readonly data: CasesScoredV2 }
+  | { readonly type: 'cases.scored'; readonly version: 3; readonly data: CasesScoredV3 }
   | { readonly type: 'run.scored'; readonly version: 1; readonly data: RunScoredV1 }
   | { readonly type: 'run.compared'; readonly version: 1; readonly data: RunComparedV1 };
 

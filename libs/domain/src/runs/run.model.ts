@@ -13,6 +13,7 @@
  * retry freely (consumers are idempotent).
  */
 import { verdictStability, type VerdictStability } from '../judge/repeats';
+import { casesScoredCounts } from './case-outcomes';
 import type { RunComparedV1, RunEvent, RunOpenedV1, RunScoredV1 } from './run-events';
 
 export type RunPhase = 'none' | 'open' | 'sealed' | 'scored' | 'compared';
@@ -174,11 +175,8 @@ export function evolve(state: RunState, event: RunEvent, occurredAt?: string): R
     case 'run.sealed':
       return state.phase === 'open' ? { ...state, phase: 'sealed', seal_reason: event.data.reason ?? 'client' } : state;
     case 'cases.scored': {
-      if (state.phase !== 'open' && state.phase !== 'sealed') return state;
-      const c =
-        event.version === 2
-          ? event.data
-          : { n: event.data.results.length, passed: event.data.results.filter((r) => r.passed).length, score_sum: event.data.results.reduce((s, r) => s + r.score, 0) };
+      const c = casesScoredCounts(event);
+      if ((state.phase !== 'open' && state.phase !== 'sealed') || c === null) return state;
       return { ...state, scored: { n: state.scored.n + c.n, passed: state.scored.passed + c.passed, score_sum: state.scored.score_sum + c.score_sum } };
     }
     case 'run.scored':

@@ -1,5 +1,6 @@
 import { wilson } from '@evals/stats';
 import { verdictStability, type VerdictStability } from '../judge/repeats';
+import { casesScoredCounts } from './case-outcomes';
 import type { RunEvent, RunOpenedV1 } from './run-events';
 
 export type RunStatus = 'open' | 'sealed' | 'completed';
@@ -41,11 +42,8 @@ export function evolveRun(doc: RunDoc | null, event: RunEvent, ctx: EventContext
       return doc.status === 'open' ? { ...doc, status: 'sealed', ...expired } : { ...doc, ...expired };
     }
     case 'cases.scored': {
-      if (!doc || doc.status === 'completed') return doc;
-      const counts =
-        event.version === 2
-          ? event.data
-          : { n: event.data.results.length, passed: event.data.results.filter((r) => r.passed).length, score_sum: event.data.results.reduce((s, r) => s + r.score, 0) };
+      const counts = casesScoredCounts(event);
+      if (!doc || doc.status === 'completed' || counts === null) return doc;
       return { ...doc, scored: doc.scored + counts.n, passed: doc.passed + counts.passed, score_sum: doc.score_sum + counts.score_sum };
     }
     case 'run.scored':

@@ -1,0 +1,40 @@
+import { caseOutcomesOf, decodeRunEvent, type CaseOutcome } from '@evals/domain';
+import type { Sql } from './sql';
+
+/**
+ * A run's per-case results folded on demand from its `cases.scored` events in the shared log (issue 27, ADR
+ * 0006): how the regression app learns which cases two runs scored and passed, and the judge pin, without
+ * reading the worker's evidence. One index lookup (the partial index `events_cases_scored_run`), not a
+ * join: its plan does not depend on statistics that have not seen the run yet (issue 15).
+ */
+export class CaseOutcomeLog {
+  /**
+   * Every case of the run once, in log order: the first result of a case is its evidence (the evidence key
+   * keeps the first row), a later one a backfill repeating a v1 result. `invalid` counts events the codec
+   * refused - never written by a healthy worker; the caller says so.
+   */
+  async forRun(sql: Sql, runId: string): Promise<{ outcomes: CaseOutcome[]; invalid: number }> {
+    // v2 events carry counts only; the backfill wrote their rows' results as v3.
+    const rows: Array<{ type: string; version: number; data: unknown; occurred_at: string }> = await sql.query(
+      `SELECT type, version, data, metadata->>'occurred_at' AS occurred_at FROM events
+       WHERE type = 'cases.scored' AND data->>'run_id' = $1 AND version <> 2 ORDER BY position`,
+      [runId],
+    );
+    const seen = new Set<string>();
+    const outcomes: CaseOutcome[] = [];
+    let invalid = 0;
+    for (const row of rows) {
+      const decoded = decodeRunEvent(row);
+      if (!decoded.ok || decoded.event.type !== 'cases.scored' || decoded.event.data.run_id !== runId) {
+        invalid++;
+        continue;
+      }
+      for (const o of caseOutcomesOf(decoded.event, row.occurred_at)) {
+        if (seen.has(o.case_id)) continue;
+        seen.add(o.case_id);
+        outcomes.push(o);
+      }
+    }
+    return { outcomes, invalid };
+  }
+}
