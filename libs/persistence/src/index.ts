@@ -12,6 +12,8 @@ export { RunReadModelRepository } from './run-read-model.repository';
 export { SuiteRepository } from './suite.repository';
 export type { SuiteCaseRecord, SuiteSummary, SuiteVersionRecord, SuiteVersionWithCases } from './suite.repository';
 export type { SuiteCaseScorer, SuiteVersionHead } from './suite.repository';
+export { SUITE_VERSIONS_CACHE_CASES, SuiteEvents, SuiteVersions, latestSuiteVersion, loadSuite } from './suite-stream';
+export { BoundedCache } from './bounded-cache';
 export { RunLocks } from './run-locks';
 export { ResultPublications } from './result-publications';
 export { RegressionRepository } from './regression.repository';

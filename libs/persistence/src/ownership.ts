@@ -62,18 +62,12 @@ export interface ForeignRead {
 }
 
 export const FOREIGN_READS: readonly ForeignRead[] = [
-  { app: 'scoring', table: 'suite_versions', why: 'compiles the suite version a run scores against', replacedBy: 'suite.published, folded into the worker\'s suite cache' },
-  { app: 'scoring', table: 'suite_cases', why: 'the cases, expected values and scorer configs it scores', replacedBy: 'suite.published' },
-  { app: 'regression', table: 'suite_versions', why: 'calibration and comparison compile the suite version', replacedBy: 'suite.published' },
-  { app: 'regression', table: 'suite_cases', why: 'calibration items and compared cases by scorer', replacedBy: 'suite.published' },
   { app: 'regression', table: 'evidence', why: 'the paired comparison reads which cases both runs passed; the judge pin and usage of a run', replacedBy: 'cases.scored v3 with compact per-case pass/fail, projected into the regression app\'s own table' },
   { app: 'ingestion', table: 'runs', why: 'the gate and the run waiter read the run view of the query side', replacedBy: 'the run\'s stream folded through the run model (events), already used for the verdict' },
   { app: 'ingestion', table: 'read_run_verdicts', why: 'the gate list shows each gated run\'s regression verdict', replacedBy: 'run.compared folded from the run\'s stream' },
   { app: 'ingestion', table: 'eval_results', why: 'the run view the gate answers with carries the EvalResult', replacedBy: 'run.scored / run.compared folded from the run\'s stream' },
   { app: 'ingestion', table: 'evidence', why: 'the run view\'s cases and the monitor\'s window counts', replacedBy: 'cases.scored v3 (per-case outcomes)' },
   { app: 'read_model', table: 'evidence', why: 'the case pages and the run view\'s cases', replacedBy: 'cases.scored v3 carrying the redacted case results, projected into the read model' },
-  { app: 'read_model', table: 'suite_versions', why: 'judge-corrected pass rates of a run (judge correction queries)', replacedBy: 'suite.published' },
-  { app: 'read_model', table: 'suite_cases', why: 'judge-corrected pass rates of a run (judge correction queries)', replacedBy: 'suite.published' },
 ];
 
 /**
@@ -90,6 +84,9 @@ export const EVENT_AUTHORS = {
   'run.compared': 'regression',
   // A judge's calibration report, folded by the gate and the read model (JudgeStatusRepository).
   'calibration.reported': 'regression',
+  // A suite version's head and case pages, written with its rows; folded by the worker, regression and read model.
+  'suite.published': 'ingestion',
+  'suite.cases.published': 'ingestion',
 } as const satisfies Record<string, AppName>;
 
 /** The login role each app connects as (deploy/, scripts/start-services.js). Roles are cluster-wide; grants are per schema. */
