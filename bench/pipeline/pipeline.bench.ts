@@ -17,6 +17,9 @@
  *   2. streamed: one run of the big suite: run.requested, BENCH_CASES output.submitted with BENCH_INFLIGHT
  *      (default 1 000) publishes in flight, run.sealed; timed from the run.requested publish to the run's
  *      EvalResult received on `evals.result.recorded` (prefixed EVALS_OUTBOUND, ordered consumer);
+ *   2b. streamed in batches (issue 28): the same run size, published with @evals/publisher - outputs in
+ *      `evals.outputs.submitted` batches of up to 1 000 (768 KiB), BENCH_BATCH_INFLIGHT (default 8) in flight
+ *      per connection, one run per publishing connection sharing the cases - timed as the streamed phase;
  *   3. batched: the same number of case scorings as ceil(BENCH_CASES / BENCH_BATCH_RUN) runs of the second
  *      suite, each one `evals.run.requested` with its outputs inline; timed from the first publish to the
  *      last EvalResult received;
@@ -37,6 +40,7 @@ import { jetstream, RetentionPolicy, StorageType, type JetStreamClient, type Jet
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { Client } from 'pg';
 import { runStreamId } from '@evals/domain';
+import { EvalsPublisher, jetStreamPort } from '@evals/publisher';
 import { deploymentSchemas } from '@evals/persistence';
 import { stopProcess, type AppCluster } from '../../test/support/app-processes';
 import type { TestSchema } from '../../test/support/isolation';
@@ -66,7 +70,9 @@ const IDLE_S = intEnv('BENCH_IDLE_S', 3);
 /** Longest wait for the EvalResults of one phase, counted from its last publish. */
 const PHASE_TIMEOUT_S = intEnv('BENCH_PHASE_TIMEOUT_S', 600);
 /** Which end-to-end phases run, in this order (the raw baselines always run). */
-const PHASES = new Set((process.env.BENCH_PHASES ?? 'streamed,batched,latency').split(',').map((x) => x.trim()));
+/** Batches in flight in the streamed-in-batches phase (@evals/publisher's maxInFlight). */
+const BATCH_INFLIGHT = intEnv('BENCH_BATCH_INFLIGHT', 8);
+const PHASES = new Set((process.env.BENCH_PHASES ?? 'streamed,streamed-batches,batched,latency').split(',').map((x) => x.trim()));
 /** Extra environment for the apps, as JSON (e.g. '{"WORKER_MAX_BATCH":"50"}'); empty: the defaults. */
 const APP_ENV: Record<string, string> = process.env.BENCH_APP_ENV ? JSON.parse(process.env.BENCH_APP_ENV) : {};
 /** BENCH_APPS: `dist` (default; the compiled apps, as deployed) or `source` (through @swc-node/register): app-runtime.ts. */
@@ -690,6 +696,42 @@ async function main(): Promise<void> {
       await profileReport('streamed');
     }
 
+    // --- 2b. streamed in batches (issue 28) -------------------------------------------------------------
+    let streamedBatches: (PhaseResult & { db: DbWork }) | null = null;
+    if (!PHASES.has('streamed-batches')) {
+      log('\n[2b] streamed in batches: not in BENCH_PHASES');
+    } else if (!healthy) {
+      log('\n[2b] streamed in batches: skipped, the streamed phase did not complete (its backlog would distort it)');
+    } else {
+      log(`\n[2b] streamed in batches: run.requested + ${fmt(CASES)} outputs in evals.outputs.submitted (@evals/publisher, ${BATCH_INFLIGHT} batches in flight) + run.sealed`);
+      const runId = `stream-batches-${suffix}`;
+      const outputs = Array.from({ length: CASES }, (_, i) => outputFor(i));
+      await profilePhase('streamed-batches');
+      sampler.beginPhase();
+      const s0 = await sampler.snapshot();
+      const t0 = now();
+      const publisher = new EvalsPublisher(jetStreamPort(js, subjectPrefix), { sessionId: randomUUID(), maxInFlight: BATCH_INFLIGHT });
+      const run = await publisher.open({ run_id: runId, suite_key: suiteBig, subject_kind: 'agent', subject_id: 'bench', source: 'sandbox' });
+      for (let i = 0; i < CASES; i++) await run.output(`c${i}`, outputs[i]!);
+      const summary = await run.seal();
+      const publishS = (now() - t0) / 1000;
+      log(`  published ${fmt(summary.batches)} batches in ${fmt(publishS, 1)} s (${fmt(CASES / publishS)} cases/s offered)`);
+      const done = await waitForResults([runId], t0, 'streamed-batches');
+      const s1 = await sampler.snapshot();
+      await profilePhase(null);
+      const phaseRss = sampler.endPhase('streamed-batches');
+      const result = await phaseResult(done, t0, CASES, publishS, cpuBetween(s0, s1), [runId], countEvidence, () => checkResults([runId], CASES, expectedPassed(CASES)));
+      const statsAfter = await settledStats();
+      streamedBatches = { ...result, db: dbWork(statsBefore, statsAfter, CASES) };
+      statsBefore = statsAfter;
+      healthy = streamedBatches.completed;
+      log(`  ${streamedBatches.completed ? '' : 'INCOMPLETE: '}${fmt(streamedBatches.cases)} cases in ${fmt(streamedBatches.seconds, 1)} s = ${fmt(streamedBatches.casesPerSecond)} cases/s end to end; result check: ${streamedBatches.check}`);
+      log(`  ${cpuLine(streamedBatches.cpu)}`);
+      log(`  ${dbLine(streamedBatches.db)}`);
+      log(`  ${rssLine(phaseRss)}`);
+      await profileReport('streamed-batches');
+    }
+
     // --- 3. batched -------------------------------------------------------------------------------------
     let batched: (PhaseResult & { db: DbWork }) | null = null;
     const batchRuns = Math.ceil(CASES / BATCH_RUN);
@@ -853,7 +895,7 @@ async function main(): Promise<void> {
       ['raw PostgreSQL COPY, evidence rows/s', fmt(copy.rate)],
       ['raw JetStream publish, msg/s', fmt(raw.rate)],
     ];
-    for (const [name, p] of [['streamed', streamed], ['batched', batched]] as const) {
+    for (const [name, p] of [['streamed', streamed], ['streamed in batches', streamedBatches], ['batched', batched]] as const) {
       if (p === null) {
         rows.push([`${name} end to end, cases/s`, 'not run']);
         continue;
@@ -867,6 +909,10 @@ async function main(): Promise<void> {
     if (batched) {
       const ok = batched.completed && batched.casesPerSecond >= 0.15 * copy.rate && appCpuPerCaseUs(batched) <= 60;
       rows.push(['issue 15: batched >= 15% of raw COPY and <= 60 us app CPU per case', ok ? 'MET' : 'NOT MET']);
+    }
+    if (streamedBatches) {
+      const ok = streamedBatches.completed && (streamedBatches.casesPerSecond >= 15_000 || (batched !== null && streamedBatches.casesPerSecond >= 0.5 * batched.casesPerSecond)) && appCpuPerCaseUs(streamedBatches) <= 70;
+      rows.push(['issue 28: streamed in batches >= 15,000 cases/s or >= 50% of batched, and <= 70 us app CPU per case', ok ? 'MET' : 'NOT MET']);
     }
     if (streamed) rows.push(['issue 15: streamed >= 10,000 cases/s', streamed.completed && streamed.casesPerSecond >= 10_000 ? 'MET' : 'NOT MET']);
     rows.push([`target: end to end >= 25% of raw COPY = ${fmt(target)} cases/s`, `streamed ${met(streamed)}, batched ${met(batched)}`]);
@@ -898,6 +944,7 @@ async function main(): Promise<void> {
       apps_node_options: Object.fromEntries(Object.entries(APP_ENVS).map(([a, e]) => [a, e.NODE_OPTIONS])),
       raw: { copy_rows: RAW_ROWS, copy_method: copy.method, copy_rows_per_s: round(copy.rate), jetstream_msgs: RAW_MSGS, jetstream_msg_bytes: raw.bytes, jetstream_msgs_per_s: round(raw.rate) },
       streamed: streamed ? { ...summarize(streamed, copy.rate, raw.rate), publishers: PUBLISHERS, db: streamed.db } : null,
+      streamed_batches: streamedBatches ? { ...summarize(streamedBatches, copy.rate, raw.rate), batch_inflight: BATCH_INFLIGHT, db: streamedBatches.db } : null,
       idle: idleCpu ? { seconds: IDLE_S, cpu: cpuJson(idleCpu) } : null,
       batched: batched ? { ...summarize(batched, copy.rate, raw.rate), runs: batchRuns, cases_per_run: BATCH_RUN, db: batched.db } : null,
       target_25pct_of_copy: { cases_per_s: round(target), streamed: met(streamed), batched: met(batched) },

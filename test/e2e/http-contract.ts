@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import * as net from 'node:net';
 import { uniqueSuffix } from '../support/isolation';
 import { OpenApiConformance } from '../support/openapi-conformance';
+import { untilProjected } from '../support/read-model';
 import { runHistoryContract } from './run-history.contract';
 
 /**
@@ -149,9 +150,14 @@ export function httpApiContract(label: string, start: () => Promise<ContractTarg
     /** `passing` of the first `n` cases answered `yes`, the rest `no`. */
     const outputs = (n: number, passing: number) => Array.from({ length: n }, (_, i) => ({ case_id: `c${i}`, output: i < passing ? 'yes' : 'no' }));
 
+    /** A synchronous run (R5); the read model's view of it is waited for, so what follows may read it there. */
     async function run(body: Record<string, unknown>): Promise<any> {
       const r = await post('ingestion', '/v1/runs', { subject_kind: 'agent', ...body });
       expectStatus(r, 200);
+      await untilProjected(async () => {
+        const v = await get('read', `/v1/runs/${encodeURIComponent(r.json.run.run_id)}`);
+        return v.status === 200 ? v.json : null;
+      }, `run ${r.json.run.run_id}`);
       return r.json;
     }
 

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import Redis from 'ioredis';
+import { EvalsPublisher, jetStreamPort } from '@evals/publisher';
 import { Client } from 'pg';
 import { startCluster, eventually, type AppCluster } from '../support/app-processes';
 import { createTestSchema, deleteTestStreams, type TestSchema, uniqueSuffix } from '../support/isolation';
@@ -151,6 +152,34 @@ describe('e2e: runs over HTTP and over NATS, through separate processes', () => 
     expect(partialResult.metrics.missing_outputs).toBe(goodOutputs.length - 3);
   }, 90_000);
 
+  it('outputs in batches (evals.outputs.submitted) give the same EvalResult; an invalid output is dead-lettered alone (issue 28)', async () => {
+    const runId = `nats-batch-${suffix}`;
+    await publish('evals.run.requested', { run_id: runId, suite_key: 'extraction-json', subject_kind: 'agent', subject_id: 'extractor', source: 'sandbox' });
+    const [first, ...rest] = goodOutputs;
+    // The second batch repeats the first one's output (a partly repeated batch) and carries one for a case the
+    // suite does not have and one that is not a string: each case is recorded once, the two refused alone.
+    await publish('evals.outputs.submitted', { run_id: runId, outputs: [first] });
+    await publish('evals.outputs.submitted', { run_id: runId, outputs: [first, { case_id: 'no-such-case', output: 'x' }, ...rest, { case_id: rest[0]!.case_id, output: 7 }] });
+    await publish('evals.run.sealed', { run_id: runId });
+    const message = await resultFor(runId);
+    expect(comparable(message.data)).toEqual(comparable(httpResult));
+    const letters = await eventually(async () => {
+      const out = execFileSync('psql', [testServers.postgres.url, '-tAc', `SELECT code || ':' || item_index || ':' || coalesce(case_id, '') FROM "${schema.schema}".dead_letters WHERE subject = 'evals.outputs.submitted' ORDER BY item_index`]).toString().trim();
+      return out.split('\n').length === 2 ? out.split('\n') : undefined;
+    }, 30_000, 'the two dead letters of the batch');
+    expect(letters).toEqual(['UNKNOWN_CASE:1:no-such-case', `INVALID_PAYLOAD:${rest.length + 2}:${rest[0]!.case_id}`]);
+  }, 90_000);
+
+  it('a run published with @evals/publisher (batches of two, a window of two) gives the same EvalResult (issue 28)', async () => {
+    const runId = `publisher-${suffix}`;
+    const publisher = new EvalsPublisher(jetStreamPort(js, subjectPrefix), { sessionId: randomUUID(), batchOutputs: 2, maxInFlight: 2 });
+    const run = await publisher.open({ run_id: runId, suite_key: 'extraction-json', subject_kind: 'agent', subject_id: 'extractor', source: 'sandbox' });
+    for (const o of goodOutputs) await run.output(o.case_id, o.output);
+    const summary = await run.seal();
+    expect(summary.batches).toBe(Math.ceil(goodOutputs.length / 2));
+    expect(comparable((await resultFor(runId)).data)).toEqual(comparable(httpResult));
+  }, 90_000);
+
   it('canaries in outputs appear in no table, stream, Redis key or log line (D1, D2)', async () => {
     const marker = `CANARY-${randomUUID()}`;
     const email = `canary.${suffix}@example.org`;
@@ -167,6 +196,12 @@ describe('e2e: runs over HTTP and over NATS, through separate processes', () => 
     for (const o of canaryOutputs) await publish('evals.output.submitted', { run_id: runId, case_id: o.case_id, output: o.output });
     await publish('evals.run.sealed', { run_id: runId });
     await resultFor(runId);
+    // The same outputs in a batch (issue 28), one of them refused alone.
+    const batchRun = `canary-batch-${suffix}`;
+    await publish('evals.run.requested', { run_id: batchRun, suite_key: 'extraction-json', subject_kind: 'agent', subject_id: 'extractor', source: 'sandbox' });
+    await publish('evals.outputs.submitted', { run_id: batchRun, outputs: [...canaryOutputs, { case_id: 'no-such-case', output: marker }] });
+    await publish('evals.run.sealed', { run_id: batchRun });
+    await resultFor(batchRun);
     // A refused message with a canary is dead-lettered without it.
     await publish('evals.output.submitted', { run_id: runId, case_id: 'no-such-case', output: marker });
     await eventually(async () => {

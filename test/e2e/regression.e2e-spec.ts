@@ -1,4 +1,5 @@
 import { startCluster, type AppCluster } from '../support/app-processes';
+import { untilProjected } from '../support/read-model';
 import { createTestSchema, deleteTestStreams, type TestSchema, uniqueSuffix } from '../support/isolation';
 import { readReference } from '../support/reference';
 
@@ -65,7 +66,10 @@ describe('e2e: regression against a baseline, over HTTP', () => {
       expect(c.run).toMatchObject({ passed: x1, n: n1 });
       expect(c.baseline).toMatchObject({ passed: x2, n: n2 });
       if (candidateVersion !== baselineVersion) expect(c.changes.suite_version).toEqual({ baseline: baselineVersion, run: candidateVersion });
-      const served = (await (await fetch(cluster.url('read-model', `/v1/runs/${cand.run.run_id}`))).json()) as any;
+      const served = await untilProjected(async () => {
+        const res = await fetch(cluster.url('read-model', `/v1/runs/${cand.run.run_id}`));
+        return res.status === 200 ? ((await res.json()) as any) : null;
+      });
       expect(served.regression).toEqual(cand.regression);
     },
     60_000,

@@ -5,6 +5,7 @@
  * the next verdict rests on.
  */
 import { uniqueSuffix } from '../support/isolation';
+import { untilProjected } from '../support/read-model';
 
 export interface HistoryReply {
   readonly status: number;
@@ -40,9 +41,18 @@ export function runHistoryContract(client: () => HistoryClient): void {
       return r.json.suite.version;
     }
 
+    /** The read model's view of a run the ingestion answered: waited for until it carries the verdict. */
+    const readView = (runId: string) =>
+      untilProjected(async () => {
+        const v = await client().get('read', `/v1/runs/${encodeURIComponent(runId)}`);
+        return v.status === 200 ? v.json : null;
+      }, `run ${runId}`);
+
+    /** A synchronous run (R5); the scorecards and views read after it come from the read model, so it is waited for. */
     async function run(body: Record<string, unknown>): Promise<any> {
       const r = await client().post('ingestion', '/v1/runs', { subject_kind: 'agent', ...body });
       expectStatus(r, 200);
+      await readView(r.json.run.run_id);
       return r.json;
     }
 
@@ -97,9 +107,8 @@ export function runHistoryContract(client: () => HistoryClient): void {
       // Compared on the 11 cases both runs scored: nothing dropped, so no finding.
       expect(g.json.comparison).toMatchObject({ verdict: 'no_regression', baseline_run_id: `hj-base-${sfx}` });
       expect(g.json.comparison.compared_cases).toMatchObject({ run: { n: 11, of: 12 }, left_out: { unscored_in_run: 1 } });
-      const view = await client().get('read', `/v1/runs/${gateRunId}`);
-      expectStatus(view, 200);
-      expect(view.json.regression).toMatchObject({ completeness: 'incomplete', baseline_eligible: false, baseline_ineligible_reason: 'incomplete' });
+      const view = await readView(gateRunId);
+      expect(view.regression).toMatchObject({ completeness: 'incomplete', baseline_eligible: false, baseline_ineligible_reason: 'incomplete' });
       const finding = await client().get('regression', `/v1/findings/${gateRunId}`);
       expectStatus(finding, 404);
 

@@ -6,12 +6,12 @@
  * test/e2e/gate.e2e-spec.ts; these show each decision on its own and fast.
  */
 import {
-  baselineEligibility,
   compareRuns,
   compileSuite,
-  evolveRun,
+  foldRunView,
   judgeSkippedEvidence,
   missingOutputEvidence,
+  regressionView,
   RunModel,
   rubricScope,
   sampleCaseIds,
@@ -20,7 +20,6 @@ import {
   type CaseEvidence,
   type RunCommand,
   type RunComparedV1,
-  type RunDoc,
   type RunEvent,
   type RunJudgeUsageV1,
   type WorkItem,
@@ -160,7 +159,7 @@ function usageOf(rows: readonly CaseEvidence[]): RunJudgeUsageV1 | null {
   return { cases: judged.length, calls, errors: 0, credential_missing: credential, not_configured: 0, skipped: judged.length - calls - credential, cache_hits: 0, cache_misses: calls, ...tokens, ...pin };
 }
 
-/** The read model as the gate waits on it (RunWaiter): the run projected from its stream by the real projection. */
+/** The run as the gate waits on it (RunWaiter): folded from its stream by the real fold (issue 27: never the read model's tables). */
 class ReadModel {
   /** Runs waited for (`completed`): the real waiter polls until RUN_TIMEOUT_MS, so a refusal must not wait. */
   readonly waits: string[] = [];
@@ -173,24 +172,16 @@ class ReadModel {
   async find(runId: string): Promise<RunView | null> {
     const stream = this.runs.stream(runId);
     if (stream.length === 0) return null;
-    const doc = stream.reduce<RunDoc | null>((d, e) => evolveRun(d, e.event, { occurred_at: e.occurred_at }), null)!;
-    const compared = (await this.runs.load(runId)).state.compared;
-    const regression = compared && {
-      verdict: compared.verdict,
-      baseline_run_id: compared.baseline_run_id ?? null,
-      chosen_by: compared.chosen_by ?? null,
-      comparison: compared.comparison ?? null,
-      completeness: compared.completeness ?? 'complete',
-      baseline_eligible: baselineEligibility({ completeness: compared.completeness ?? null, verdict: compared.verdict }).eligible,
-    };
+    // The real waiter's fold (RunFoldQueries): the same functions of libs/domain over the run's stream.
+    const { doc, eval_result, verdict } = foldRunView(stream);
     const cases = (this.pipeline.evidence.get(runId) ?? []).map((e) => ({ case_id: e.case_id, scorer: e.scorer, scorer_version: e.scorer_version, score: e.score, passed: e.passed, label: e.label, scored_at: e.scored_at }));
-    return { run: { ...doc, summary: summarizeRun(doc) }, eval_result: null, regression, cases };
+    return { run: { ...doc!, summary: summarizeRun(doc!) }, eval_result, regression: regressionView(verdict), cases };
   }
 
   async completed(runId: string): Promise<RunView> {
     this.waits.push(runId);
     const view = await this.find(runId);
-    if (view && view.run.status === 'completed' && view.regression) return view;
+    if (view && view.run.status === 'completed' && view.eval_result && view.regression) return view;
     throw new IntakeError('RUN_PENDING', `run ${runId} is still being scored`, 'run_id');
   }
 }

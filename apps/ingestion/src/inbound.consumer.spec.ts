@@ -83,3 +83,77 @@ describe('unit: the inbound consumer and the run model\'s refusals (R7)', () => 
     expect(batch.map((m) => [(m.ack as jest.Mock).mock.calls.length, (m.ackConfirmed as jest.Mock).mock.calls.length])).toEqual([[1, 0], [1, 0], [0, 1]]);
   });
 });
+
+describe('unit: the inbound consumer and batches of outputs (issue 28)', () => {
+  const CANARY = 'CANARY-batch-output-9d2c';
+  const batchOf = (seq: number, outputs: unknown[]): BusMessage => {
+    const envelope = {
+      schema: `${SUBJECTS.OUTPUTS_SUBMITTED}.v1`,
+      type: SUBJECTS.OUTPUTS_SUBMITTED,
+      version: 1,
+      data: { run_id: 'r1', outputs },
+      metadata: { message_id: `m${seq}`, occurred_at: '2026-01-01T00:00:00Z' },
+    };
+    return { ...runRequested(seq, []), subject: `t.${SUBJECTS.OUTPUTS_SUBMITTED}`, data: Buffer.from(JSON.stringify(envelope)) };
+  };
+  const setup = (forward: () => Promise<void> = async () => undefined) => {
+    const letters: unknown[][] = [];
+    const db = { query: jest.fn(async (_sql: string, params: unknown[]) => void letters.push(params)) } as unknown as DataSource;
+    const ticket = { caseIds: new Set(['c1', 'c2', 'c3', 'c4']), state: {} };
+    const intake = { forward: jest.fn(forward), ticket: jest.fn(async () => ticket), sealedIn: () => false } as unknown as RunIntakeService;
+    const logged: unknown[] = [];
+    const logger = { event: (...args: unknown[]) => void logged.push(args) } as unknown as JsonLogger;
+    return { consumer: new InboundConsumer(intake, {} as MonitorService, db, { names } as unknown as MessageBus, logger), intake, letters, logged };
+  };
+
+  it('forwards the valid outputs of a batch and dead-letters each refused one alone, with its code, index and case id', async () => {
+    const { consumer, intake, letters, logged } = setup();
+    // index 1: invalid alone (decoder); index 3: not in the suite version (the run); the rest go on.
+    const msg = batchOf(7, [{ case_id: 'c1', output: 'a' }, { case_id: 'c2', output: 42 }, { case_id: 'c3', output: 'c' }, { case_id: 'zz', output: CANARY }, { case_id: 'c4', output: 'd' }]);
+    await consumer.handle([msg]);
+    expect((intake.forward as jest.Mock).mock.calls[0][1]).toEqual([
+      { case_id: 'c1', output: 'a' },
+      { case_id: 'c3', output: 'c' },
+      { case_id: 'c4', output: 'd' },
+    ]);
+    // One insert of two letters: codes, item indexes and case ids in columns, reasons without the output (D1).
+    expect(letters).toHaveLength(1);
+    const [subjects, codes, reasons, , seqs, indexes, caseIds] = letters[0] as string[][];
+    expect(subjects).toEqual([SUBJECTS.OUTPUTS_SUBMITTED, SUBJECTS.OUTPUTS_SUBMITTED]);
+    expect(codes).toEqual(['INVALID_PAYLOAD', 'UNKNOWN_CASE']);
+    expect(indexes).toEqual([1, 3]);
+    expect(caseIds).toEqual(['c2', 'zz']);
+    expect(seqs).toEqual([7, 7]);
+    expect(JSON.stringify([letters, logged])).not.toContain(CANARY);
+    // Acknowledged once, after the letters and the forward.
+    expect([(msg.ack as jest.Mock).mock.calls.length, (msg.ackConfirmed as jest.Mock).mock.calls.length]).toEqual([0, 1]);
+  });
+
+  it('a batch whose forward fails is handed back whole, letters written but the message not acknowledged (redelivery writes none twice)', async () => {
+    const { consumer, letters } = setup(async () => {
+      throw busUnavailable(new Error('timeout'));
+    });
+    const msg = batchOf(8, [{ case_id: 'c1', output: 'a' }, { case_id: 'zz', output: 'b' }]);
+    await expect(consumer.handle([msg])).rejects.toMatchObject({ code: 'BUS_UNAVAILABLE' });
+    expect(letters).toHaveLength(1);
+    expect(msg.ack).not.toHaveBeenCalled();
+    expect(msg.ackConfirmed).not.toHaveBeenCalled();
+  });
+
+  it('a batch of only refused outputs forwards nothing and is acknowledged once its letters are written', async () => {
+    const { consumer, intake, letters } = setup();
+    const msg = batchOf(9, [{ case_id: 'zz', output: 'a' }, { case_id: 'c1' }]);
+    await consumer.handle([msg]);
+    expect(intake.forward).not.toHaveBeenCalled();
+    expect((letters[0] as string[][])[1]).toEqual(['UNKNOWN_CASE', 'INVALID_PAYLOAD']);
+    expect(msg.ackConfirmed).toHaveBeenCalledTimes(1);
+  });
+
+  it('single outputs and batches of one run in a micro-batch are forwarded together, in stream order', async () => {
+    const { consumer, intake } = setup();
+    const single = { ...batchOf(10, []), subject: `t.${SUBJECTS.OUTPUT_SUBMITTED}`, data: Buffer.from(JSON.stringify({ schema: `${SUBJECTS.OUTPUT_SUBMITTED}.v1`, type: SUBJECTS.OUTPUT_SUBMITTED, version: 1, data: { run_id: 'r1', case_id: 'c1', output: 'a' }, metadata: { message_id: 'm10', occurred_at: '2026-01-01T00:00:00Z' } })) };
+    await consumer.handle([single, batchOf(11, [{ case_id: 'c2', output: 'b' }, { case_id: 'c3', output: 'c' }])]);
+    expect(intake.forward).toHaveBeenCalledTimes(1);
+    expect((intake.forward as jest.Mock).mock.calls[0][1].map((o: { case_id: string }) => o.case_id)).toEqual(['c1', 'c2', 'c3']);
+  });
+});

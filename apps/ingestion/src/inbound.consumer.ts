@@ -1,6 +1,6 @@
 import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import { CONSUMERS, contractSubject, type BusMessage, type MessageBus, type Subscription } from '@evals/bus';
-import { decodeMessage, SUBJECTS, type AnyMessage } from '@evals/contracts';
+import { decodeMessage, SUBJECTS, type AnyMessage, type RefusedItem } from '@evals/contracts';
 import type { WorkItem } from '@evals/domain';
 import { DeadLetterRepository, type DeadLetter } from '@evals/persistence';
 import { DATA_SOURCE, LOGGER, MESSAGE_BUS, metrics, type JsonLogger } from '@evals/platform';
@@ -24,11 +24,13 @@ const MAX_CONCURRENT_RUNS = 32;
 const SIGNAL_LANE = '\0session-signals';
 
 /** One decoded message of a micro-batch, in the lane of its run. */
-interface Entry {
+export interface Entry {
   readonly msg: BusMessage;
   readonly subject: string;
   readonly message: AnyMessage;
   readonly cause: Causation;
+  /** A batch message's outputs the decoder took out (invalid on their own), by their index in the batch. */
+  readonly refused?: readonly RefusedItem[];
 }
 
 type Letter = { letter: DeadLetter; msg: BusMessage };
@@ -101,9 +103,10 @@ export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicatio
         letters.add({ msg, letter: { subject, code: 'UNSUPPORTED_SUBJECT', reason: `no consumer for ${subject}`, message_id: cause.message_id, stream_seq: msg.seq } });
         continue;
       }
+      const entry: Entry = decoded.refused ? { msg, subject, message, cause, refused: decoded.refused } : { msg, subject, message, cause };
       const lane = lanes.get(key);
-      if (lane) lane.push({ msg, subject, message, cause });
-      else lanes.set(key, [{ msg, subject, message, cause }]);
+      if (lane) lane.push(entry);
+      else lanes.set(key, [entry]);
     }
     // A lane runs in STREAM order, not delivery order. After a failure, redeliveries come back out of order
     // (a seal nak'ed for 100 ms overtakes its outputs nak'ed for a second), and a seal ahead of an earlier
@@ -170,7 +173,7 @@ export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicatio
       for (; index < lane.length; index++) {
         const entry = lane[index];
         const { msg, message, cause } = entry;
-        if (message.type !== SUBJECTS.OUTPUT_SUBMITTED) await flush();
+        if (message.type !== SUBJECTS.OUTPUT_SUBMITTED && message.type !== SUBJECTS.OUTPUTS_SUBMITTED) await flush();
         try {
           switch (message.type) {
             case SUBJECTS.RUN_REQUESTED: {
@@ -181,20 +184,37 @@ export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicatio
               settlement.acked([msg.seq]);
               break;
             }
-            case SUBJECTS.OUTPUT_SUBMITTED: {
-              const d = message.data;
-              if (ticket === undefined) ticket = await this.intake.ticket(d.run_id);
+            case SUBJECTS.OUTPUT_SUBMITTED:
+            case SUBJECTS.OUTPUTS_SUBMITTED: {
+              const runId = message.data.run_id;
+              if (ticket === undefined) ticket = await this.intake.ticket(runId);
               if (!ticket) {
                 // The run.requested may still be on its way (another ingestion process): wait, then give up.
-                if (msg.deliveryCount >= CONSUMERS.ingestion.deadLetterAfter) throw new IntakeError('UNKNOWN_RUN', `no run ${d.run_id}`, 'data.run_id');
+                if (msg.deliveryCount >= CONSUMERS.ingestion.deadLetterAfter) throw new IntakeError('UNKNOWN_RUN', `no run ${runId}`, 'data.run_id');
                 msg.nak(UNKNOWN_RUN_RETRY_MS);
                 settlement.notAcked([msg.seq]);
                 break;
               }
-              if (this.intake.sealedIn(ticket)) throw new IntakeError('RUN_SEALED', `run ${d.run_id} is sealed`, 'data.run_id');
-              if (!ticket.caseIds.has(d.case_id)) throw new IntakeError('UNKNOWN_CASE', `case ${d.case_id} is not in the run's suite version`, 'data.case_id');
+              if (this.intake.sealedIn(ticket)) throw new IntakeError('RUN_SEALED', `run ${runId} is sealed`, 'data.run_id');
+              if (message.type === SUBJECTS.OUTPUT_SUBMITTED) {
+                const d = message.data;
+                if (!ticket.caseIds.has(d.case_id)) throw new IntakeError('UNKNOWN_CASE', `case ${d.case_id} is not in the run's suite version`, 'data.case_id');
+                pending ??= { items: [], entries: [], cause };
+                pending.items.push({ case_id: d.case_id, output: d.output });
+                pending.entries.push(entry);
+                break;
+              }
+              const { accepted, letters: itemLetters } = sortBatch(entry, ticket.caseIds);
+              // Each refused output is written before the batch is acknowledged (with its forward, below), so a
+              // failure in between redelivers the batch and writes no letter twice (one per delivery and item).
+              await this.deadLetter(itemLetters.map((letter) => ({ letter, msg })), false);
+              if (accepted.length === 0) {
+                await msg.ackConfirmed();
+                settlement.acked([msg.seq]);
+                break;
+              }
               pending ??= { items: [], entries: [], cause };
-              pending.items.push({ case_id: d.case_id, output: d.output });
+              pending.items.push(...accepted);
               pending.entries.push(entry);
               break;
             }
@@ -246,15 +266,41 @@ export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicatio
     }
   }
 
-  private async deadLetter(entries: readonly Letter[]): Promise<void> {
+  /** Writes the letters, then acknowledges their messages - unless `ack` is false (outputs refused inside a batch whose others go on). */
+  private async deadLetter(entries: readonly Letter[], ack = true): Promise<void> {
     if (entries.length === 0) return;
     await this.deadLetters.add(this.db, entries.map((e) => e.letter));
     for (const e of entries) {
-      metrics.deadLettered.inc({ subject: e.letter.subject, code: e.letter.code });
-      this.logger.event('warn', 'message dead-lettered', { subject: e.letter.subject, code: e.letter.code, message_id: e.letter.message_id ?? null, stream_seq: e.letter.stream_seq ?? null });
-      e.msg.ack();
+      const { subject, code, message_id, stream_seq, item_index, case_id } = e.letter;
+      metrics.deadLettered.inc({ subject, code });
+      this.logger.event('warn', 'message dead-lettered', { subject, code, message_id: message_id ?? null, stream_seq: stream_seq ?? null, ...(item_index != null ? { item_index, case_id: case_id ?? null } : {}) });
+      if (ack) e.msg.ack();
     }
   }
+}
+
+/**
+ * A batch's outputs for its run (issue 28): those to forward, and a dead letter for each one refused - by
+ * the decoder (invalid alone: OUTPUT_TOO_LARGE, INVALID_PAYLOAD) or here (UNKNOWN_CASE) - naming its index in
+ * the batch as sent and its case id. The decoder took its refusals out of `data.outputs`, so the index of a
+ * kept output is counted past them.
+ */
+export function sortBatch(entry: Entry, caseIds: ReadonlySet<string>): { accepted: WorkItem[]; letters: DeadLetter[] } {
+  const data = entry.message.data as { run_id: string; outputs: ReadonlyArray<{ case_id: string; output: string }> };
+  const base = { subject: entry.subject, message_id: entry.cause.message_id, stream_seq: entry.msg.seq };
+  const refused = entry.refused ?? [];
+  const letters: DeadLetter[] = refused.map((r) => ({ ...base, code: r.code, reason: r.reason, item_index: r.index, case_id: r.case_id }));
+  const skipped = new Set(refused.map((r) => r.index));
+  const accepted: WorkItem[] = [];
+  let index = 0;
+  for (const output of data.outputs) {
+    while (skipped.has(index)) index++;
+    if (caseIds.has(output.case_id)) accepted.push({ case_id: output.case_id, output: output.output });
+    else letters.push({ ...base, code: 'UNKNOWN_CASE', reason: `data.outputs[${index}].case_id: case ${output.case_id} is not in the run's suite version`, item_index: index, case_id: output.case_id });
+    index++;
+  }
+  letters.sort((a, b) => a.item_index! - b.item_index!);
+  return { accepted, letters };
 }
 
 /** The lane of a decoded inbound message: its run, or null for a subject this consumer does not take. */
@@ -262,6 +308,7 @@ function laneOf(message: AnyMessage): string | null {
   switch (message.type) {
     case SUBJECTS.RUN_REQUESTED:
     case SUBJECTS.OUTPUT_SUBMITTED:
+    case SUBJECTS.OUTPUTS_SUBMITTED:
     case SUBJECTS.RUN_SEALED:
       return message.data.run_id;
     case SUBJECTS.SESSION_SIGNAL:

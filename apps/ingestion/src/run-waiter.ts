@@ -1,20 +1,31 @@
 import { Inject, Injectable, type BeforeApplicationShutdown } from '@nestjs/common';
-import { RunQueries, type RunView } from '@evals/persistence';
+import { RunFoldQueries, type FoldedRun, type RunView } from '@evals/persistence';
 import { DATA_SOURCE, RUN_PROGRESS, type RunProgress } from '@evals/platform';
 import type { DataSource } from 'typeorm';
 import { INGESTION_CONFIG, type IngestionConfig } from './config';
 import { IntakeError } from './intake-error';
 
 /**
- * Waits for a run to be completed and compared with its baseline (R5, G1), polling the read model with a
- * backoff - woken early when the read model of this process records the run (RunProgress: the all-in-one;
- * a deployment polls only); past RUN_TIMEOUT_MS it answers 202 RUN_PENDING with where to look. So does every wait when the
- * app shuts down: the consumers that would complete the run stop first, and a request left waiting would
- * hold the HTTP server open until its timeout.
+ * What the waiter waits for (R5, G1): the run compared (the run model's last phase: scored, then compared
+ * with its baseline), with its EvalResult and the verdict as the read model projects them.
+ */
+function settled(run: FoldedRun | null): boolean {
+  return run !== null && run.phase === 'compared' && run.eval_result !== null && run.verdict !== null;
+}
+
+/**
+ * Waits for a run to be completed and compared with its baseline (R5, G1), folding the run's stream from
+ * the shared log with a backoff (issue 27: the ingestion reads no table of the read model) - woken early when
+ * the read model of this process records the run (RunProgress: the all-in-one; a deployment polls only);
+ * past RUN_TIMEOUT_MS it answers 202 RUN_PENDING with where to look. So does every wait when the app shuts
+ * down: the consumers that would complete the run stop first, and a request left waiting would hold the HTTP
+ * server open until its timeout. The answer is the run's view as the read model serves it, built from the
+ * same events by the same functions; the read model itself may show it a moment later (it projects the same
+ * `run.compared` from the bus).
  */
 @Injectable()
 export class RunWaiter implements BeforeApplicationShutdown {
-  private readonly queries: RunQueries;
+  private readonly queries: RunFoldQueries;
   private stopping = false;
 
   constructor(
@@ -22,7 +33,7 @@ export class RunWaiter implements BeforeApplicationShutdown {
     @Inject(INGESTION_CONFIG) private readonly config: IngestionConfig,
     @Inject(RUN_PROGRESS) private readonly progress: RunProgress,
   ) {
-    this.queries = new RunQueries(db);
+    this.queries = new RunFoldQueries(db);
   }
 
   async completed(runId: string, options: { includeCases?: boolean } = {}): Promise<RunView> {
@@ -31,8 +42,11 @@ export class RunWaiter implements BeforeApplicationShutdown {
     for (;;) {
       const wait = this.progress.next(runId, delay);
       try {
-        const view = await this.queries.run(runId, options);
-        if (view && view.run.status === 'completed' && view.eval_result && view.regression) return view;
+        // The fold alone while it is not settled; the cases and the corrections once, for the answer.
+        if (settled(await this.queries.fold(runId))) {
+          const view = await this.queries.view(runId, options);
+          if (view) return view;
+        }
         if (this.stopping || Date.now() > deadline) throw new IntakeError('RUN_PENDING', `run ${runId} is still being scored: GET /v1/runs/${runId}`, 'run_id');
         await wait.woken;
       } finally {
@@ -47,6 +61,6 @@ export class RunWaiter implements BeforeApplicationShutdown {
   }
 
   find(runId: string, options: { includeCases?: boolean } = {}): Promise<RunView | null> {
-    return this.queries.run(runId, options);
+    return this.queries.view(runId, options);
   }
 }

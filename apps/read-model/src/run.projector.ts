@@ -1,5 +1,5 @@
 import { ContractError, encodeMessage, SUBJECTS } from '@evals/contracts';
-import { evolveRun, RUN_EVENTS, runStreamId, toEvalResult, type EvalResult, type RunDoc } from '@evals/domain';
+import { evolveRun, evolveVerdict, RUN_EVENTS, runStreamId, toEvalResult, type EvalResult, type ProjectedVerdict, type RunDoc } from '@evals/domain';
 import {
   DeadLetterRepository,
   EventStore,
@@ -11,7 +11,6 @@ import {
   type Sql,
 } from '@evals/persistence';
 import { checkEvent, type CheckedEvent, type StoredEventLike } from './event-check';
-import { evolveVerdict, type ProjectedVerdict } from './verdict.projection';
 
 export type { StoredEventLike } from './event-check';
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { baselineEligibility, buildScorecard, type RunComparedV1, type RunVerdict } from '@evals/domain';
-import { createDataSource, migrate, RegressionRepository, RunQueries, RunReadModelRepository, type StoredEvent } from '@evals/persistence';
+import { createDataSource, migrate, RegressionRepository, RunFoldQueries, RunQueries, RunReadModelRepository, type StoredEvent } from '@evals/persistence';
 import type { DataSource } from 'typeorm';
 import { createTestSchema, type TestSchema } from '../../../test/support/isolation';
 import { testServers } from '../../../test/support/servers';
@@ -244,6 +244,30 @@ describe('integration: read-model verdicts from run.compared (G1-G5, SC1, R7)', 
         oldCards.push(buildScorecard(await regression.history(ds, s.suite_key, s.subject_kind, s.subject_id, 10_000), 10));
       }
       expect(JSON.stringify((await scorecards(ds)).json)).toBe(JSON.stringify({ scorecards: oldCards }));
+    });
+  });
+
+  it('the ingestion folds exactly the view the read model serves from the same log (issue 27: RunFoldQueries)', async () => {
+    await withSchema('verdicts_fold', async (ds) => {
+      const { log, runIds } = await history(ds);
+      // Delivered scrambled, as live: the projection reads ahead from the log; the fold reads the stream in order.
+      for (let i = 0; i < log.length; i += 4) await applyIn(ds, shuffled(log, 7).slice(i, i + 4));
+      await applyIn(ds, log);
+      const read = new RunQueries(ds);
+      const folds = new RunFoldQueries(ds);
+      for (const id of runIds) {
+        const served = JSON.parse(JSON.stringify(await read.run(id, { includeCases: true })));
+        const folded = JSON.parse(JSON.stringify(await folds.view(id, { includeCases: true })));
+        if (served.run.status !== 'completed') {
+          // A run still being scored: its live counts come from the cases.scored streams the fold does not read;
+          // the ingestion answers only completed runs (RunWaiter), whose counts run.scored replaced.
+          expect({ ...folded.run, scored: served.run.scored, passed: served.run.passed, score_sum: served.run.score_sum, summary: served.run.summary }).toEqual(served.run);
+          continue;
+        }
+        expect(folded).toEqual(served);
+      }
+      // Settled folds are kept: a second view reads only the evidence.
+      expect(await folds.view('a4')).toEqual(await read.run('a4'));
     });
   });
 

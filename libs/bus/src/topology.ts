@@ -55,7 +55,7 @@ const DAY = 24 * 3600;
 export const STREAMS: readonly StreamSpec[] = [
   {
     name: 'EVALS_INBOUND',
-    subjects: ['evals.run.requested', 'evals.output.submitted', 'evals.run.sealed', 'evals.session.signal'],
+    subjects: ['evals.run.requested', 'evals.output.submitted', 'evals.outputs.submitted', 'evals.run.sealed', 'evals.session.signal'],
     retention: WORKQUEUE,
     maxAgeSeconds: 7 * DAY,
     description: 'Inbound runs, outputs, seals and session signals; deleted once ingested (D1).',

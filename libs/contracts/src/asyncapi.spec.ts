@@ -124,8 +124,16 @@ describe('the schemas never refuse what the decoder accepts', () => {
         const decoded = decodeMessage(def.type, JSON.stringify(envelope));
         if (decoded.ok) {
           accepted++;
-          // JSON.stringify drops undefined, exactly as the wire does.
-          expect(validate(JSON.parse(JSON.stringify(envelope))) ? 'valid' : validate.errors).toBe('valid');
+          // JSON.stringify drops undefined, exactly as the wire does. A batch the decoder took invalid outputs
+          // out of (issue 28) is refused by its schema as sent, and matches it once they are out.
+          const sent = JSON.parse(JSON.stringify(envelope));
+          if (decoded.refused?.length) {
+            expect(validate(sent)).toBe(false);
+            const left = decoded.message.data as unknown as { outputs: unknown[] };
+            if (left.outputs.length > 0) expect(validate({ ...sent, data: left }) ? 'valid' : validate.errors).toBe('valid');
+          } else {
+            expect(validate(sent) ? 'valid' : validate.errors).toBe('valid');
+          }
         }
       }),
       { numRuns: 400 },

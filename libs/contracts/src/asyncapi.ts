@@ -44,6 +44,13 @@ const SUBJECT_INFO: Readonly<Record<Subject, SubjectInfo>> = {
     consumer: 'evals ingestion',
     description: 'One candidate output for one case of an open run. Never persisted, logged or echoed (D1).',
   },
+  'evals.outputs.submitted': {
+    title: 'Outputs submitted',
+    producer: 'sandbox, CI (@evals/publisher)',
+    consumer: 'evals ingestion',
+    description:
+      'Up to 1 000 candidate outputs of one open run in one message, each with its own case id. An invalid output is dead-lettered alone (code and case id); the others are recorded. Never persisted, logged or echoed (D1).',
+  },
   'evals.run.sealed': {
     title: 'Run sealed',
     producer: 'sandbox, CI',

@@ -46,8 +46,15 @@ describe('hostile bus messages for every subject, at the decoder (issue 18, R7, 
     }
     if (result.ok) {
       tally.accepted++;
+      // A batch's outputs refused one by one (issue 28) carry a dead-letter code and a reason without the output.
+      for (const item of result.refused ?? []) {
+        expect(CODES.has(item.code)).toBe(true);
+        expect(item.reason).not.toContain(OUTPUT_CANARY);
+      }
       const validate = validatorOf(result.message.schema);
-      expect(validate(result.message) ? 'matches its schema' : validate.errors).toBe('matches its schema');
+      // What is left of a batch whose every output was refused is empty, which no producer may send.
+      const emptied = (result.refused?.length ?? 0) > 0 && (result.message.data as { outputs?: unknown[] }).outputs?.length === 0;
+      if (!emptied) expect(validate(result.message) ? 'matches its schema' : validate.errors).toBe('matches its schema');
       return;
     }
     if (result.code === 'DECODER_ERROR') tally.crashes++;

@@ -38,7 +38,26 @@ export interface DecodeFailure {
   readonly issues: readonly FieldIssue[];
 }
 
-export type DecodeResult = { readonly ok: true; readonly message: AnyMessage } | DecodeFailure;
+/**
+ * One item of a batch message (MessageDefinition.itemised) that was taken out: its position in the batch as
+ * sent, its case id when that was well-formed, and the same code and reason a message of its own would get.
+ */
+export interface RefusedItem {
+  readonly index: number;
+  readonly case_id: string | null;
+  readonly code: DecodeErrorCode;
+  /** Field paths (`data.outputs[3].output`) and constraint names; never a payload value. */
+  readonly reason: string;
+}
+
+export interface DecodeSuccess {
+  readonly ok: true;
+  readonly message: AnyMessage;
+  /** A batch message's invalid items, taken out of `message.data` (empty or absent: none). */
+  readonly refused?: readonly RefusedItem[];
+}
+
+export type DecodeResult = DecodeSuccess | DecodeFailure;
 
 /** At most this many issues are spelled out in a reason; the rest are counted. */
 export const MAX_REASON_ISSUES = 20;
@@ -114,7 +133,7 @@ function decode(subject: string, payload: Uint8Array | string): DecodeResult {
     occurred_at: meta['occurred_at'] as string,
   };
   const message = { schema, type, version, data: checked.data, metadata } as unknown as AnyMessage;
-  return { ok: true, message };
+  return checked.refused && checked.refused.length > 0 ? { ok: true, message, refused: checked.refused } : { ok: true, message };
 }
 
 interface EnvelopeFields {
@@ -176,10 +195,46 @@ function optionalId(value: unknown): string | undefined {
 }
 
 type PayloadCheck =
-  | { readonly ok: true; readonly data: Record<string, unknown> }
+  | { readonly ok: true; readonly data: Record<string, unknown>; readonly refused?: readonly RefusedItem[] }
   | { readonly ok: false; readonly code: DecodeErrorCode; readonly issues: readonly FieldIssue[] };
 
 function validatePayload(def: MessageDefinition, data: unknown, unknownFields: 'refuse' | 'strip'): PayloadCheck {
+  const whole = validateWhole(def, data, unknownFields);
+  return whole.ok || def.itemised === undefined ? whole : salvageItems(def, def.itemised, data, whole, unknownFields);
+}
+
+/**
+ * A batch whose only problems are inside some of its items: those items are taken out and reported, and the
+ * rest is validated again as a message (so a batch of only invalid items is a valid, empty batch). Any
+ * problem outside the items - the run id, the array itself, its size - refuses the whole message as before.
+ */
+function salvageItems(def: MessageDefinition, field: string, data: unknown, whole: Extract<PayloadCheck, { ok: false }>, unknownFields: 'refuse' | 'strip'): PayloadCheck {
+  if (!isPlainObject(data) || !Array.isArray(data[field])) return whole;
+  const items = data[field] as unknown[];
+  const itemPath = new RegExp(`^data\\.${field}\\[(\\d+)\\](?:\\.|$)`);
+  const byItem = new Map<number, FieldIssue[]>();
+  for (const issue of whole.issues) {
+    const at = itemPath.exec(issue.field);
+    const index = at ? Number(at[1]) : NaN;
+    if (!(index >= 0 && index < items.length)) return whole;
+    byItem.set(index, [...(byItem.get(index) ?? []), issue]);
+  }
+  const refused: RefusedItem[] = [...byItem.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([index, issues]) => {
+      const item = items[index];
+      const caseId = isPlainObject(item) && isSafeId(item['case_id']) ? item['case_id'] : null;
+      return { index, case_id: caseId, code: issues.some((i) => i.constraint === 'maxUtf8Bytes') ? 'OUTPUT_TOO_LARGE' : 'INVALID_PAYLOAD', reason: formatIssues(issues) };
+    });
+  const kept = items.filter((_, i) => !byItem.has(i));
+  // Nothing left: every other field was valid, since no issue lay outside the items (an empty array would
+  // only fail the batch's minimum size, which is about what was sent, not what is left).
+  if (kept.length === 0) return { ok: true, data: { ...data, [field]: [] }, refused };
+  const rest = validateWhole(def, { ...data, [field]: kept }, unknownFields);
+  return rest.ok ? { ok: true, data: rest.data, refused } : whole;
+}
+
+function validateWhole(def: MessageDefinition, data: unknown, unknownFields: 'refuse' | 'strip'): PayloadCheck {
   const dropNulls = def.direction === 'inbound';
   const options = { unknownFields, dropNulls };
   // The compiled check first (no class instance per output): it only ever says "valid" or "ask the DTOs",

@@ -19,6 +19,7 @@ export type { FieldIssue, UnknownFieldPolicy } from './validation/dto-validation
 export { validateDto } from './validation/dto-validation';
 export * from './messages/run-requested.v1.message';
 export * from './messages/output-submitted.v1.message';
+export * from './messages/outputs-submitted.v1.message';
 export * from './messages/run-sealed.v1.message';
 export * from './messages/session-signal.v1.message';
 export * from './messages/result-recorded.v1.message';

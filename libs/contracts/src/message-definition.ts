@@ -28,6 +28,12 @@ export interface MessageDefinition<TType extends Subject = Subject, TVersion ext
   invariants?(data: TData): FieldIssue[];
   /** A valid payload, used by the docs and by tests here and in other teams' code. */
   readonly example: TData;
+  /**
+   * A batch message (issue 28): the array field of `data` whose items stand alone. An invalid item is taken
+   * out and reported (`DecodeSuccess.refused`) instead of refusing the whole message, as long as everything
+   * else is valid.
+   */
+  readonly itemised?: string;
 }
 
 export function defineMessage<const TType extends Subject, const TVersion extends number, TData>(

@@ -2,11 +2,12 @@ import { findDefinition, MESSAGE_DEFINITIONS, versionsOf } from './registry';
 import { ALL_SUBJECTS, INBOUND_SUBJECTS, isSubject, OUTBOUND_SUBJECTS, SUBJECTS } from './subjects';
 
 describe('subjects and registry', () => {
-  it('defines exactly the six subjects of spec section 10', () => {
+  it('defines exactly the six subjects of spec section 10, and the batch of outputs (issue 28)', () => {
     expect([...ALL_SUBJECTS].sort()).toEqual(
       [
         'evals.run.requested',
         'evals.output.submitted',
+        'evals.outputs.submitted',
         'evals.run.sealed',
         'evals.session.signal',
         'evals.result.recorded',

@@ -2,6 +2,7 @@ import type { Envelope } from './envelope';
 import type { MessageDefinition } from './message-definition';
 import { FINDING_REPORTED_V1 } from './messages/finding-reported.v1.message';
 import { OUTPUT_SUBMITTED_V1 } from './messages/output-submitted.v1.message';
+import { OUTPUTS_SUBMITTED_V1 } from './messages/outputs-submitted.v1.message';
 import { RESULT_RECORDED_V1 } from './messages/result-recorded.v1.message';
 import { RUN_REQUESTED_V1 } from './messages/run-requested.v1.message';
 import { RUN_SEALED_V1 } from './messages/run-sealed.v1.message';
@@ -14,6 +15,7 @@ import { SESSION_SIGNAL_V1 } from './messages/session-signal.v1.message';
 export const MESSAGE_DEFINITIONS = [
   RUN_REQUESTED_V1,
   OUTPUT_SUBMITTED_V1,
+  OUTPUTS_SUBMITTED_V1,
   RUN_SEALED_V1,
   SESSION_SIGNAL_V1,
   RESULT_RECORDED_V1,

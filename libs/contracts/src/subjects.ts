@@ -5,6 +5,8 @@
 export const SUBJECTS = {
   RUN_REQUESTED: 'evals.run.requested',
   OUTPUT_SUBMITTED: 'evals.output.submitted',
+  /** Many outputs of one run in one message (issue 28). */
+  OUTPUTS_SUBMITTED: 'evals.outputs.submitted',
   RUN_SEALED: 'evals.run.sealed',
   SESSION_SIGNAL: 'evals.session.signal',
   RESULT_RECORDED: 'evals.result.recorded',
@@ -19,6 +21,7 @@ export const ALL_SUBJECTS: readonly Subject[] = Object.values(SUBJECTS);
 export const INBOUND_SUBJECTS: readonly Subject[] = [
   SUBJECTS.RUN_REQUESTED,
   SUBJECTS.OUTPUT_SUBMITTED,
+  SUBJECTS.OUTPUTS_SUBMITTED,
   SUBJECTS.RUN_SEALED,
   SUBJECTS.SESSION_SIGNAL,
 ];

@@ -17,7 +17,20 @@ export const MAX_OUTPUT_BYTES = 512 * 1024;
  */
 export const MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
 
-/** Inline outputs in one `evals.run.requested`; larger runs stream `evals.output.submitted` instead. */
+/**
+ * Outputs in one `evals.outputs.submitted` (issue 28). A batch is one run's outputs in one message: one
+ * publish, one ack and one decode for up to this many cases. 1 000 keeps a redelivered batch's repeated work
+ * and a consumer's memory per message small (a micro-batch of the ingestion holds up to 500 messages), while
+ * the per-message costs (JetStream's publish and ack, a header parse) are already below a tenth of the
+ * per-case ones at that size. Bytes are bounded by MAX_MESSAGE_BYTES like any message; a publisher that must
+ * work on a stock NATS (max_payload 1 MiB) cuts batches at BATCH_TARGET_BYTES.
+ */
+export const MAX_BATCH_OUTPUTS = 1_000;
+
+/** What the publisher library (@evals/publisher) packs into one batch at most: fits a stock NATS max_payload (1 MiB) with room for the envelope. */
+export const BATCH_TARGET_BYTES = 768 * 1024;
+
+/** Inline outputs in one `evals.run.requested`; larger runs stream `evals.outputs.submitted` (or `evals.output.submitted`) instead. */
 export const MAX_INLINE_OUTPUTS = 10_000;
 
 export const MAX_ID_LENGTH = 200;

@@ -130,28 +130,33 @@ export interface DeadLetter {
   readonly reason: string;
   readonly message_id?: string | null;
   readonly stream_seq?: number | null;
+  /** An output refused inside a batch message (issue 28): its position in the batch, and its case id when well-formed. */
+  readonly item_index?: number | null;
+  readonly case_id?: string | null;
 }
 
 export class DeadLetterRepository {
   async add(sql: Sql, letters: readonly DeadLetter[]): Promise<void> {
     if (letters.length === 0) return;
     await sql.query(
-      `INSERT INTO dead_letters (subject, code, reason, message_id, stream_seq)
-       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[])
-       ON CONFLICT (subject, stream_seq) WHERE stream_seq IS NOT NULL DO NOTHING`,
+      `INSERT INTO dead_letters (subject, code, reason, message_id, stream_seq, item_index, case_id)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::int[], $7::text[])
+       ON CONFLICT (subject, stream_seq, (coalesce(item_index, -1))) WHERE stream_seq IS NOT NULL DO NOTHING`,
       [
         letters.map((l) => l.subject),
         letters.map((l) => l.code),
         letters.map((l) => l.reason.slice(0, 1000)),
         letters.map((l) => l.message_id ?? null),
         letters.map((l) => l.stream_seq ?? null),
+        letters.map((l) => l.item_index ?? null),
+        letters.map((l) => l.case_id ?? null),
       ],
     );
   }
 
   async list(sql: Sql, limit = 100): Promise<Array<DeadLetter & { id: number; received_at: string }>> {
     const rows = await sql.query(
-      `SELECT id, subject, code, reason, message_id, stream_seq, received_at FROM dead_letters ORDER BY id DESC LIMIT $1`,
+      `SELECT id, subject, code, reason, message_id, stream_seq, item_index, case_id, received_at FROM dead_letters ORDER BY id DESC LIMIT $1`,
       [limit],
     );
     return rows.map((r: any) => ({ ...r, id: Number(r.id), stream_seq: r.stream_seq === null ? null : Number(r.stream_seq) }));

@@ -63,10 +63,7 @@ export interface ForeignRead {
 
 export const FOREIGN_READS: readonly ForeignRead[] = [
   { app: 'regression', table: 'evidence', why: 'the paired comparison reads which cases both runs passed; the judge pin and usage of a run', replacedBy: 'cases.scored v3 with compact per-case pass/fail, projected into the regression app\'s own table' },
-  { app: 'ingestion', table: 'runs', why: 'the gate and the run waiter read the run view of the query side', replacedBy: 'the run\'s stream folded through the run model (events), already used for the verdict' },
-  { app: 'ingestion', table: 'read_run_verdicts', why: 'the gate list shows each gated run\'s regression verdict', replacedBy: 'run.compared folded from the run\'s stream' },
-  { app: 'ingestion', table: 'eval_results', why: 'the run view the gate answers with carries the EvalResult', replacedBy: 'run.scored / run.compared folded from the run\'s stream' },
-  { app: 'ingestion', table: 'evidence', why: 'the run view\'s cases and the monitor\'s window counts', replacedBy: 'cases.scored v3 (per-case outcomes)' },
+  { app: 'ingestion', table: 'evidence', why: 'the per-case results and judge-corrected pass rates of the run view the gate and POST /v1/runs answer (RunFoldQueries: EvidenceRepository.forRun, JudgeCorrectionQueries)', replacedBy: 'cases.scored v3 (per-case outcomes)' },
   { app: 'read_model', table: 'evidence', why: 'the case pages and the run view\'s cases', replacedBy: 'cases.scored v3 carrying the redacted case results, projected into the read model' },
 ];
 

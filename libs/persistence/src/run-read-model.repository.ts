@@ -1,33 +1,5 @@
-import type { EvalResult, RunCompleteness, RunDoc, RunVerdict } from '@evals/domain';
+import type { EvalResult, ProjectedVerdict, RunDoc } from '@evals/domain';
 import type { Sql } from './sql';
-
-/**
- * A run's regression decision as the read model projects it from `run.compared` (`read_run_verdicts`),
- * with the completed run's suite, subject and counts from the read model's own run document. The run
- * views (`regression`) and the scorecards read it; never the regression app's `run_verdicts`.
- */
-export interface ProjectedVerdict {
-  readonly run_id: string;
-  readonly suite_key: string;
-  readonly suite_version: number;
-  readonly subject_kind: string;
-  readonly subject_id: string;
-  readonly variant: string | null;
-  /** The run's `run.scored` time (the document's `completed_at`), ISO 8601 with milliseconds, UTC. */
-  readonly completed_at: string;
-  readonly n: number;
-  readonly passed: number;
-  /** Mean case score, `score_sum / n` (0 for n = 0), as the regression app computed it. */
-  readonly score: number;
-  readonly verdict: RunVerdict;
-  readonly completeness: RunCompleteness;
-  readonly baseline_run_id: string | null;
-  /** G5: explicit, pinned or automatic; null without a baseline. */
-  readonly chosen_by: string | null;
-  readonly comparison: unknown;
-  /** G2: the finding raised for a regression. */
-  readonly finding_id: string | null;
-}
 
 export interface VerdictFilter {
   readonly suite_key?: string;
@@ -39,6 +11,9 @@ const ISO = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 const VERDICT_COLUMNS = `run_id, suite_key, suite_version, subject_kind, subject_id, variant,
   to_char(completed_at AT TIME ZONE 'UTC', ${ISO}) AS completed_at, n, passed, score, verdict, completeness,
   baseline_run_id, chosen_by, comparison, finding_id`;
+
+/** The verdict rows are `ProjectedVerdict`s (libs/domain `evolveVerdict`), read by the run views and the scorecards; never the regression app's `run_verdicts`. */
+export type { ProjectedVerdict } from '@evals/domain';
 
 /** Storage of the run projection and the EvalResult (R2-R3); all of it can be rebuilt from the event log. */
 export class RunReadModelRepository {

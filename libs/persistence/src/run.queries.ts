@@ -1,8 +1,8 @@
 import { isSafeId } from '@evals/contracts';
-import { baselineEligibility, summarizeRun, type EvalResult, type RunDoc, type RunStatus, type RunSummary } from '@evals/domain';
+import { regressionView, summarizeRun, type EvalResult, type ProjectedVerdict, type RegressionView, type RunDoc, type RunStatus, type RunSummary } from '@evals/domain';
 import { EvidenceRepository, type EvidenceRow } from './evidence.repository';
 import { JudgeCorrectionQueries, type RunJudgeCorrection } from './judge-correction.queries';
-import { RunReadModelRepository, type ProjectedVerdict, type VerdictFilter } from './run-read-model.repository';
+import { RunReadModelRepository, type VerdictFilter } from './run-read-model.repository';
 import type { Sql } from './sql';
 import type { DataSource } from 'typeorm';
 
@@ -17,23 +17,8 @@ export interface CaseView {
   readonly scored_at: string;
 }
 
-/**
- * The regression decision for a completed run (G1-G5), once the regression app has made it and the read
- * model has projected its `run.compared` (`read_run_verdicts`).
- */
-export interface RegressionView {
-  readonly verdict: string;
-  readonly baseline_run_id: string | null;
-  /** explicit, pinned or automatic (G5); null without a baseline. */
-  readonly chosen_by: string | null;
-  /** score drop, Newcombe interval, both pass counts and denominators, what changed; or an error. */
-  readonly comparison: unknown;
-  /** R7: `complete`, `incomplete` (cases left unscored) or `expired`. */
-  readonly completeness: string;
-  /** G4: whether this run may be the next automatic baseline, and if not, why. */
-  readonly baseline_eligible: boolean;
-  readonly baseline_ineligible_reason?: string;
-}
+/** The regression decision of a completed run (G1-G5): built from `run.compared` by libs/domain, wherever it is read. */
+export type { RegressionView } from '@evals/domain';
 
 export interface RunView {
   readonly run: RunDoc & { readonly summary: RunSummary };
@@ -90,16 +75,7 @@ export class RunQueries {
     return this.readOnly(async (sql) => {
       const doc = await this.runs.load(sql, runId);
       if (doc === null) return null;
-      const view: RunView = {
-        run: { ...doc, summary: summarizeRun(doc) },
-        eval_result: await this.runs.evalResult(sql, runId),
-        regression: regressionView(await this.runs.loadVerdict(sql, runId)),
-      };
-      const corrected = doc.status === 'completed' ? await this.corrections.forRun(sql, doc) : [];
-      const withCorrection: RunView = corrected.length > 0 ? { ...view, judge_corrected_pass_rates: corrected } : view;
-      if (!options.includeCases) return withCorrection;
-      const rows = await this.evidence.forRun(sql, runId);
-      return { ...withCorrection, cases: rows.map(caseView) };
+      return runView(sql, { doc, eval_result: await this.runs.evalResult(sql, runId), verdict: await this.runs.loadVerdict(sql, runId) }, options, this.evidence, this.corrections);
     });
   }
 
@@ -182,16 +158,24 @@ function caseView(r: EvidenceRow): CaseView {
   return { ...caseFrame(r), scored_at: r.scored_at };
 }
 
-function regressionView(row: ProjectedVerdict | null): RegressionView | null {
-  if (!row) return null;
-  const eligibility = baselineEligibility({ completeness: row.completeness, verdict: row.verdict });
-  return {
-    verdict: row.verdict,
-    baseline_run_id: row.baseline_run_id,
-    chosen_by: row.chosen_by,
-    comparison: row.comparison,
-    completeness: row.completeness,
-    baseline_eligible: eligibility.eligible,
-    ...(eligibility.eligible ? {} : { baseline_ineligible_reason: eligibility.reason }),
-  };
+/**
+ * A run's view from its three facts - the document, the EvalResult, the projected verdict - however they were
+ * obtained (the read model's tables, or the run's stream folded by the ingestion: issue 27), with the
+ * judge-corrected pass rates and, when asked, the cases (evidence). The one place a RunView is put together,
+ * so both answer the same JSON for the same run.
+ */
+export async function runView(
+  sql: Sql,
+  facts: { readonly doc: RunDoc; readonly eval_result: EvalResult | null; readonly verdict: ProjectedVerdict | null },
+  options: { includeCases?: boolean },
+  evidence: EvidenceRepository,
+  corrections: JudgeCorrectionQueries,
+): Promise<RunView> {
+  const { doc } = facts;
+  const view: RunView = { run: { ...doc, summary: summarizeRun(doc) }, eval_result: facts.eval_result, regression: regressionView(facts.verdict) };
+  const corrected = doc.status === 'completed' ? await corrections.forRun(sql, doc) : [];
+  const withCorrection: RunView = corrected.length > 0 ? { ...view, judge_corrected_pass_rates: corrected } : view;
+  if (!options.includeCases) return withCorrection;
+  const rows = await evidence.forRun(sql, doc.run_id);
+  return { ...withCorrection, cases: rows.map(caseView) };
 }

@@ -1,6 +1,6 @@
 import { compileSuite, SUITE_EVENTS, SUITE_PAGE_MAX_BYTES, SUITE_PAGE_MAX_CASES, SuiteStreamError, suiteStreamId } from '@evals/domain';
 import type { DataSource } from 'typeorm';
-import { migrate } from './data-source';
+import { migrate, migrations } from './data-source';
 import { EventStore } from './event-store';
 import { SuiteFacts1796400000700 } from './migrations/1796400000700-suite-facts.migration';
 import type { Sql } from './sql';
@@ -128,7 +128,9 @@ describe('integration: the backfill of suite streams on a database of the previo
   it('gives every stored version its stream: folded, each is what find reads; a second run writes nothing', async () => {
     const ds = dataSource();
     const lastApplied = async () => ((await ds.query(`SELECT name FROM schema_migrations ORDER BY id DESC LIMIT 1`)) as Array<{ name: string }>)[0].name;
-    while ((await lastApplied()) !== 'AppSchemas1796400000500') await ds.undoLastMigration();
+    // Back to the release before: every migration up to the one before the backfill.
+    const previous = new migrations[migrations.indexOf(SuiteFacts1796400000700) - 1]().name;
+    while ((await lastApplied()) !== previous) await ds.undoLastMigration();
     const old = [version('alpha', 1, 5), version('alpha', 2, 2_300, true), version('beta', 1, 0), version('gamma', 1, 4_100)];
     for (const suite of old) await ds.transaction((m) => oldRepo.insert(m, suite));
     const [{ n: before }] = await ds.query(`SELECT count(*)::int AS n FROM events`);

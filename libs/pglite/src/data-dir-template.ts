@@ -4,11 +4,14 @@ import { gunzipSync } from 'node:zlib';
 
 /**
  * Issue 31: PGlite's initdb of a new data directory takes about 5 s and grows its WASM memory to 650-780 MiB
- * (measured, PGlite 0.5.14) - most of a newcomer's first `evals run`, and all of its peak memory. What initdb
- * writes does not depend on the machine (one WASM build, the C locale, user postgres), so it is written once,
- * by `npm run pglite:template` (scripts/pglite-template.ts), as a gzipped tar of a freshly initialised
- * directory (PGlite's own `dumpDataDir`), and a new directory is unpacked from it: files, not a database
- * start. The template is per PGlite version; without one for the installed version the caller runs initdb.
+ * (measured, PGlite 0.5.14) - most of a newcomer's first `evals run`, and all of its peak memory - and the
+ * migrations then cost about 1.5-2 s more, mostly fsyncs. What initdb and the migrations write does not
+ * depend on the machine (one WASM build, the C locale, user postgres, the same DDL), so it is written once,
+ * by `npm run pglite:template` (scripts/pglite-template.js), as a gzipped tar of a freshly initialised and
+ * migrated directory (PGlite's own `dumpDataDir`), and a new directory is unpacked from it: files, not a
+ * database start. The migrations it holds are listed beside it (`templateMigrations`); a migration added
+ * since runs on the first start as on any upgrade. The template is per PGlite version; without one for the
+ * installed version the caller runs initdb and every migration.
  *
  * Every installation then shares the template's database system identifier, which matters only to physical
  * replication - never used with an embedded database.
@@ -23,6 +26,20 @@ export function pgliteVersion(): string {
 
 export function templateFile(version = pgliteVersion()): string {
   return path.join(TEMPLATE_DIR, `pgdata-${version}.tar.gz`);
+}
+
+/**
+ * The migrations the template holds applied (`npm run pglite:template` writes them beside it): a directory
+ * unpacked from it starts migrated up to there, and the first start runs only those added since. None when
+ * there is no manifest (a template of initdb's output alone, as before).
+ */
+export function templateMigrations(file = templateFile()): string[] {
+  try {
+    const manifest = JSON.parse(fs.readFileSync(file.replace(/\.tar\.gz$/, '.migrations.json'), 'utf8')) as { migrations?: unknown };
+    return Array.isArray(manifest.migrations) ? manifest.migrations.filter((m): m is string => typeof m === 'string') : [];
+  } catch {
+    return [];
+  }
 }
 
 /**

@@ -3,3 +3,4 @@
 // PGlite before it loads anything else (issue 15).
 export { EMBEDDED_SEARCH_PATH, inProcessPgStream, startEmbeddedPostgres } from './embedded-postgres';
 export type { EmbeddedPostgres, EmbeddedPostgresOptions } from './embedded-postgres';
+export { templateMigrations } from './data-dir-template';

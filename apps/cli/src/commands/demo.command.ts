@@ -7,6 +7,8 @@ import { styles } from '../format';
 import { clientFor, isObject, url } from '../http';
 import { compareLocal, loadOutputs, loadSuite, scoreLocally } from '../local-evaluation';
 import { localReport } from '../local-report';
+import { NO_PROGRESS } from '../progress';
+import { waitForCompletedRun } from '../run-watch';
 import { baselinePinCommand } from './baseline-pin.command';
 import { gateCommand } from './gate.command';
 import { runCommand } from './run.command';
@@ -75,6 +77,9 @@ async function serviceDemo(root: string, flags: Record<string, unknown>, io: Io)
   io.out(describeFinding(finding.body));
 
   step(6, `the scorecard of ${SUBJECT} (SC1)`);
+  // The gate answered from the run's stream in the log; the scorecard is the read model's, which projects the
+  // same comparison a moment later: wait for it there, as any reader of the read model does (ADR 0006).
+  await waitForCompletedRun(client, candidateRun, Date.now() + client.timeoutMs, NO_PROGRESS);
   await expectExit(scorecardCommand.run(['--suite', SUITE, '--subject-id', SUBJECT, ...server], io), [EXIT.PASS], 'scorecard');
 
   io.out(

@@ -7,6 +7,8 @@ export { MAX_EVENT_REASON_ISSUES, decodeRunEvent, isUuid, joinIssues } from './r
 export type { RunEventDecoding } from './run-event.codec';
 export type { CaseResultV1, CasesScoredV1, CasesScoredV2, RunComparedV1, RunEvent, RunEventType, RunJudgeStabilityV1, RunJudgeUsageV1, RunOpenedV1, RunScoredV1, RunSealedV1, RunSource } from './run-events';
 export { evolveRun, summarizeRun } from './run.projection';
+export { evolveVerdict, foldRunView, regressionView } from './run-view.projection';
+export type { FoldedRunView, ProjectedVerdict, RegressionView, VerdictStep } from './run-view.projection';
 export type { EventContext, RunDoc, RunStatus, RunSummary } from './run.projection';
 export {
   JUDGE_NOT_CONFIGURED,

@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto';
-import { evolveRun, type RunComparedV1, type RunDoc, type RunEvent, type RunOpenedV1 } from '@evals/domain';
-import { checkEvent } from './event-check';
-import { evolveVerdict, type ProjectedVerdict } from './verdict.projection';
+import type { RunComparedV1, RunEvent, RunOpenedV1 } from './run-events';
+import { toEvalResult } from './eval-result';
+import { evolveRun, type RunDoc } from './run.projection';
+import { evolveVerdict, foldRunView, regressionView, type ProjectedVerdict } from './run-view.projection';
 
 const OPENED: RunOpenedV1 = {
   run_id: 'ci-2',
@@ -57,8 +57,8 @@ const completedDoc = fold([
   [scored, '2026-11-30T09:02:00.000Z'],
 ]);
 
+/** The decision's fields, joined with the completed document's suite, subject, completion time and counts. */
 const EXPECTED: ProjectedVerdict = {
-  run_id: 'ci-2',
   suite_key: 'support-triage',
   suite_version: 3,
   subject_kind: 'agent',
@@ -68,12 +68,7 @@ const EXPECTED: ProjectedVerdict = {
   n: 4,
   passed: 1,
   score: 0.375,
-  verdict: 'regressed',
-  completeness: 'complete',
-  baseline_run_id: 'ci-1',
-  chosen_by: 'automatic',
-  comparison: COMPARISON,
-  finding_id: '6f1c1f37-51b5-4a4f-9b1e-0d4f2a0c9a11',
+  ...(decision as Required<RunComparedV1>),
 };
 
 describe('evolveVerdict: the read model projection of run.compared', () => {
@@ -126,40 +121,43 @@ describe('evolveVerdict: the read model projection of run.compared', () => {
   });
 });
 
-describe('checkEvent: run.compared at the edge (D1: reasons name fields, never values)', () => {
-  const SECRET = 'sk-live-SECRET-VALUE-1234';
-  const stored = (data: object) => ({
-    type: 'run.compared',
-    version: 1,
-    data,
-    metadata: { message_id: randomUUID(), occurred_at: '2026-11-30T09:03:00.000Z' },
-    position: 42,
-  });
 
-  it('accepts the decision the regression app records, and the bare one of older logs', () => {
-    expect(checkEvent(stored(decision))).toMatchObject({ ok: true, value: { event: { type: 'run.compared', data: decision }, position: 42 } });
-    expect(checkEvent(stored({ run_id: 'ci-2', verdict: 'no_baseline' })).ok).toBe(true);
-    const refused = { ...decision, verdict: 'no_baseline', baseline_run_id: 'ci-9', chosen_by: null, comparison: { error: { code: 'BASELINE_NOT_FOUND', message: 'baseline ci-9 is not a completed run' } }, finding_id: null };
-    expect(checkEvent(stored(refused)).ok).toBe(true);
-  });
+describe('foldRunView: a run stream folded as the read model projects it (issue 27)', () => {
+  const at = (minute: number) => `2026-11-30T09:0${minute}:00.000Z`;
+  const stream = [opened, sealed, scored, compared].map((event, i) => ({ event, occurred_at: at(i) }));
 
-  it('refuses an unknown verdict', () => {
-    const r = checkEvent(stored({ ...decision, verdict: SECRET }));
-    expect(r).toMatchObject({ ok: false, reason: 'data.verdict: isRunVerdict' });
-    expect(JSON.stringify(r)).not.toContain('SECRET');
-  });
-
-  it('refuses every field the projection stores that it could not store, naming the fields only', () => {
-    const r = checkEvent(
-      stored({ run_id: SECRET + ' /', verdict: 'regressed', completeness: SECRET, baseline_run_id: SECRET + '/..', chosen_by: SECRET, comparison: [SECRET], finding_id: SECRET }),
-    );
-    expect(r).toMatchObject({
-      ok: false,
-      reason:
-        'data.run_id: isSafeId; data.completeness: isRunCompleteness; data.baseline_run_id: isSafeIdOrNull; data.chosen_by: isBaselineChoiceOrNull; data.comparison: isObjectOrNull; data.finding_id: isUuidOrNull',
+  it('gives the document, the EvalResult recorded at completion and the verdict the projection stores', () => {
+    const folded = foldRunView(stream);
+    expect(folded.doc).toEqual(completedDoc);
+    expect(folded.eval_result).toEqual(toEvalResult(completedDoc!));
+    expect(folded.eval_result).toMatchObject({ run_id: 'ci-2', occurred_at: at(2), passed: false, metrics: { n: 4, passed: 1, pass_rate: 0.25 } });
+    expect(folded.verdict).toEqual(EXPECTED);
+    expect(regressionView(folded.verdict)).toEqual({
+      verdict: 'regressed',
+      baseline_run_id: 'ci-1',
+      chosen_by: 'automatic',
+      comparison: COMPARISON,
+      completeness: 'complete',
+      baseline_eligible: false,
+      baseline_ineligible_reason: 'regressed',
     });
-    expect(JSON.stringify(r)).not.toContain('SECRET');
-    expect(checkEvent(stored({ ...decision, comparison: 'a string' }))).toMatchObject({ ok: false, reason: 'data.comparison: isObjectOrNull' });
-    expect(checkEvent(stored({ ...decision, completeness: null }))).toMatchObject({ ok: false, reason: 'data.completeness: isRunCompleteness' });
+  });
+
+  it('has no EvalResult before run.scored and no verdict before run.compared; nothing at all before run.opened', () => {
+    expect(foldRunView(stream.slice(0, 2))).toEqual({ doc: sealedDoc, eval_result: null, verdict: null });
+    expect(foldRunView(stream.slice(0, 3))).toMatchObject({ eval_result: toEvalResult(completedDoc!), verdict: null });
+    expect(foldRunView(stream.slice(1))).toEqual({ doc: null, eval_result: null, verdict: null });
+    expect(regressionView(null)).toBeNull();
+  });
+
+  it('keeps the first decision and the EvalResult of the completion, whatever the stream holds after it', () => {
+    const late = [
+      ...stream,
+      { event: { type: 'run.compared', version: 1, data: { ...decision, verdict: 'no_regression', finding_id: null } } as RunEvent, occurred_at: at(5) },
+      { event: { type: 'run.scored', version: 1, data: { run_id: 'ci-2', n: 4, passed: 4, score_sum: 4, missing_case_ids: [] } } as RunEvent, occurred_at: at(6) },
+    ];
+    const folded = foldRunView(late);
+    expect(folded.verdict).toEqual(EXPECTED);
+    expect(folded.eval_result).toEqual(foldRunView(stream).eval_result);
   });
 });
