@@ -25,7 +25,7 @@ import type { LangChainJudge } from '@evals/judge';
 import {
   CalibrationRepository,
   JudgeStatusRepository,
-  SuiteRepository,
+  SuiteVersions,
   judgeCorrectedPassRate,
   type CalibrationItemRecord,
   type CalibrationSetRecord,
@@ -130,9 +130,11 @@ export interface StoredCalibrationReport extends CalibrationReport {
 export class CalibrationService {
   private readonly repo = new CalibrationRepository();
   private readonly status = new JudgeStatusRepository();
-  private readonly suites = new SuiteRepository();
-
-  constructor(@Inject(REGRESSION_JUDGE) private readonly judge: LangChainJudge | null) {}
+  constructor(
+    @Inject(REGRESSION_JUDGE) private readonly judge: LangChainJudge | null,
+    /** Suite versions folded from their streams in the log, cached (issue 27: never the ingestion's suite tables). */
+    private readonly suites: SuiteVersions = new SuiteVersions(),
+  ) {}
 
   // --- sets --------------------------------------------------------------------------------------------------
 

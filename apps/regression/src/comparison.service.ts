@@ -12,7 +12,7 @@ import {
   type RunOpenedV1,
 } from '@evals/domain';
 import type { LangChainJudge, PairwiseComparison } from '@evals/judge';
-import { ComparisonRepository, EventStore, loadRun, SuiteRepository, type Sql } from '@evals/persistence';
+import { ComparisonRepository, EventStore, loadRun, SuiteVersions, type Sql } from '@evals/persistence';
 import { REGRESSION_JUDGE } from './calibration.judge';
 import { asJudgeError, fail } from './calibration.service';
 
@@ -53,9 +53,11 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 export class ComparisonService {
   private readonly repo = new ComparisonRepository();
   private readonly events = new EventStore();
-  private readonly suites = new SuiteRepository();
-
-  constructor(@Inject(REGRESSION_JUDGE) private readonly judge: LangChainJudge | null) {}
+  constructor(
+    @Inject(REGRESSION_JUDGE) private readonly judge: LangChainJudge | null,
+    /** Suite versions folded from their streams in the log, cached (issue 27: never the ingestion's suite tables). */
+    private readonly suites: SuiteVersions = new SuiteVersions(),
+  ) {}
 
   async compare(sql: Sql, body: unknown): Promise<ComparisonAnswer> {
     if (!isRecord(body)) fail('INVALID_REQUEST', 'the body must be a JSON object', 'body');

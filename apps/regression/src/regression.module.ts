@@ -2,6 +2,7 @@ import { CONSUMERS } from '@evals/bus';
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { LangChainJudge } from '@evals/judge';
 import { InfrastructureModule, type CommonConfig, type JsonLogger } from '@evals/platform';
+import { SuiteVersions } from '@evals/persistence';
 import { BaselinesController } from './baselines.controller';
 import { CalibrationSetsController, CalibrationsController, JudgesController } from './calibration.controller';
 import { REGRESSION_JUDGE, loadRegressionJudge } from './calibration.judge';
@@ -35,6 +36,8 @@ export class RegressionModule {
         RegressionService,
         RunScoredConsumer,
         { provide: REGRESSION_JUDGE, useValue: judge },
+        // One cache of folded suite versions for calibration and comparison.
+        { provide: SuiteVersions, useFactory: () => new SuiteVersions() },
         CalibrationService,
         ComparisonService,
       ],

@@ -1,8 +1,9 @@
-import type { EventStore, Sql, SuiteRepository, SuiteVersionWithCases } from '@evals/persistence';
+import type { EventStore, Sql, SuiteVersions, SuiteVersionWithCases } from '@evals/persistence';
+import { SUITE_STREAM_CODES, SuiteCompileError, SuiteStreamError } from '@evals/domain';
 import { RunCatalog } from './run-catalog';
 
 /** A suite repository of versions with `sizes[key]` cases each, counting its reads. */
-function repository(sizes: Record<string, number>): { repo: SuiteRepository; reads: string[] } {
+function repository(sizes: Record<string, number>): { repo: SuiteVersions; reads: string[] } {
   const reads: string[] = [];
   const repo = {
     async find(_sql: Sql, key: string, version: number): Promise<SuiteVersionWithCases | null> {
@@ -16,7 +17,7 @@ function repository(sizes: Record<string, number>): { repo: SuiteRepository; rea
         cases: Array.from({ length: n }, (_, i) => ({ case_id: `c${i}`, input: 'q', expected: `a${i}`, scorer: null, tags: [] })),
       } as unknown as SuiteVersionWithCases;
     },
-  } as unknown as SuiteRepository;
+  } as unknown as SuiteVersions;
   return { repo, reads };
 }
 
@@ -67,5 +68,13 @@ describe('RunCatalog: compiled suite versions (issue 15: bounded by cases)', () 
     expect(await catalog.suite(sql, 'missing', 1)).toBeNull();
     expect(await catalog.suite(sql, 'missing', 1)).toBeNull();
     expect(reads).toEqual(['missing', 'missing']);
+  });
+
+  it('refuses a suite stream that does not fold as not scorable (issue 27: dead-lettered, never retried)', async () => {
+    const broken = { find: async () => Promise.reject(new SuiteStreamError(SUITE_STREAM_CODES.incomplete, 'suite a v1: 3 cases of 4')) } as unknown as SuiteVersions;
+    const catalog = new RunCatalog(events, broken);
+    const error = await catalog.suite(sql, 'a', 1).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SuiteCompileError);
+    expect((error as Error).message).toContain('SUITE_STREAM_INCOMPLETE');
   });
 });

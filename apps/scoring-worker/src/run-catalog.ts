@@ -1,6 +1,6 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { compileSuite, RunModel, type CompiledSuite, type RunOpenedV1 } from '@evals/domain';
-import { EventStore, SuiteRepository, loadRun, type Sql } from '@evals/persistence';
+import { compileSuite, RunModel, SuiteCompileError, SuiteStreamError, type CompiledSuite, type RunOpenedV1 } from '@evals/domain';
+import { BoundedCache, EventStore, SuiteVersions, loadRun, type Sql, type SuiteVersionWithCases } from '@evals/persistence';
 
 /**
  * What scoring a run's outputs needs to know about it, answered by the run's model (R7) from its stream.
@@ -27,8 +27,9 @@ export const SUITE_CACHE_CASES_TOKEN = 'RUN_CATALOG_SUITE_CACHE_CASES';
 
 /**
  * The runs and suite versions the worker scores against. A run is folded through the run's model (never
- * read by hand); its `run.opened` facts and its suite version, compiled, are immutable once written (a
- * suite version never changes - V2), so both are cached in memory, bounded; only what was found is cached.
+ * read by hand), a suite version from its `suite.published` stream (never the ingestion's tables, issue 27);
+ * its `run.opened` facts and its suite version, compiled, are immutable once written (a suite version never
+ * changes - V2), so both are cached in memory, bounded; only what was found is cached.
  */
 @Injectable()
 export class RunCatalog {
@@ -37,7 +38,8 @@ export class RunCatalog {
 
   constructor(
     private readonly events: EventStore,
-    private readonly suiteRepository: SuiteRepository,
+    /** The versions folded from their streams, uncached there (`workerSuiteVersions`): this catalog caches them compiled. */
+    private readonly suiteVersions: SuiteVersions,
     /** The suite cache's bound in compiled cases; the version in use is kept even when larger alone. */
     @Optional() @Inject(SUITE_CACHE_CASES_TOKEN) suiteCacheCases?: number,
   ) {
@@ -60,7 +62,14 @@ export class RunCatalog {
     const key = `${suiteKey}\u0000${version}`;
     const cached = this.suites.get(key);
     if (cached) return cached;
-    const record = await this.suiteRepository.find(sql, suiteKey, version);
+    let record: SuiteVersionWithCases | null;
+    try {
+      record = await this.suiteVersions.find(sql, suiteKey, version);
+    } catch (error) {
+      // A stream that does not fold will not get better: its runs are not scorable (dead-lettered with the code).
+      if (error instanceof SuiteStreamError) throw new SuiteCompileError(`suite ${suiteKey} v${version}: ${error.message}`);
+      throw error;
+    }
     if (!record) return null;
     const compiled = compileSuite(record);
     this.suites.set(key, compiled);
@@ -68,39 +77,7 @@ export class RunCatalog {
   }
 }
 
-/**
- * A Map that forgets its least recently used entries while their total weight (one each by default) is
- * beyond `capacity`; the entry just set is always kept.
- */
-class BoundedCache<K, V> {
-  private readonly map = new Map<K, V>();
-  private total = 0;
-  constructor(
-    private readonly capacity: number,
-    private readonly weigh: (value: V) => number = () => 1,
-  ) {}
-
-  get(key: K): V | undefined {
-    const value = this.map.get(key);
-    if (value !== undefined) {
-      this.map.delete(key);
-      this.map.set(key, value);
-    }
-    return value;
-  }
-
-  set(key: K, value: V): void {
-    const old = this.map.get(key);
-    if (old !== undefined) {
-      this.map.delete(key);
-      this.total -= this.weigh(old);
-    }
-    this.map.set(key, value);
-    this.total += this.weigh(value);
-    while (this.total > this.capacity && this.map.size > 1) {
-      const [oldestKey, oldest] = this.map.entries().next().value as [K, V];
-      this.map.delete(oldestKey);
-      this.total -= this.weigh(oldest);
-    }
-  }
+/** The worker's SuiteVersions: no cache of folded versions beside the catalog's compiled ones. */
+export function workerSuiteVersions(events: EventStore): SuiteVersions {
+  return new SuiteVersions(events, 0);
 }

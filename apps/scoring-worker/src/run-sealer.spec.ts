@@ -19,7 +19,7 @@ import {
   type RunOpenedV1,
   type RunScoredV1,
 } from '@evals/domain';
-import { StreamVersionConflict, type DeadLetter, type DeadLetterRepository, type EventStore, type NewEvent, type StoredEvent, type SuiteRepository, type SuiteVersionWithCases } from '@evals/persistence';
+import { StreamVersionConflict, type DeadLetter, type DeadLetterRepository, type EventStore, type NewEvent, type StoredEvent, type SuiteVersions, type SuiteVersionWithCases } from '@evals/persistence';
 import type { DataSource } from 'typeorm';
 import { EventStamper } from './event-stamper';
 import type { OutputScorer } from './output-scorer';
@@ -352,7 +352,7 @@ describe('unit: the scoring service hands a seal to the sealer only when its run
     const settings = workerSettings({ names: NAMES, maxBatch: 10, hmacSecret: 'k'.repeat(32), deadLetterAfter: 3, retryDelayMs: 50, sealWaitMs: 20 });
     const letters: DeadLetter[] = [];
     const deadLetters = { add: async (_sql: unknown, added: readonly DeadLetter[]) => void letters.push(...added) } as unknown as DeadLetterRepository;
-    const suites = { find: async () => suite } as unknown as SuiteRepository;
+    const suites = { find: async () => suite } as unknown as SuiteVersions;
     const settler = new WorkSettler(settings, s.db, deadLetters, new RunCatalog(s.events as unknown as EventStore, suites));
     // A batch of seals only: nothing to score.
     const scorer = { score: async () => undefined } as unknown as OutputScorer;

@@ -1,6 +1,6 @@
 import { CONSUMERS } from '@evals/bus';
 import { Inject, Injectable, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
-import { DeadLetterRepository, EventStore, EvidenceRepository, JudgeEvidenceRepository, RunLocks, SuiteRepository } from '@evals/persistence';
+import { DeadLetterRepository, EventStore, EvidenceRepository, JudgeEvidenceRepository, RunLocks, SuiteVersions } from '@evals/persistence';
 import { BUS_NAMES, InfrastructureModule, metrics, type Clock, type IdGenerator, type JsonLogger } from '@evals/platform';
 import type { BusNames, MessageBus } from '@evals/bus';
 import type { DataSource } from 'typeorm';
@@ -9,7 +9,7 @@ import { EventStamper } from './event-stamper';
 import { EvidenceWriter } from './evidence-writer';
 import { createWorkerJudge, type WorkerJudge } from './judge-scoring';
 import { OutputScorer } from './output-scorer';
-import { RunCatalog } from './run-catalog';
+import { RunCatalog, workerSuiteVersions } from './run-catalog';
 import { RunEvidence } from './run-evidence';
 import { RunSealer } from './run-sealer';
 import { ScoringService } from './scoring.service';
@@ -74,7 +74,7 @@ export class WorkerModule {
         JudgeCloser,
         // Adapters as providers, so the services get them injected (and unit tests their fakes).
         EventStore,
-        SuiteRepository,
+        { provide: SuiteVersions, useFactory: workerSuiteVersions, inject: [EventStore] },
         EvidenceRepository,
         JudgeEvidenceRepository,
         DeadLetterRepository,
@@ -109,7 +109,7 @@ export function composeScoringService(
   const events = new EventStore();
   const stamper = new EventStamper(clock, ids);
   const evidence = new RunEvidence(new EvidenceRepository(), new JudgeEvidenceRepository(), new RunLocks());
-  const settler = new WorkSettler(settings, dataSource, new DeadLetterRepository(), new RunCatalog(events, new SuiteRepository()));
+  const settler = new WorkSettler(settings, dataSource, new DeadLetterRepository(), new RunCatalog(events, workerSuiteVersions(events)));
   const scorer = new OutputScorer(settings, judge, settler, new EvidenceWriter(dataSource, events, evidence, settler, stamper), stamper);
   return new ScoringService(settings, bus, settler, scorer, new RunSealer(dataSource, events, evidence, stamper));
 }

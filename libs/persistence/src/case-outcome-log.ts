@@ -1,4 +1,5 @@
 import { caseOutcomesOf, decodeRunEvent, type CaseOutcome } from '@evals/domain';
+import type { CaseResultRow, CaseResultSource, JudgedCaseRow } from './case-results.repository';
 import type { Sql } from './sql';
 
 /**
@@ -37,4 +38,30 @@ export class CaseOutcomeLog {
     }
     return { outcomes, invalid };
   }
+}
+
+/**
+ * A run's cases as a run view shows them, folded from the log (issue 27): what the ingestion's gate and
+ * `POST /v1/runs` answer with, so it reads no table of the read model. The same rows, in the same order, as
+ * the read model's `read_case_results` (verdicts.int-spec.ts compares the two views).
+ */
+export class LoggedCaseResults implements CaseResultSource {
+  constructor(private readonly log = new CaseOutcomeLog()) {}
+
+  async forRun(sql: Sql, runId: string): Promise<CaseResultRow[]> {
+    const { outcomes } = await this.log.forRun(sql, runId);
+    return byCaseId(outcomes).map(({ judge_model: _model, prompt_version: _prompt, ...row }) => ({ ...row, scored_at: new Date(row.scored_at).toISOString() }));
+  }
+
+  async judged(sql: Sql, runId: string): Promise<JudgedCaseRow[]> {
+    const { outcomes } = await this.log.forRun(sql, runId);
+    return byCaseId(outcomes)
+      .filter((o) => o.scorer === 'llm_judge' && o.judge_model != null && o.prompt_version != null)
+      .map((o) => ({ case_id: o.case_id, passed: o.passed, judge_model: o.judge_model!, prompt_version: o.prompt_version! }));
+  }
+}
+
+/** Case id order as PostgreSQL sorts text in the C collation the read model's ORDER BY uses: by code unit. */
+function byCaseId(outcomes: readonly CaseOutcome[]): CaseOutcome[] {
+  return [...outcomes].sort((a, b) => (a.case_id < b.case_id ? -1 : a.case_id > b.case_id ? 1 : 0));
 }

@@ -7,13 +7,33 @@ export type CaseResultRow = Omit<CaseOutcome, 'judge_model' | 'prompt_version'>;
 const ISO = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 const COLUMNS = `case_id, scorer, scorer_version, score, passed, label, to_char(scored_at AT TIME ZONE 'UTC', ${ISO}) AS scored_at`;
 
+/** A judged `llm_judge` case of a run with the pin that judged it (the judge correction's input). */
+export interface JudgedCaseRow {
+  readonly case_id: string;
+  readonly passed: boolean;
+  readonly judge_model: string;
+  readonly prompt_version: string;
+}
+
+/**
+ * Where a run view takes a run's cases from: the read model's projection (CaseResultRepository), or the
+ * run's `cases.scored` folded from the log (LoggedCaseResults, the ingestion's). Both answer the same rows in
+ * the same order.
+ */
+export interface CaseResultSource {
+  /** A run's cases in case id order. */
+  forRun(sql: Sql, runId: string): Promise<CaseResultRow[]>;
+  /** The run's `llm_judge` cases the judge actually judged (a pin), in case order. */
+  judged(sql: Sql, runId: string): Promise<JudgedCaseRow[]>;
+}
+
 /**
  * The read model's projection of the runs' per-case results (`read_case_results`, issue 27): written from
  * `cases.scored` v1/v3 by the run projector, read by the run view, the SSE replay, the case pages and the
  * judge correction - in place of the scoring worker's evidence table. Derived from the log like `runs`, so a
  * rebuild truncates it (RunReadModelRepository.reset) and replays it.
  */
-export class CaseResultRepository {
+export class CaseResultRepository implements CaseResultSource {
   /** Each case once: a redelivered or repeated result (a backfill of a v1 run) writes nothing. */
   async insert(sql: Sql, runId: string, outcomes: readonly CaseOutcome[]): Promise<void> {
     if (outcomes.length === 0) return;
@@ -45,7 +65,7 @@ export class CaseResultRepository {
   }
 
   /** The run's `llm_judge` cases the judge actually judged (a pin; skipped and unconfigured cases have none), in case order. */
-  async judged(sql: Sql, runId: string): Promise<Array<{ case_id: string; passed: boolean; judge_model: string; prompt_version: string }>> {
+  async judged(sql: Sql, runId: string): Promise<JudgedCaseRow[]> {
     return sql.query(
       `SELECT case_id, passed, judge_model, prompt_version FROM read_case_results
        WHERE run_id = $1 AND scorer = 'llm_judge' AND judge_model IS NOT NULL AND prompt_version IS NOT NULL

@@ -25,6 +25,14 @@ export function eventSubject(type: string): string {
   return `evals.event.${type}`;
 }
 
+export interface AppendOptions {
+  /**
+   * False for facts read from the log only, never relayed to the bus (no outbox row): a suite version's
+   * events (issue 27) have no consumer on the bus, and the read model's consumer is handed run events alone.
+   */
+  readonly relay?: boolean;
+}
+
 export class StreamVersionConflict extends Error {
   readonly code = 'STREAM_VERSION_CONFLICT';
   constructor(
@@ -45,7 +53,7 @@ export class EventStore {
    * Appends `events` at `expectedVersion + 1 ...`. A concurrent writer that got there first makes this throw
    * StreamVersionConflict (the unique (stream_id, stream_version) index decides, not a read-then-write).
    */
-  async append(sql: Sql, streamId: string, expectedVersion: number, events: readonly NewEvent[]): Promise<StoredEvent[]> {
+  async append(sql: Sql, streamId: string, expectedVersion: number, events: readonly NewEvent[], options: AppendOptions = {}): Promise<StoredEvent[]> {
     if (events.length === 0) return [];
     const params: unknown[] = [];
     const rows = events.map((event, i) => {
@@ -70,6 +78,7 @@ export class EventStore {
       stream_version: inserted[i].stream_version,
       position: Number(inserted[i].position),
     }));
+    if (options.relay === false) return stored;
     await new Outbox().add(
       sql,
       stored.map((e) => ({ subject: eventSubject(e.type), message_id: e.metadata.message_id, payload: toWire(e) })),
@@ -78,21 +87,19 @@ export class EventStore {
   }
 
   async readStream(sql: Sql, streamId: string): Promise<StoredEvent[]> {
-    const rows = await sql.query(
-      `SELECT position, stream_id, stream_version, type, version, data, metadata
-       FROM events WHERE stream_id = $1 ORDER BY stream_version`,
-      [streamId],
-    );
+    const rows = await sql.query(`SELECT ${EVENT_COLUMNS} FROM events WHERE stream_id = $1 ORDER BY stream_version`, [streamId]);
+    return rows.map(fromRow);
+  }
+
+  /** Up to `limit` events of a stream after `afterVersion`: a long stream read a page at a time. */
+  async readStreamPage(sql: Sql, streamId: string, afterVersion: number, limit: number): Promise<StoredEvent[]> {
+    const rows = await sql.query(`SELECT ${EVENT_COLUMNS} FROM events WHERE stream_id = $1 AND stream_version > $2 ORDER BY stream_version LIMIT $3`, [streamId, afterVersion, limit]);
     return rows.map(fromRow);
   }
 
   /** The global log in order, for projections and rebuilds. */
   async readAll(sql: Sql, afterPosition: number, limit: number): Promise<StoredEvent[]> {
-    const rows = await sql.query(
-      `SELECT position, stream_id, stream_version, type, version, data, metadata
-       FROM events WHERE position > $1 ORDER BY position LIMIT $2`,
-      [afterPosition, limit],
-    );
+    const rows = await sql.query(`SELECT ${EVENT_COLUMNS} FROM events WHERE position > $1 ORDER BY position LIMIT $2`, [afterPosition, limit]);
     return rows.map(fromRow);
   }
 }
@@ -110,6 +117,8 @@ export function toWire(e: StoredEvent): Record<string, unknown> {
     stream_version: e.stream_version,
   };
 }
+
+const EVENT_COLUMNS = 'position, stream_id, stream_version, type, version, data, metadata';
 
 function fromRow(r: Record<string, any>): StoredEvent {
   return {

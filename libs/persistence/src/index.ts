@@ -15,6 +15,8 @@ export { CaseOutcomeLog } from './case-outcome-log';
 export { SuiteRepository } from './suite.repository';
 export type { SuiteCaseRecord, SuiteSummary, SuiteVersionRecord, SuiteVersionWithCases } from './suite.repository';
 export type { SuiteCaseScorer, SuiteVersionHead } from './suite.repository';
+export { SUITE_VERSIONS_CACHE_CASES, SuiteEvents, SuiteVersions, latestSuiteVersion, loadSuite } from './suite-stream';
+export { BoundedCache } from './bounded-cache';
 export { RunLocks } from './run-locks';
 export { ResultPublications } from './result-publications';
 export { RegressionRepository } from './regression.repository';

@@ -1,7 +1,8 @@
 import { correctedPassRatesByScope, type JudgedCase, type ScopedCorrectedPassRate } from '@evals/domain';
-import { CaseResultRepository } from './case-results.repository';
+import type { CaseResultSource } from './case-results.repository';
 import { JudgeStatusRepository } from './judge-status.repository';
 import type { Sql } from './sql';
+import { SuiteVersions } from './suite-stream';
 
 /** A run's judge-corrected pass rate under one certified scope of the pin that judged its cases (J4, J9, GT6). */
 export interface RunJudgeCorrection extends ScopedCorrectedPassRate {
@@ -11,15 +12,20 @@ export interface RunJudgeCorrection extends ScopedCorrectedPassRate {
 
 /**
  * The corrected pass rate of a run's judged `llm_judge` cases (J4, J9): which cases the judge actually judged
- * (results with a judge pin - skipped and unconfigured cases have none; the read model's `read_case_results`), their rubrics (the suite version's
- * case scorer, else its default), and the certified scopes of that pin now. Read at query time, so a run
+ * (results with a judge pin - skipped and unconfigured cases have none: the read model's `read_case_results`,
+ * or the run's `cases.scored` folded from the log where the ingestion asks), their rubrics (the suite version's
+ * case scorer, else its default - from the version folded from its stream, issue 27: never the ingestion's
+ * suite tables), and the certified scopes of that pin now. Read at query time, so a run
  * judged before its scope was certified shows the correction once it is. Empty without judged cases or a
  * certified scope covering them.
  */
 export class JudgeCorrectionQueries {
   constructor(
+    /** Where the run's judged cases come from: the read model's projection, or the log (the ingestion). */
+    private readonly cases: CaseResultSource,
     private readonly statuses = new JudgeStatusRepository(),
-    private readonly cases = new CaseResultRepository(),
+    /** Cached: a run view asks again for the same few suite versions. */
+    private readonly suites = new SuiteVersions(),
   ) {}
 
   async forRun(sql: Sql, run: { readonly run_id: string; readonly suite_key: string; readonly suite_version: number }): Promise<RunJudgeCorrection[]> {
@@ -27,14 +33,11 @@ export class JudgeCorrectionQueries {
     // one cheap read is all (a join that starts from the suite's cases reads every case of the suite, issue 15).
     const judged = await this.cases.judged(sql, run.run_id);
     if (judged.length === 0) return [];
-    const scorers: Array<{ case_id: string; scorer: { type?: string; rubric?: unknown } | null }> = await sql.query(
-      `SELECT sc.case_id, COALESCE(sc.scorer, sv.default_scorer) AS scorer
-       FROM suite_cases sc JOIN suite_versions sv ON sv.suite_key = sc.suite_key AND sv.version = sc.suite_version
-       WHERE sc.suite_key = $1 AND sc.suite_version = $2 AND sc.case_id = ANY($3::text[])`,
-      [run.suite_key, run.suite_version, judged.map((r) => r.case_id)],
-    );
-    const scorerOf = new Map(scorers.map((r) => [r.case_id, r.scorer]));
-    // A case the suite version does not have is left out, as the join left it out.
+    const suite = await this.suites.find(sql, run.suite_key, run.suite_version);
+    const wanted = new Set(judged.map((r) => r.case_id));
+    const scorerOf = new Map<string, { type?: string; rubric?: unknown }>();
+    for (const c of suite?.cases ?? []) if (wanted.has(c.case_id)) scorerOf.set(c.case_id, c.scorer ?? suite!.default_scorer);
+    // A case the suite version does not have is left out.
     const rows = judged.filter((r) => scorerOf.has(r.case_id)).map((r) => ({ ...r, scorer: scorerOf.get(r.case_id) ?? null }));
     const byPin = new Map<string, { model: string; promptVersion: string; cases: JudgedCase[] }>();
     for (const r of rows) {

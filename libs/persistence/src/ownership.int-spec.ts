@@ -94,8 +94,21 @@ describe('table ownership, enforced by PostgreSQL grants (int)', () => {
   it('the grants are idempotent: migrating again changes nothing the roles see', async () => {
     const schema = (dataSource().options as { schema: string }).schema;
     await applyOwnershipGrants({ query: (sql: string, params?: unknown[]) => dataSource().query(sql, params) }, schema);
-    expect(await sqlState(clients.get('scoring')!, 'SELECT * FROM gate_verdicts LIMIT 1')).toBe('42501');
+    // Named with its schema: the scoring role has no USAGE on the ingestion's (unqualified, it is not even there: 42P01).
+    expect(await sqlState(clients.get('scoring')!, `SELECT * FROM "${tableSchema(schema, 'gate_verdicts')}".gate_verdicts LIMIT 1`)).toBe('42501');
+    expect(await sqlState(clients.get('scoring')!, 'SELECT * FROM gate_verdicts LIMIT 1')).toBe('42P01');
     expect(await sqlState(clients.get('scoring')!, 'SELECT * FROM evidence LIMIT 1')).toBeNull();
+  });
+
+  it('the suite tables are the ingestion\'s alone: the worker, regression and read model fold suite.published instead (issue 27)', async () => {
+    const schema = (dataSource().options as { schema: string }).schema;
+    for (const table of ['suite_versions', 'suite_cases', 'suite_sources'] as const) {
+      const qualified = `"${tableSchema(schema, table)}".${table}`;
+      for (const app of ['scoring', 'regression', 'read_model'] as const) expect([app, table, await sqlState(clients.get(app)!, `SELECT * FROM ${qualified} LIMIT 1`)]).toEqual([app, table, '42501']);
+      expect(await sqlState(clients.get('ingestion')!, `SELECT * FROM ${qualified} LIMIT 1`)).toBeNull();
+    }
+    // What they read instead: the version's stream in the shared log.
+    for (const app of ['scoring', 'regression', 'read_model'] as const) expect(await sqlState(clients.get(app)!, `SELECT data FROM events WHERE type = 'suite.published' LIMIT 1`)).toBeNull();
   });
 });
 
@@ -154,7 +167,7 @@ describe('upgrading a database of the previous release to the ownership grants (
     await client.connect();
     try {
       expect((await client.query('SELECT count(*)::int AS n FROM events')).rows[0].n).toBe(logBefore.n + 1);
-      await expect(client.query('SELECT * FROM budgets LIMIT 1')).rejects.toMatchObject({ code: '42501' });
+      await expect(client.query(`SELECT * FROM "${tableSchema(schema, 'budgets')}".budgets LIMIT 1`)).rejects.toMatchObject({ code: '42501' });
     } finally {
       await client.end();
     }

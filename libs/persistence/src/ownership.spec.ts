@@ -122,8 +122,11 @@ describe('table ownership in the code (issue 27)', () => {
   it('reads the SQL it is meant to read (the analysis itself)', () => {
     expect(sqlTouches("SELECT 1 FROM evidence e JOIN runs r ON true; INSERT INTO findings (x) VALUES (1)")).toEqual({ reads: new Set(['evidence', 'runs', 'findings']), writes: new Set(['findings']) });
     expect(sqlTouches("await copyRows(sql, 'evidence', rows, cols)").writes).toEqual(new Set(['evidence']));
-    // An app that imports the suite repository reads the suite tables; the scoring worker does, until suite.published.
-    expect([...touches.get('scoring')!.reads]).toEqual(expect.arrayContaining(['suite_cases', 'suite_versions', 'evidence']));
+    // An app that imports the suite repository reads the suite tables: the ingestion, their owner.
+    expect([...touches.get('ingestion')!.reads]).toEqual(expect.arrayContaining(['suite_cases', 'suite_versions', 'suite_sources']));
+    // The others fold a version from its stream in the log (suite.published, issue 27).
+    for (const app of ['scoring', 'regression', 'read_model'] as const) expect([...touches.get(app)!.reads].filter((t) => t.startsWith('suite_'))).toEqual([]);
+    expect([...touches.get('scoring')!.reads]).toEqual(expect.arrayContaining(['events', 'evidence']));
   });
 
   it.each(Object.values(APP_DIRS))('%s writes no table of another app', (app) => {

@@ -51,9 +51,10 @@ export const TABLE_OWNERS = {
 export type TableName = keyof typeof TABLE_OWNERS;
 
 /**
- * The reads of another app's table that remain, each with the event that is to replace it. The database
- * grants exactly these SELECTs beyond an app's own tables, and nothing else; ownership.spec.ts fails when
- * an app reads a table not listed here, and when an entry is no longer needed (so the list only shrinks).
+ * The reads of another app's table that remain, each with the event that is to replace it: none since issue
+ * 27 landed - every fact an app needs of another crosses as events in the shared log. Kept as the one place
+ * such a read would have to be declared: the database grants exactly these SELECTs beyond an app's own
+ * tables, and ownership.spec.ts fails when an app reads a table not listed here.
  */
 export interface ForeignRead {
   readonly app: AppName;
@@ -62,15 +63,7 @@ export interface ForeignRead {
   readonly replacedBy: string;
 }
 
-export const FOREIGN_READS: readonly ForeignRead[] = [
-  { app: 'scoring', table: 'suite_versions', why: 'compiles the suite version a run scores against', replacedBy: 'suite.published, folded into the worker\'s suite cache' },
-  { app: 'scoring', table: 'suite_cases', why: 'the cases, expected values and scorer configs it scores', replacedBy: 'suite.published' },
-  { app: 'regression', table: 'suite_versions', why: 'calibration and comparison compile the suite version', replacedBy: 'suite.published' },
-  { app: 'regression', table: 'suite_cases', why: 'calibration items and compared cases by scorer', replacedBy: 'suite.published' },
-  { app: 'ingestion', table: 'read_case_results', why: 'the run view the gate answers with carries the run\'s cases and its judge-corrected pass rates', replacedBy: 'cases.scored v3 folded from the log (CaseOutcomeLog), as the regression app does' },
-  { app: 'read_model', table: 'suite_versions', why: 'judge-corrected pass rates of a run (judge correction queries)', replacedBy: 'suite.published' },
-  { app: 'read_model', table: 'suite_cases', why: 'judge-corrected pass rates of a run (judge correction queries)', replacedBy: 'suite.published' },
-];
+export const FOREIGN_READS: readonly ForeignRead[] = [];
 
 /**
  * Which app appends each event type to the shared log: the run model decides the event, and only the app
@@ -86,6 +79,9 @@ export const EVENT_AUTHORS = {
   'run.compared': 'regression',
   // A judge's calibration report, folded by the gate and the read model (JudgeStatusRepository).
   'calibration.reported': 'regression',
+  // A suite version's head and case pages, written with its rows; folded by the worker, regression and read model.
+  'suite.published': 'ingestion',
+  'suite.cases.published': 'ingestion',
 } as const satisfies Record<string, AppName>;
 
 /** The login role each app connects as (deploy/, scripts/start-services.js). Roles are cluster-wide; grants are per schema. */

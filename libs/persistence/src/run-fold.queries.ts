@@ -2,7 +2,7 @@ import { isSafeId } from '@evals/contracts';
 import { runStreamId, type FoldedRunView, type RunDoc, type RunPhase } from '@evals/domain';
 import type { DataSource } from 'typeorm';
 import { EventStore } from './event-store';
-import { CaseResultRepository } from './case-results.repository';
+import { LoggedCaseResults } from './case-outcome-log';
 import { JudgeCorrectionQueries } from './judge-correction.queries';
 import { foldStoredRunView } from './run-stream';
 import { runView, type RunView } from './run.queries';
@@ -23,8 +23,7 @@ const SETTLED_CACHE_SIZE = 1000;
  * in the shared log (issue 27, ADR 0006) - never read from the read model's tables: the same document,
  * EvalResult and regression decision the read model serves, built by the same functions of libs/domain
  * (`foldRunView`) and put together by the same `runView`. The cases and the judge-corrected pass rates still
- * come from the read model's `read_case_results` (`ingestion: read_case_results` in the ownership map), until
- * the ingestion folds them from the runs' `cases.scored` v3 as the regression app does.
+ * are folded from the run's `cases.scored` in the log too (LoggedCaseResults), as the regression app folds them.
  *
  * Only the run's own stream is read: the worker's `cases.scored` go to streams of their own and carry live
  * counts, which `run.scored` replaces, so a completed run's document is the same without them - and the
@@ -39,8 +38,8 @@ export class RunFoldQueries {
   constructor(
     private readonly dataSource: DataSource,
     private readonly store = new EventStore(),
-    private readonly cases = new CaseResultRepository(),
-    private readonly corrections = new JudgeCorrectionQueries(),
+    private readonly cases = new LoggedCaseResults(),
+    private readonly corrections = new JudgeCorrectionQueries(cases),
   ) {}
 
   /** The run folded from its stream; null when it has no `run.opened` (no such run, or not yet). */

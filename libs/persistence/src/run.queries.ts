@@ -1,6 +1,6 @@
 import { isSafeId } from '@evals/contracts';
 import { regressionView, summarizeRun, type EvalResult, type ProjectedVerdict, type RegressionView, type RunDoc, type RunStatus, type RunSummary } from '@evals/domain';
-import { CaseResultRepository, type CaseResultRow } from './case-results.repository';
+import { CaseResultRepository, type CaseResultRow, type CaseResultSource } from './case-results.repository';
 import { JudgeCorrectionQueries, type RunJudgeCorrection } from './judge-correction.queries';
 import { RunReadModelRepository, type VerdictFilter } from './run-read-model.repository';
 import type { Sql } from './sql';
@@ -51,7 +51,7 @@ export class RunQueries {
     private readonly dataSource: DataSource,
     private readonly runs = new RunReadModelRepository(),
     private readonly cases = new CaseResultRepository(),
-    private readonly corrections = new JudgeCorrectionQueries(),
+    private readonly corrections = new JudgeCorrectionQueries(cases),
   ) {}
 
   /** GET /v1/runs/:id; null when no such run is projected. */
@@ -149,7 +149,7 @@ export async function runView(
   sql: Sql,
   facts: { readonly doc: RunDoc; readonly eval_result: EvalResult | null; readonly verdict: ProjectedVerdict | null },
   options: { includeCases?: boolean },
-  cases: CaseResultRepository,
+  cases: CaseResultSource,
   corrections: JudgeCorrectionQueries,
 ): Promise<RunView> {
   const { doc } = facts;

@@ -1,4 +1,5 @@
 import type { Sql } from './sql';
+import { SuiteEvents } from './suite-stream';
 
 /** A stored suite version (V1-V2): content is immutable once written; the database refuses edits. */
 export interface SuiteVersionRecord {
@@ -17,7 +18,8 @@ export interface SuiteVersionRecord {
 export interface SuiteCaseRecord {
   readonly case_id: string;
   readonly input: unknown;
-  readonly expected: unknown;
+  /** Absent (undefined) is "no expected"; null is the authored value null. */
+  readonly expected?: unknown;
   /** The case's own scorer spec, or null to use the suite's default. */
   readonly scorer: Readonly<Record<string, unknown>> | null;
   readonly tags: readonly string[];
@@ -43,7 +45,14 @@ export interface SuiteSummary {
 
 const ISO = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 
+/**
+ * The ingestion's suite tables (issue 27: no other app reads them). Every version written here also gets its
+ * events in the same transaction (SuiteEvents: `suite.published`, then its case pages), which is how the
+ * worker, the regression app and the read model learn it (`SuiteVersions`, `loadSuite`).
+ */
 export class SuiteRepository {
+  constructor(private readonly events = new SuiteEvents()) {}
+
   async versions(sql: Sql, suiteKey: string): Promise<SuiteVersionRecord[]> {
     const rows = await sql.query(
       `SELECT suite_key, version, content_hash, description, default_scorer, pass_threshold, regression_threshold,
@@ -119,16 +128,20 @@ export class SuiteRepository {
     );
     if (rows.length === 0) return null;
     const head = toVersion(rows[0]);
-    const cases = await sql.query(
-      `SELECT case_id, input, expected, expected IS NULL AS expected_absent, scorer, tags FROM suite_cases
-       WHERE suite_key = $1 AND suite_version = $2 ORDER BY ordinal`,
-      [head.suite_key, head.version],
+    const cases = await sql.query(`SELECT ${CASE_COLUMNS} FROM suite_cases WHERE suite_key = $1 AND suite_version = $2 ORDER BY ordinal`, [head.suite_key, head.version]);
+    return { ...head, cases: cases.map(caseRecordOf) };
+  }
+
+  /**
+   * Up to `limit` cases of a version from ordinal `fromOrdinal` on, with their ordinals: a version read a
+   * batch at a time (the backfill of its events, issue 27), never whole.
+   */
+  async casesFrom(sql: Sql, suiteKey: string, version: number, fromOrdinal: number, limit: number): Promise<Array<SuiteCaseRecord & { readonly ordinal: number }>> {
+    const rows = await sql.query(
+      `SELECT ordinal, ${CASE_COLUMNS} FROM suite_cases WHERE suite_key = $1 AND suite_version = $2 AND ordinal >= $3 ORDER BY ordinal LIMIT $4`,
+      [suiteKey, version, fromOrdinal, limit],
     );
-    // SQL NULL is "no expected"; a JSON null is the authored value null (json_equal may expect it).
-    return {
-      ...head,
-      cases: cases.map((c: any) => ({ case_id: c.case_id, input: c.input, expected: c.expected_absent ? undefined : c.expected, scorer: c.scorer, tags: c.tags ?? [] })),
-    };
+    return rows.map((r: any) => ({ ...caseRecordOf(r), ordinal: r.ordinal }));
   }
 
   /**
@@ -142,11 +155,12 @@ export class SuiteRepository {
 
   /** The version's row alone; its cases follow in the same transaction (insertCases), as a streamed push writes them. */
   async insertHead(sql: Sql, suite: SuiteVersionRecord): Promise<void> {
-    await sql.query(
+    const [row] = await sql.query(
       `INSERT INTO suite_versions (suite_key, version, content_hash, description, default_scorer, pass_threshold,
-         regression_threshold, golden_fixtures, case_count) VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9)`,
+         regression_threshold, golden_fixtures, case_count) VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9) RETURNING created_at`,
       [suite.suite_key, suite.version, suite.content_hash, suite.description, JSON.stringify(suite.default_scorer), suite.pass_threshold, suite.regression_threshold, suite.golden_fixtures, suite.case_count],
     );
+    await this.events.published(sql, { ...suite, created_at: createdAt(row.created_at) });
   }
 
   /** Cases of a version, the first at ordinal `from` (issue 31: a streamed push writes one batch at a time). */
@@ -171,6 +185,7 @@ export class SuiteRepository {
           c.map((x) => JSON.stringify(x.tags ?? [])),
         ],
       );
+      await this.events.pages(sql, suiteKey, version, c, from + at);
     }
   }
 
@@ -222,7 +237,15 @@ export type SuiteCaseScorer = Pick<SuiteCaseRecord, 'case_id' | 'scorer' | 'expe
 
 const CASES_PER_INSERT = 2_000;
 
-function toVersion(r: any): SuiteVersionRecord {
+const CASE_COLUMNS = 'case_id, input, expected, expected IS NULL AS expected_absent, scorer, tags';
+
+/** SQL NULL is "no expected"; a JSON null is the authored value null (json_equal may expect it). */
+function caseRecordOf(c: any): SuiteCaseRecord {
+  return { case_id: c.case_id, input: c.input, expected: c.expected_absent ? undefined : c.expected, scorer: c.scorer, tags: c.tags ?? [] };
+}
+
+/** A `suite_versions` row as its record. */
+export function toVersion(r: any): SuiteVersionRecord {
   return {
     suite_key: r.suite_key,
     version: r.version,
@@ -233,6 +256,11 @@ function toVersion(r: any): SuiteVersionRecord {
     regression_threshold: Number(r.regression_threshold),
     golden_fixtures: r.golden_fixtures,
     case_count: r.case_count,
-    created_at: r.created_at instanceof Date ? r.created_at.toISOString() : r.created_at,
+    created_at: createdAt(r.created_at),
   };
+}
+
+/** A `created_at` as the driver gives it (a Date; PGlite may give text), as ISO 8601 text. */
+export function createdAt(value: unknown): string {
+  return value instanceof Date ? value.toISOString() : (value as string);
 }

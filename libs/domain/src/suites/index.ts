@@ -7,3 +7,8 @@ export { canonicalJson } from './canonical-json';
 export { suiteContentHash, suiteHashInput, SuiteContentHasher, SUITE_HASH_SCHEME, SUITE_HASH_PATTERN } from './suite-hash';
 export { nextSuiteVersion, type StoredSuiteVersion, type SuiteVersionDecision } from './suite-version';
 export { SuiteStreamValidator, type SuiteHead, type SuiteStreamResult, type StreamedCases } from './suite.stream-validator';
+export * from './suite-events';
+export { decodeSuiteEvent, type SuiteEventDecoding } from './suite-event.codec';
+/** A suite version folded from its stream (issue 27): `SuiteStreamModel.evolve`, `finish`, `foldSuite`. */
+export * as SuiteStreamModel from './suite-stream.model';
+export { SUITE_STREAM_CODES, SuiteStreamError, type PublishedCase, type PublishedSuiteVersion, type SuiteStreamCode, type SuiteStreamState } from './suite-stream.model';
