@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { foldRunView, parseRunEvent, runStreamId, type RunComparedV1, type RunEvent, type RunOpenedV1 } from '@evals/domain';
+import { caseOutcomeOf, encodeCaseOutcomes, foldRunView, parseRunEvent, runStreamId, type RunComparedV1, type RunEvent, type RunOpenedV1 } from '@evals/domain';
 import {
   BudgetRepository,
   createDataSource,
@@ -87,6 +87,13 @@ describe('integration: the gate answers from the run\'s stream, never the read m
       scored_at: NOW.toISOString(),
     }));
     await insertEvidence(admin, rows, EVIDENCE_COLUMNS);
+    // ... and its cases.scored v3 in the log, one batch's stream, as the worker appends it with the evidence.
+    await store.append(
+      admin,
+      `${runStreamId(runId)}.cases.b1`,
+      0,
+      encodeCaseOutcomes(runId, rows.map(caseOutcomeOf)).map((data) => ({ type: 'cases.scored', version: 3, data, metadata: { message_id: randomUUID(), correlation_id: 'corr-fold', causation_id: randomUUID(), occurred_at: NOW.toISOString() } })),
+    );
     const events = [
       event('run.opened', opened, 1),
       event('run.sealed', { run_id: runId }, 2),
