@@ -10,6 +10,7 @@ import { performance } from 'node:perf_hooks';
 import { DeliverPolicy, jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { Client } from 'pg';
+import { EvalsPublisher, jetStreamPort } from '@evals/publisher';
 import { startCluster, type AppCluster, type AppName } from '../../test/support/app-processes';
 import { createTestSchema, uniqueSuffix, type TestSchema } from '../../test/support/isolation';
 import { testServers } from '../../test/support/servers';
@@ -169,6 +170,21 @@ export class BenchEnv {
     const seal = envelope('evals.run.sealed', { run_id: runId });
     beforeSeal();
     await send('evals.run.sealed', seal);
+  }
+
+  /**
+   * The same run as `streamRun`, published as a sandbox team would (issue 28): with `@evals/publisher`, its
+   * outputs in `evals.outputs.submitted` batches; `beforeSeal` runs once every batch is stored, right before
+   * the seal is handed to the client.
+   */
+  async streamRunInBatches(runId: string, suiteKey: string, cases: number, outputFor: (i: number) => string, beforeSeal: () => void): Promise<void> {
+    if (!this.servers) throw new Error('connect() first');
+    const publisher = new EvalsPublisher(jetStreamPort(this.servers.js, this.subjectPrefix), { sessionId: this.suffix });
+    const run = await publisher.open({ run_id: runId, suite_key: suiteKey, subject_kind: 'agent', subject_id: this.label, source: 'sandbox' });
+    for (let i = 0; i < cases; i++) await run.output(`c${i}`, outputFor(i));
+    await run.flush();
+    beforeSeal();
+    await run.seal();
   }
 
   /** Every EvalResult on the outbound stream, by run id (the first of each), as it is received; `onArrival` told of each. */

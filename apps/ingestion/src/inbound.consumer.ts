@@ -1,12 +1,11 @@
 import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
-import { CONSUMERS, contractSubject, type BusMessage, type MessageBus, type Subscription } from '@evals/bus';
+import { AckFloorProbe, BatchSettlement, CONSUMERS, contractSubject, Limiter, type BusMessage, type MessageBus, type Subscription } from '@evals/bus';
 import { decodeMessage, SUBJECTS, type AnyMessage, type RefusedItem } from '@evals/contracts';
 import type { WorkItem } from '@evals/domain';
 import { DeadLetterRepository, type DeadLetter } from '@evals/persistence';
 import { DATA_SOURCE, LOGGER, MESSAGE_BUS, metrics, type JsonLogger } from '@evals/platform';
 import { performance } from 'node:perf_hooks';
 import type { DataSource } from 'typeorm';
-import { AckFloorProbe, BatchSettlement, Limiter } from './inbound-lanes';
 import { IntakeError } from './intake-error';
 import { MonitorService } from './monitor.service';
 import { RunIntakeService, type Causation, type RunTicket } from './run-intake.service';

@@ -402,6 +402,50 @@ describe('integration: scoring worker (docs/pipeline.md step 2)', () => {
     expect((await evidenceOf(runId)).find((r) => r.case_id === 'c3')).toMatchObject({ label: MISSING_OUTPUT });
   });
 
+  it('issue 28: the seals of one micro-batch are handled together, with one ack-floor request; a seal behind work handed back waits, one before it does not', async () => {
+    const { key } = await createSuite(3);
+    // Counts the consumer-info requests the seals make (one each, one after the other, before issue 28).
+    let floorRequests = 0;
+    const counting = new Proxy(bus, {
+      get(target, prop, receiver) {
+        if (prop === 'allAcknowledgedBefore') return (...args: Parameters<JetStreamBus['allAcknowledgedBefore']>) => (floorRequests++, target.allAcknowledgedBefore(...args));
+        const value = Reflect.get(target, prop, receiver);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const together = await Promise.all(Array.from({ length: 6 }, () => openRun(key, 3)));
+    for (const runId of together) await publishScore(runId, [{ case_id: 'c1', output: 'ok' }]);
+    for (const runId of together) await publishSeal(runId);
+    await startConsumer(composeScoringService(ds, counting, settings, { now: () => new Date() }, { uuid: () => randomUUID() }));
+    await waitFor(async () => ((await Promise.all(together.map(runScored))).every((s) => s.length === 1) ? true : undefined), 'the six runs scored');
+    const sealingBatch = outcomes.find((o) => o.sealedRunIds.length > 0)!;
+    expect([...sealingBatch.sealedRunIds].sort()).toEqual([...together].sort());
+    expect(floorRequests).toBe(1);
+    for (const runId of together) expect((await runScored(runId))[0].data).toMatchObject({ n: 3, passed: 1, missing_count: 2 });
+
+    // Behind a work message handed back (its run not opened yet), a seal waits; the seal before it does not.
+    await Promise.all(consumers.map((c) => c.stop()));
+    consumers = [];
+    outcomes = [];
+    const before = await openRun(key, 3);
+    const behind = await openRun(key, 3);
+    const later = `run-${randomUUID()}`;
+    await publishScore(before, [{ case_id: 'c1', output: 'ok' }]);
+    await publishSeal(before);
+    await publishScore(later, [{ case_id: 'c1', output: 'ok' }]);
+    await publishScore(behind, [{ case_id: 'c2', output: 'ok' }]);
+    await publishSeal(behind);
+    await startConsumer();
+    await waitFor(async () => ((await runScored(before)).length === 1 ? true : undefined), 'the seal before the handed-back work');
+    expect(outcomes[0]).toMatchObject({ sealedRunIds: [before], sealsWaiting: 1 });
+    expect(await runScored(behind)).toHaveLength(0);
+    // Once the late run is opened, its work is scored, and the waiting seal completes with the other run's evidence.
+    await openRun(key, 3, later);
+    await waitFor(async () => ((await runScored(behind)).length === 1 ? true : undefined), 'the seal behind it');
+    expect((await runScored(behind))[0].data).toMatchObject({ n: 3, passed: 1, missing_count: 2 });
+    expect(await ds.query(`SELECT code FROM dead_letters`)).toEqual([]);
+  });
+
   it('dead-letters undecodable work with its reason (never the payload) and goes on', async () => {
     const { key } = await createSuite(2);
     const runId = await openRun(key, 2);

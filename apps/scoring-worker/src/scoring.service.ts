@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CONSUMERS, type BusMessage, type MessageBus } from '@evals/bus';
+import { AckFloorProbe, BatchSettlement, CONSUMERS, Limiter, type BusMessage, type MessageBus } from '@evals/bus';
 import { RunRuleError, WORK_SUBJECTS, decodeWork, type ScoreWorkV1, type SealWorkV1 } from '@evals/domain';
 import { MESSAGE_BUS } from '@evals/platform';
 import { emptyTally } from './judge-scoring';
@@ -10,6 +10,13 @@ import { WORKER_SETTINGS } from './tokens';
 import { clamp, DEAD_LETTER_CODES, Settlement, WorkSettler, type BatchOutcome, type Received } from './work-settler';
 
 export { DEAD_LETTER_CODES } from './work-settler';
+
+/**
+ * Seals of one micro-batch in progress at once. Each is a few round trips (the run's stream, one
+ * transaction); the database pool (DATABASE_POOL_SIZE) bounds them anyway, this keeps a batch of many
+ * seals from taking every connection.
+ */
+const MAX_CONCURRENT_SEALS = 8;
 export type { BatchOutcome } from './work-settler';
 
 /**
@@ -27,7 +34,11 @@ export type { BatchOutcome } from './work-settler';
  * - A run is read only through its model (R7, `loadRun`): its facts (judge skip, missing cases) are the
  *   model's, and `run.scored` is what `RunModel.decide` decides (RunSealer).
  * - A seal waits until every earlier message of the stream is acknowledged, then in one transaction writes
- *   `missing_output` evidence (R1), computes the aggregate from the evidence and appends `run.scored`.
+ *   `missing_output` evidence (R1), computes the aggregate from the evidence and appends `run.scored`. The
+ *   seals of one micro-batch are handled concurrently (issue 28: one after the other, each with its own
+ *   ack-floor request, they bounded the worker at about 30 runs a second): a seal trusts what it knows of
+ *   the batch's own messages and asks the ack floor only below them (BatchSettlement), and one consumer-info
+ *   request answers every seal waiting at once (AckFloorProbe).
  * - Scoring transactions hold their runs' lock shared and a seal holds it exclusively, so evidence of a run
  *   never changes once its aggregate is computed (RunEvidence).
  *
@@ -35,6 +46,8 @@ export type { BatchOutcome } from './work-settler';
  */
 @Injectable()
 export class ScoringService {
+  private readonly floor: AckFloorProbe;
+
   constructor(
     @Inject(WORKER_SETTINGS) private readonly settings: WorkerSettings,
     /** Only the ack floor, which a seal waits on. */
@@ -42,7 +55,9 @@ export class ScoringService {
     private readonly settler: WorkSettler,
     private readonly scorer: OutputScorer,
     private readonly sealer: RunSealer,
-  ) {}
+  ) {
+    this.floor = new AckFloorProbe((seq) => this.bus.allAcknowledgedBefore(CONSUMERS.scoringWorker, seq));
+  }
 
   /**
    * Handles one micro-batch; every message is acknowledged or handed back (nak) before this returns. On a
@@ -80,14 +95,57 @@ export class ScoringService {
 
     await this.scorer.score(scores, settlement, outcome);
     // Seals below read the consumer's ack floor: the score messages must be acknowledged server side first.
-    await this.settler.settle(settlement, outcome, seals.length > 0);
+    const confirmed = await this.settler.settle(settlement, outcome, seals.length > 0);
+    if (seals.length === 0) return outcome;
 
-    for (const seal of seals.sort((a, b) => a.msg.seq - b.msg.seq)) await this.seal(seal, outcome);
+    // Every message of the batch but the seals is settled now: acknowledged (and confirmed) or not. A seal
+    // behind one that was not - handed back, or its confirmation lost - waits as it would for the ack floor.
+    const lanes = new BatchSettlement(batch.map((m) => m.seq));
+    const sealing = new Set(seals.map((s) => s.msg));
+    let firstNotAcked = Infinity;
+    for (const msg of batch) {
+      if (sealing.has(msg)) continue;
+      if (confirmed.has(msg)) lanes.acked([msg.seq]);
+      else {
+        lanes.notAcked([msg.seq]);
+        firstNotAcked = Math.min(firstNotAcked, msg.seq);
+      }
+    }
+    const limiter = new Limiter(MAX_CONCURRENT_SEALS);
+    const results = await Promise.allSettled(
+      seals.map(async (seal) => {
+        try {
+          await this.seal(seal, outcome, async (seq) => {
+            if (seq > firstNotAcked) return false;
+            const from = await lanes.sealFloor(seq);
+            return from !== null && (await this.floor.allAcknowledgedBefore(from));
+          }, limiter, () => lanes.acked([seal.msg.seq]));
+        } finally {
+          // First settlement wins: a seal acknowledged above stays so.
+          lanes.notAcked([seal.msg.seq]);
+        }
+      }),
+    );
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
     return outcome;
   }
 
-  /** `evals.work.seal`: when the run is sealed and every earlier message acknowledged, the RunSealer seals it. */
-  private async seal(seal: Received<SealWorkV1>, outcome: BatchOutcome): Promise<void> {
+  /**
+   * `evals.work.seal`: when the run is sealed and every earlier message acknowledged (`ready`), the RunSealer
+   * seals it; `acked` is told once its acknowledgement is confirmed. The floor is waited for outside the
+   * limiter, so a seal waiting on an earlier one never holds the slot that one needs.
+   */
+  private async seal(seal: Received<SealWorkV1>, outcome: BatchOutcome, ready: (seq: number) => Promise<boolean>, limiter: Limiter, acked: () => void): Promise<void> {
+    await limiter.acquire();
+    try {
+      await this.sealInSlot(seal, outcome, ready, limiter, acked);
+    } finally {
+      limiter.release();
+    }
+  }
+
+  private async sealInSlot(seal: Received<SealWorkV1>, outcome: BatchOutcome, ready: (seq: number) => Promise<boolean>, limiter: Limiter, acked: () => void): Promise<void> {
     const { msg, data } = seal;
     const settlement = new Settlement();
     // R7: a seal for a run its model does not see sealed is handed back for a later try (RUN_NOT_SEALED once
@@ -97,7 +155,14 @@ export class ScoringService {
       this.settler.retryLater(settlement, outcome, msg, DEAD_LETTER_CODES.runNotSealed, `run ${clamp(data.run_id)}: not sealed`);
       return this.settler.settleAlone(settlement, outcome);
     }
-    if (!(await this.bus.allAcknowledgedBefore(CONSUMERS.scoringWorker, msg.seq))) {
+    limiter.release();
+    let isReady: boolean;
+    try {
+      isReady = await ready(msg.seq);
+    } finally {
+      await limiter.acquire();
+    }
+    if (!isReady) {
       // Earlier work is still in flight (maybe in another process): come back shortly. Not a failure, so it
       // never counts toward dead-lettering.
       msg.nak(this.settings.sealWaitMs);
@@ -119,7 +184,7 @@ export class ScoringService {
       outcome.events++;
       outcome.sealedRunIds.push(data.run_id);
     }
-    // Acknowledged server side before the next seal of this batch reads the ack floor.
-    await msg.ackConfirmed().catch(() => false);
+    // Acknowledged server side before a seal of this batch behind it trusts it.
+    await msg.ackConfirmed().then(acked, () => undefined);
   }
 }

@@ -140,15 +140,22 @@ export class WorkSettler {
   }
 
   /** After the commit: settles every message; `confirm` waits for the server to have the acks. */
-  async settle(settlement: Settlement, outcome: BatchOutcome, confirm: boolean): Promise<void> {
+  /**
+   * Carries the settlement out. With `confirm`, every acknowledgement is confirmed by the server and the
+   * messages whose confirmation came back are returned (the seals that follow trust them as acknowledged);
+   * without, the acknowledgements are sent plain and none is returned.
+   */
+  async settle(settlement: Settlement, outcome: BatchOutcome, confirm: boolean): Promise<ReadonlySet<BusMessage>> {
     for (const letter of settlement.letters) outcome.deadLettered.push({ subject: letter.subject, code: letter.code });
     for (const msg of settlement.retry) msg.nak(this.settings.retryDelayMs);
+    const confirmed = new Set<BusMessage>();
     if (confirm) {
       // A lost confirmation only delays a seal (it waits for the redelivery), so it is not an error here.
-      await Promise.all(settlement.ack.map((msg) => msg.ackConfirmed().catch(() => false)));
+      await Promise.all(settlement.ack.map((msg) => msg.ackConfirmed().then(() => void confirmed.add(msg), () => undefined)));
     } else {
       for (const msg of settlement.ack) msg.ack();
     }
+    return confirmed;
   }
 
   /** Settles a message handled on its own, outside a batch transaction: its dead letter if any, then ack or nak. */

@@ -1,3 +1,4 @@
+export { AckFloorProbe, BatchSettlement, Limiter } from './batch-lanes';
 export { JetStreamBus } from './jetstream.bus';
 export { InProcessBus } from './in-process.bus';
 export type { InProcessBusOptions } from './in-process.bus';

@@ -1,4 +1,4 @@
-import { AckFloorProbe, BatchSettlement, Limiter } from './inbound-lanes';
+import { AckFloorProbe, BatchSettlement, Limiter } from './batch-lanes';
 
 describe('unit: the inbound consumer\'s lanes (issue 15)', () => {
   describe('BatchSettlement.sealFloor', () => {

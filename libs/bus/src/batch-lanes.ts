@@ -1,7 +1,9 @@
 /**
- * The pieces that let the inbound consumer handle a micro-batch's runs concurrently (issue 15) while a seal
- * still knows every output of its run published before it was forwarded: what of the batch is settled,
- * one shared ack-floor question for the seals that are ready together, and a bound on the lanes at work.
+ * The pieces that let a consumer handle a micro-batch's runs concurrently while a seal still knows every
+ * message of its run published before it was handled: what of the batch is settled, one shared ack-floor
+ * question for the seals that are ready together, and a bound on the lanes at work. The ingestion's inbound
+ * consumer (issue 15: its runs' opens and seals) and the scoring worker (issue 28: its seals) use them; they
+ * are pure (no bus client), fed by the consumer's own `allAcknowledgedBefore`.
  */
 
 /**
