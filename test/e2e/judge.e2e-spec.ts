@@ -5,6 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import Redis from 'ioredis';
 import { Client } from 'pg';
+import { untilProjected } from '../support/read-model';
 import { startCluster, type AppCluster } from '../support/app-processes';
 import {
   REASONING_MARKER,
@@ -408,7 +409,11 @@ describe('e2e: the judge across the service and the CLI (S3, J1-J6, D1, D4)', ()
     const sameFigures = corrected[0];
 
     // The run, as the read model answers it.
-    const run = await fetch(cluster.url('read-model', `/v1/runs/${runId}`)).then((r) => r.json() as Promise<any>);
+    // The gate answered once the comparison was in the log; the read model projects it a moment later (ADR 0006).
+    const run = await untilProjected(async () => {
+      const res = await fetch(cluster.url('read-model', `/v1/runs/${runId}`));
+      return res.status === 404 ? null : ((await res.json()) as any);
+    }, runId);
     expect(run.judge_corrected_pass_rates).toEqual([{ judge_model: MODEL, prompt_version: 'judge-v1', ...sameFigures }]);
 
     // The scorecard, JSON and CSV, once the read model has projected the run's comparison.

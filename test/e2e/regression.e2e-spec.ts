@@ -111,6 +111,13 @@ describe('e2e: regression against a baseline, over HTTP', () => {
 
   it('serves the scorecard of a subject with several runs as JSON and CSV, field by field (SC1, GT6)', async () => {
     const key = `pins-${suffix}`;
+    // The runs above were answered once their comparison was in the log; the read model projects the last
+    // of them a moment later (ADR 0006, docs/read-model.md "Consistency"): wait for it, then check every field.
+    const fourth = `p4-${suffix}`;
+    await untilProjected(async () => {
+      const res = await fetch(cluster.url('read-model', `/v1/runs/${fourth}`));
+      return res.status === 404 ? null : ((await res.json()) as { regression?: unknown });
+    }, fourth);
     const json = (await (await fetch(cluster.url('read-model', `/v1/scorecards?suite_key=${key}&format=json`))).json()) as any;
     expect(json.scorecards).toHaveLength(1);
     const card = json.scorecards[0];

@@ -1,18 +1,8 @@
-import type { RunCompleteness } from '@evals/domain';
+import type { CompletedRunFacts, RunCompleteness } from '@evals/domain';
 import type { Sql } from './sql';
 
 /** One completed run as the regression app decided it (G1-G2); append-only. */
-export interface RunVerdictRow {
-  readonly run_id: string;
-  readonly suite_key: string;
-  readonly suite_version: number;
-  readonly subject_kind: string;
-  readonly subject_id: string;
-  readonly variant: string | null;
-  readonly completed_at: string;
-  readonly n: number;
-  readonly passed: number;
-  readonly score: number;
+export interface RunVerdictRow extends CompletedRunFacts {
   readonly pass_threshold: number;
   readonly scorer_versions: Readonly<Record<string, string>>;
   readonly verdict: string;

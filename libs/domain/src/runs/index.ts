@@ -10,7 +10,7 @@ export type { CaseOutcome } from './case-outcomes';
 export type { CaseResultV1, CasesScoredV1, CasesScoredV2, CasesScoredV3, RunComparedV1, RunEvent, RunEventType, RunJudgeStabilityV1, RunJudgeUsageV1, RunOpenedV1, RunScoredV1, RunSealedV1, RunSource } from './run-events';
 export { evolveRun, summarizeRun } from './run.projection';
 export { evolveVerdict, foldRunView, regressionView } from './run-view.projection';
-export type { FoldedRunView, ProjectedVerdict, RegressionView, VerdictStep } from './run-view.projection';
+export type { CompletedRunFacts, FoldedRunView, ProjectedVerdict, RegressionView, VerdictStep } from './run-view.projection';
 export type { EventContext, RunDoc, RunStatus, RunSummary } from './run.projection';
 export {
   JUDGE_NOT_CONFIGURED,

@@ -4,11 +4,11 @@ import { evolveRun, type RunDoc } from './run.projection';
 import type { RunEvent } from './run-events';
 
 /**
- * A run's regression decision as the run views show it: `run.compared` joined with the completed run
- * document (suite, subject, completion time, counts). The read model stores it (`read_run_verdicts`, for the
- * scorecards); the ingestion folds it from the run's stream (issue 27). Both build it here, with `evolveVerdict`.
+ * What every record of a completed run starts with: which run of which suite and subject, when it completed
+ * and what it scored. The regression app's verdict rows and the run views' projected verdict are different
+ * records, owned by different apps (ADR 0006), that both begin with these facts.
  */
-export interface ProjectedVerdict {
+export interface CompletedRunFacts {
   readonly run_id: string;
   readonly suite_key: string;
   readonly suite_version: number;
@@ -21,6 +21,14 @@ export interface ProjectedVerdict {
   readonly passed: number;
   /** Mean case score, `score_sum / n` (0 for n = 0), as the regression app computed it. */
   readonly score: number;
+}
+
+/**
+ * A run's regression decision as the run views show it: `run.compared` joined with the completed run
+ * document (suite, subject, completion time, counts). The read model stores it (`read_run_verdicts`, for the
+ * scorecards); the ingestion folds it from the run's stream (issue 27). Both build it here, with `evolveVerdict`.
+ */
+export interface ProjectedVerdict extends CompletedRunFacts {
   readonly verdict: RunVerdict;
   readonly completeness: RunCompleteness;
   readonly baseline_run_id: string | null;
