@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { Pool } from 'pg';
-import { SUBJECTS } from '@evals/contracts';
+import { MAX_BATCH_OUTPUTS, SUBJECTS } from '@evals/contracts';
 import { EvalsPublisher, type PublishPort } from '@evals/publisher';
 import { eventually } from '../support/app-processes';
 
@@ -132,14 +132,22 @@ export function streamedRuns(options: {
   };
   const publisher = new EvalsPublisher(retryingPort, { sessionId: randomUUID() });
 
-  async function streamRun(runId: string, mode: OutputMode = 'single'): Promise<void> {
+  /**
+   * `paceMs` (batch mode): the sandbox waits that long after handing each full batch's outputs over, as an
+   * agent producing its outputs over time; a server's stop, which takes a moment to land, then still finds
+   * batches unpublished and in flight.
+   */
+  async function streamRun(runId: string, mode: OutputMode = 'single', paceMs = 0): Promise<void> {
     runsStarted++;
     published.set(runId, 0);
     modes.set(runId, mode);
     if (mode === 'batch') {
       batches.set(runId, { stored: 0, inFlight: 0 });
       const run = await publisher.open({ run_id: runId, suite_key: options.suiteKey, subject_kind: 'agent', subject_id: 'fault-test', source: 'sandbox' });
-      for (let i = 0; i < cases; i++) await run.output(`c${i}`, outputFor(i));
+      for (let i = 0; i < cases; i++) {
+        if (paceMs > 0 && i > 0 && i % MAX_BATCH_OUTPUTS === 0) await new Promise((r) => setTimeout(r, paceMs));
+        await run.output(`c${i}`, outputFor(i));
+      }
       const summary = await run.seal();
       // Every output in a batch, every batch stored once: what the stream holds is checked by the invariants.
       expect({ outputs: summary.outputs, batches: summary.batches }).toEqual({ outputs: cases, batches: batches.get(runId)!.stored });
@@ -206,11 +214,11 @@ export function streamedRuns(options: {
   /**
    * Starts streaming a run that a fault will hit (its publishes failing meanwhile are retried, the stream's
    * own failure surfaces in `finish`); `finish` waits for the stream and the EvalResult, then checks every
-   * invariant against the undisturbed run. Batches unless told (`mode`).
+   * invariant against the undisturbed run. Batches unless told (`mode`), paced by `paceMs` (streamRun).
    */
-  function startDisturbedRun(runId: string, mode: OutputMode = 'batch') {
+  function startDisturbedRun(runId: string, mode: OutputMode = 'batch', paceMs = 0) {
     const t0 = Date.now();
-    const streaming = streamRun(runId, mode);
+    const streaming = streamRun(runId, mode, paceMs);
     streaming.catch(() => undefined);
     return {
       t0,
