@@ -12,8 +12,9 @@ import { STEP_TIMEOUT } from './streamed-runs';
  * `npm run test:faults`, the JetStream cluster case (issue 18 part 1; docs/reliability.md "Faults"): a real
  * three-node cluster started by the test (three nats-server processes of its own, routes on loopback ports,
  * JetStream on each, a store dir each), the four apps on it with EVALS_STREAM_REPLICAS=3 as deploy/ declares
- * the streams (deploy/k8s/base/jetstream/streams.yaml, configmap.yaml), and during a streamed run of 20 000
- * cases the node that leads EVALS_INBOUND (the stream every output is published to) is SIGKILLed and, 5 s
+ * the streams (deploy/k8s/base/jetstream/streams.yaml, configmap.yaml), and during a run of 20 000 cases
+ * streamed in `evals.outputs.submitted` batches (`@evals/publisher`; the reference run: single outputs) the
+ * node that leads EVALS_INBOUND (the stream every output is published to) is SIGKILLed and, 5 s
  * later, started again on its own store. The invariants are the other faults': evidence rows exactly N, the
  * aggregate and every case equal to the undisturbed run on the same cluster, each case announced once, one
  * run.scored and one result outbox row, no dead letter; then every EvalResult on EVALS_OUTBOUND once, and the

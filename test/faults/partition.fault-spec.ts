@@ -19,7 +19,8 @@ import { STEP_TIMEOUT } from './streamed-runs';
  *   worker --> 10.x.y.2:R (a TCP forwarder inside the namespace) --veth--> 10.x.y.1:Q (a forwarder in this
  *   process) --> 127.0.0.1:P (nats-server)
  *
- * Mid-run the namespace's end of the veth is set down for 10 s and up again: the worker is cut from NATS (packets
+ * Mid-run (its outputs in `evals.outputs.submitted` batches through `@evals/publisher`; the reference run
+ * streams single outputs) the namespace's end of the veth is set down for 10 s and up again: the worker is cut from NATS (packets
  * dropped, no reset, as in a real partition) while PostgreSQL and the other apps are not. Same invariants as
  * the other faults. Needs root and iproute2; where network namespaces are not permitted the case is skipped
  * with the command and the error that failed. Cleans up the namespace (which takes the veth pair with it),

@@ -1,13 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { Pool } from 'pg';
+import { MAX_BATCH_OUTPUTS, SUBJECTS } from '@evals/contracts';
+import { EvalsPublisher, type PublishPort } from '@evals/publisher';
 import { eventually } from '../support/app-processes';
 
 /**
  * The streamed runs and the invariants of the fault suite (faults.fault-spec.ts, cluster.fault-spec.ts,
  * partition.fault-spec.ts): a suite of `cases` exact-scored cases, a third failing; runs of run.requested,
- * every output.submitted (500 in flight, each publish retried with its own Nats-Msg-Id until stored, so
- * stored once), run.sealed.
+ * the outputs, run.sealed. A run's outputs go one of two ways (`OutputMode`):
+ *
+ * - `batch` (issue 28): through `@evals/publisher`, as a sandbox team publishes - `evals.outputs.submitted`
+ *   messages of up to 1 000 outputs, 8 in flight (its defaults), the seal after every batch is stored. The
+ *   publisher does not retry (a publish that fails fails the run's stream), so its port here retries each
+ *   message with the SAME Nats-Msg-Id until the stream stores it: a batch retried while NATS restarts is
+ *   stored once (JetStream's de-duplication, 2 min window).
+ * - `single`: one `evals.output.submitted` per output, 500 in flight, each retried the same way.
+ *
+ * `published` counts outputs STORED either way (a batch's outputs once its publish is acknowledged), so the
+ * triggers (half, a quarter published) fire mid-run, with batches in flight and being consumed.
  */
 export const STEP_TIMEOUT = 600_000;
 
@@ -30,6 +41,15 @@ export interface Baseline {
 
 export type StreamedRuns = ReturnType<typeof streamedRuns>;
 
+/** How a run's outputs are published: `evals.outputs.submitted` batches through `@evals/publisher`, or one `evals.output.submitted` each. */
+export type OutputMode = 'batch' | 'single';
+
+/** A run's batches: stored so far, published and not yet stored. */
+interface BatchProgress {
+  stored: number;
+  inFlight: number;
+}
+
 export function streamedRuns(options: {
   js: JetStreamClient;
   db: Pool;
@@ -42,8 +62,12 @@ export function streamedRuns(options: {
   const { js, db, cases } = options;
   const publishDeadlineMs = options.publishDeadlineMs ?? 180_000;
   const subject = (s: string) => `${options.subjectPrefix}.${s}`;
-  /** Outputs published so far, per run. */
+  /** Outputs published (stored by the stream) so far, per run. */
   const published = new Map<string, number>();
+  /** Batches of a run streamed in `batch` mode. */
+  const batches = new Map<string, BatchProgress>();
+  /** How each run was streamed, for the report. */
+  const modes = new Map<string, OutputMode>();
   /** Publishes that had to be retried (the server did not answer in time): where the fault was felt. */
   let retries = 0;
   let runsStarted = 0;
@@ -63,15 +87,16 @@ export function streamedRuns(options: {
     if (rows === null) throw new Error(`query failed: ${sql}`);
     return Number(rows[0].n);
   }
-  /** Publishes until the server stores it: a retry carries the same id, so it is stored once (de-duplication). */
-  async function publish(type: string, data: unknown): Promise<void> {
-    const id = randomUUID();
-    const payload = JSON.stringify({ schema: `${type}.v1`, type, version: 1, data, metadata: { message_id: id, occurred_at: new Date().toISOString() } });
+  /**
+   * Publishes `payload` with message id `id` until the server stores it: a retry carries the same id, so it
+   * is stored once (de-duplication). Returns whether JetStream had it already (a retry that had reached it).
+   */
+  async function publishUntilStored(fullSubject: string, payload: string, id: string): Promise<{ duplicate: boolean }> {
     const deadline = Date.now() + publishDeadlineMs;
     for (;;) {
       try {
-        await js.publish(subject(type), payload, { msgID: id, timeout: 10_000 });
-        return;
+        const ack = await js.publish(fullSubject, payload, { msgID: id, timeout: 10_000 });
+        return { duplicate: ack.duplicate };
       } catch (error) {
         retries++;
         if (Date.now() > deadline) throw error;
@@ -79,9 +104,55 @@ export function streamedRuns(options: {
       }
     }
   }
-  async function streamRun(runId: string): Promise<void> {
+  /** Publishes one hand-built envelope until stored. */
+  async function publish(type: string, data: unknown): Promise<void> {
+    const id = randomUUID();
+    const payload = JSON.stringify({ schema: `${type}.v1`, type, version: 1, data, metadata: { message_id: id, occurred_at: new Date().toISOString() } });
+    await publishUntilStored(subject(type), payload, id);
+  }
+  /**
+   * `@evals/publisher`'s port on the test's connection: every message retried with its id until stored, and
+   * each batch counted - in flight from its first attempt, its outputs `published` once it is stored.
+   */
+  const retryingPort: PublishPort = {
+    async publish(type, payload, messageId) {
+      if (type !== SUBJECTS.OUTPUTS_SUBMITTED) return publishUntilStored(subject(type), payload, messageId);
+      const { run_id: runId, outputs } = (JSON.parse(payload) as { data: { run_id: string; outputs: unknown[] } }).data;
+      const progress = batches.get(runId)!;
+      progress.inFlight++;
+      try {
+        const ack = await publishUntilStored(subject(type), payload, messageId);
+        progress.stored++;
+        published.set(runId, (published.get(runId) ?? 0) + outputs.length);
+        return ack;
+      } finally {
+        progress.inFlight--;
+      }
+    },
+  };
+  const publisher = new EvalsPublisher(retryingPort, { sessionId: randomUUID() });
+
+  /**
+   * `paceMs` (batch mode): the sandbox waits that long after handing each full batch's outputs over, as an
+   * agent producing its outputs over time; a server's stop, which takes a moment to land, then still finds
+   * batches unpublished and in flight.
+   */
+  async function streamRun(runId: string, mode: OutputMode = 'single', paceMs = 0): Promise<void> {
     runsStarted++;
     published.set(runId, 0);
+    modes.set(runId, mode);
+    if (mode === 'batch') {
+      batches.set(runId, { stored: 0, inFlight: 0 });
+      const run = await publisher.open({ run_id: runId, suite_key: options.suiteKey, subject_kind: 'agent', subject_id: 'fault-test', source: 'sandbox' });
+      for (let i = 0; i < cases; i++) {
+        if (paceMs > 0 && i > 0 && i % MAX_BATCH_OUTPUTS === 0) await new Promise((r) => setTimeout(r, paceMs));
+        await run.output(`c${i}`, outputFor(i));
+      }
+      const summary = await run.seal();
+      // Every output in a batch, every batch stored once: what the stream holds is checked by the invariants.
+      expect({ outputs: summary.outputs, batches: summary.batches }).toEqual({ outputs: cases, batches: batches.get(runId)!.stored });
+      return;
+    }
     await publish('evals.run.requested', { run_id: runId, suite_key: options.suiteKey, subject_kind: 'agent', subject_id: 'fault-test', source: 'sandbox' });
     for (let start = 0; start < cases; start += 500) {
       const chunk = Array.from({ length: Math.min(500, cases - start) }, (_, k) => start + k);
@@ -96,15 +167,20 @@ export function streamedRuns(options: {
   /** Resolves once `share` of the run's outputs are published: ingestion, the worker and the read model all busy with it. */
   const publishedShare = (runId: string, share: number, timeoutMs = 300_000) =>
     eventually(async () => ((published.get(runId) ?? 0) >= cases * share ? true : undefined), timeoutMs, `${share * 100}% of ${runId} published`);
-  const progress = async (runId: string) => `${published.get(runId)}/${cases} published, ${await evidenceCount(runId)} scored`;
+  /** Where a run is: outputs stored, for a batched run its batches stored and in flight, evidence rows. */
+  const progress = async (runId: string) => {
+    const b = batches.get(runId);
+    const inBatches = b ? ` (${b.stored} batches stored, ${b.inFlight} in flight)` : '';
+    return `${published.get(runId)}/${cases} published${inBatches}, ${await evidenceCount(runId)} scored`;
+  };
 
   /**
    * The reference: a run streamed with nothing disturbed. It becomes the baseline before it is checked, so
    * the disturbed runs are still compared with it when its own check fails.
    */
-  async function undisturbedRun(runId: string): Promise<Baseline> {
+  async function undisturbedRun(runId: string, mode: OutputMode = 'single'): Promise<Baseline> {
     const t0 = Date.now();
-    await streamRun(runId);
+    await streamRun(runId, mode);
     const result = await resultOf(runId);
     baseline = { runId, ms: Date.now() - t0, result };
     expect(result.metrics).toMatchObject({ n: cases, missing_outputs: 0, passed: cases - Math.ceil(cases / 3) });
@@ -131,17 +207,18 @@ export function streamedRuns(options: {
     expect({ announced, scored, outbox }).toEqual({ announced: cases, scored: 1, outbox: 1 });
     const letters = await query<{ code: string; n: string }>('SELECT code, count(*) AS n FROM dead_letters GROUP BY code');
     expect(letters).toEqual([]);
-    return `evidence ${cases}/${cases}, aggregate = undisturbed, ${same} cases alike, announced ${announced}, run.scored 1, result outbox 1, dead letters 0`;
+    const how = modes.get(runId) === 'batch' ? `${batches.get(runId)!.stored} batches` : 'single outputs';
+    return `${how}: evidence ${cases}/${cases}, aggregate = undisturbed, ${same} cases alike, announced ${announced}, run.scored 1, result outbox 1, dead letters 0`;
   }
 
   /**
    * Starts streaming a run that a fault will hit (its publishes failing meanwhile are retried, the stream's
    * own failure surfaces in `finish`); `finish` waits for the stream and the EvalResult, then checks every
-   * invariant against the undisturbed run.
+   * invariant against the undisturbed run. Batches unless told (`mode`), paced by `paceMs` (streamRun).
    */
-  function startDisturbedRun(runId: string) {
+  function startDisturbedRun(runId: string, mode: OutputMode = 'batch', paceMs = 0) {
     const t0 = Date.now();
-    const streaming = streamRun(runId);
+    const streaming = streamRun(runId, mode, paceMs);
     streaming.catch(() => undefined);
     return {
       t0,
@@ -185,6 +262,7 @@ export function streamedRuns(options: {
     checkAllResults,
     count,
     query,
+    modeOf: (runId: string) => modes.get(runId),
     retries: () => retries,
     runsStarted: () => runsStarted,
     baseline: () => baseline,
