@@ -522,8 +522,9 @@ describe('e2e: the judge across the service and the CLI (S3, J1-J6, D1, D4)', ()
 
     // First session: answer two items one keystroke at a time, then quit.
     const first = await cli(['label', '--set', 'items.jsonl'], async (child, out) => {
-      await until(() => out().includes('progress 0/5'), 'the first item');
-      expect(out()).toContain('Where is my refund?');
+      // The item is written in several chunks (header, input, output, prompt): wait for its input, which fails
+      // the test by timeout if the item never shows it.
+      await until(() => out().includes('progress 0/5') && out().includes('Where is my refund?'), 'the first item with its input');
       child.stdin!.write('p\n');
       await until(() => out().includes('progress 1/5'), 'the second item');
       child.stdin!.write('f\n');
