@@ -10,6 +10,7 @@ import { WORKER_SETTINGS } from './tokens';
 import { clamp, DEAD_LETTER_CODES, Settlement, WorkSettler, type BatchOutcome, type Received } from './work-settler';
 
 export { DEAD_LETTER_CODES } from './work-settler';
+export type { BatchOutcome } from './work-settler';
 
 /**
  * Seals of one micro-batch in progress at once. Each is a few round trips (the run's stream, one
@@ -17,7 +18,6 @@ export { DEAD_LETTER_CODES } from './work-settler';
  * seals from taking every connection.
  */
 const MAX_CONCURRENT_SEALS = 8;
-export type { BatchOutcome } from './work-settler';
 
 /**
  * Step 2 of docs/pipeline.md: scores `evals.work.score` batches into evidence and seals runs.
