@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { isSafeId, isSuiteKey } from '@evals/contracts';
+import { DEFAULT_PROJECT, isSafeId, isSuiteKey } from '@evals/contracts';
 import {
   CalibrationTargetError,
   JudgeError,
@@ -164,7 +164,7 @@ export class CalibrationService {
     let suite: CompiledSuite | null = null;
     let suiteVersion: number | null = null;
     if (typeof body.suite_key === 'string') {
-      const stored = await this.suites.find(sql, body.suite_key, body.suite_version as number | undefined);
+      const stored = await this.suites.find(sql, DEFAULT_PROJECT, body.suite_key, body.suite_version as number | undefined);
       if (!stored) fail('SUITE_NOT_FOUND', `no suite ${body.suite_key}${body.suite_version ? ` v${body.suite_version}` : ''}`, 'suite_key');
       suite = compileSuite(stored);
       suiteVersion = stored.version;
@@ -444,7 +444,7 @@ export class CalibrationService {
     }
     let suite: CompiledSuite | null = null;
     if (set.suite_key) {
-      const stored = await this.suites.find(sql, set.suite_key, set.suite_version ?? undefined);
+      const stored = await this.suites.find(sql, DEFAULT_PROJECT, set.suite_key, set.suite_version ?? undefined);
       if (!stored) fail('SUITE_NOT_FOUND', `the set's suite ${set.suite_key} v${set.suite_version} is no longer stored`);
       suite = compileSuite(stored);
     }

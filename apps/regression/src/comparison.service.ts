@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { isSafeId } from '@evals/contracts';
+import { DEFAULT_PROJECT, isSafeId } from '@evals/contracts';
 import {
   JudgeError,
   compileSuite,
@@ -176,7 +176,7 @@ export class ComparisonService {
   }
 
   private async suite(sql: Sql, opened: RunOpenedV1): Promise<CompiledSuite> {
-    const stored = await this.suites.find(sql, opened.suite_key, opened.suite_version);
+    const stored = await this.suites.find(sql, opened.project ?? DEFAULT_PROJECT, opened.suite_key, opened.suite_version);
     if (!stored) fail('SUITE_NOT_FOUND', `suite ${opened.suite_key} v${opened.suite_version} is not stored`);
     return compileSuite(stored);
   }

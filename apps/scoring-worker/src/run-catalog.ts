@@ -1,5 +1,6 @@
+import { DEFAULT_PROJECT } from '@evals/contracts';
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { compileSuite, RunModel, SuiteCompileError, SuiteStreamError, type CompiledSuite, type RunOpenedV1 } from '@evals/domain';
+import { compileSuite, RunModel, SuiteCompileError, SuiteStreamError, suiteStreamId, type CompiledSuite, type RunOpenedV1 } from '@evals/domain';
 import { BoundedCache, EventStore, SuiteVersions, loadRun, type Sql, type SuiteVersionWithCases } from '@evals/persistence';
 
 /**
@@ -58,13 +59,13 @@ export class RunCatalog {
   }
 
   /** The compiled suite version, or null when it is not stored. Throws SuiteCompileError when not scorable. */
-  async suite(sql: Sql, suiteKey: string, version: number): Promise<CompiledSuite | null> {
-    const key = `${suiteKey}\u0000${version}`;
+  async suite(sql: Sql, project: string, suiteKey: string, version: number): Promise<CompiledSuite | null> {
+    const key = suiteStreamId(project, suiteKey, version);
     const cached = this.suites.get(key);
     if (cached) return cached;
     let record: SuiteVersionWithCases | null;
     try {
-      record = await this.suiteVersions.find(sql, suiteKey, version);
+      record = await this.suiteVersions.find(sql, project, suiteKey, version);
     } catch (error) {
       // A stream that does not fold will not get better: its runs are not scorable (dead-lettered with the code).
       if (error instanceof SuiteStreamError) throw new SuiteCompileError(`suite ${suiteKey} v${version}: ${error.message}`);

@@ -5,7 +5,7 @@ import {
   SCHEMA_NAME_PATTERN,
   TYPE_NAME_PATTERN,
 } from './envelope';
-import { isSafeId, isTimestamp, MAX_MESSAGE_BYTES, MAX_OUTPUT_BYTES, utf8ByteLength } from './limits';
+import { DEFAULT_PROJECT, isProjectId, isSafeId, isTimestamp, MAX_MESSAGE_BYTES, MAX_OUTPUT_BYTES, utf8ByteLength } from './limits';
 import { type MessageDefinition, schemaName } from './message-definition';
 import {
   type AnyMessage,
@@ -131,6 +131,7 @@ function decode(subject: string, payload: Uint8Array | string): DecodeResult {
     correlation_id: optionalId(meta['correlation_id']) ?? messageId,
     causation_id: optionalId(meta['causation_id']) ?? messageId,
     occurred_at: meta['occurred_at'] as string,
+    ...(typeof meta['project'] === 'string' && meta['project'] !== DEFAULT_PROJECT ? { project: meta['project'] } : {}),
   };
   const message = { schema, type, version, data: checked.data, metadata } as unknown as AnyMessage;
   return checked.refused && checked.refused.length > 0 ? { ok: true, message, refused: checked.refused } : { ok: true, message };
@@ -176,6 +177,8 @@ function readEnvelope(root: Record<string, unknown>): EnvelopeFields {
     const at = metadata['occurred_at'];
     if (at === undefined) issues.push({ field: 'metadata.occurred_at', constraint: 'required' });
     else if (!isTimestamp(at)) issues.push({ field: 'metadata.occurred_at', constraint: 'isTimestamp' });
+    const project = metadata['project'];
+    if (project !== undefined && !isProjectId(project)) issues.push({ field: 'metadata.project', constraint: 'isProjectId' });
   }
   return {
     issues,
@@ -310,6 +313,7 @@ export function encodeMessage<T extends MessageType, V extends MessageVersion<T>
     if (!isSafeId(metadata?.[key])) metaIssues.push({ field: `metadata.${key}`, constraint: 'isSafeId' });
   }
   if (!isTimestamp(metadata?.occurred_at)) metaIssues.push({ field: 'metadata.occurred_at', constraint: 'isTimestamp' });
+  if (metadata?.project !== undefined && !isProjectId(metadata.project)) metaIssues.push({ field: 'metadata.project', constraint: 'isProjectId' });
   if (metaIssues.length > 0) throw new ContractError('INVALID_ENVELOPE', formatIssues(metaIssues));
 
   const checked = validatePayload(def, data, 'refuse');
@@ -324,6 +328,8 @@ export function encodeMessage<T extends MessageType, V extends MessageVersion<T>
       correlation_id: metadata.correlation_id,
       causation_id: metadata.causation_id,
       occurred_at: metadata.occurred_at,
+      // Issue 30: a message of `default` is written as before projects (its subject too: projectSubject).
+      ...(metadata.project !== undefined && metadata.project !== DEFAULT_PROJECT ? { project: metadata.project } : {}),
     },
   };
   if (utf8ByteLength(JSON.stringify(wire)) > MAX_MESSAGE_BYTES) {

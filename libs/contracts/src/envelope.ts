@@ -1,3 +1,5 @@
+import { DEFAULT_PROJECT } from './limits';
+
 /**
  * The envelope every message travels in: the house event style `{type, version, data, metadata}` plus the
  * `schema` field that spec section 10 requires, always equal to `${type}.v${version}`:
@@ -17,6 +19,17 @@ export interface MessageMetadata {
   readonly causation_id: string;
   /** When the producer emitted the message (RFC 3339 with offset). */
   readonly occurred_at: string;
+  /**
+   * Issue 30 (docs/adr/0009-projects.md): the project the message belongs to, PROJECT_ID_PATTERN. Added to
+   * v1 additively: absent means `default`, in and out - a message of `default` is written exactly as before
+   * projects. Read it with `messageProject`.
+   */
+  readonly project?: string;
+}
+
+/** The project of a message (issue 30): `metadata.project`, `default` when absent. */
+export function messageProject(metadata: { readonly project?: string | null }): string {
+  return typeof metadata.project === 'string' ? metadata.project : DEFAULT_PROJECT;
 }
 
 /**
@@ -28,6 +41,8 @@ export interface InboundMetadata {
   readonly correlation_id?: string | null;
   readonly causation_id?: string | null;
   readonly occurred_at: string;
+  /** Absent: the `default` project. */
+  readonly project?: string;
 }
 
 export interface Envelope<TType extends string = string, TVersion extends number = number, TData = unknown> {

@@ -52,6 +52,20 @@ export const MAX_SUITE_KEY_LENGTH = 128;
 export const SUITE_KEY_PATTERN = /^[a-z0-9][a-z0-9._-]{0,127}$/;
 
 /**
+ * Project ids (issue 30, docs/adr/0009-projects.md): a lowercase slug of 1 to 63 characters (`a-z 0-9 -`,
+ * starting with a letter or digit). No `.`, so a project is one NATS subject token; no `:`, so it can prefix
+ * a suite's stream id unambiguously.
+ */
+export const PROJECT_ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
+
+/** The project every deployment has, and every row and event written before projects existed belongs to. */
+export const DEFAULT_PROJECT = 'default';
+
+export function isProjectId(value: unknown): value is string {
+  return typeof value === 'string' && PROJECT_ID_PATTERN.test(value);
+}
+
+/**
  * Small vocabularies chosen by a producer (subject kinds, session states): lowercase, 1 to 64 characters,
  * starting with a letter.
  */

@@ -24,11 +24,12 @@ import { AppSchemas1796400000500 } from './migrations/1796400000500-app-schemas.
 import { DeadLetterItems1796400000600 } from './migrations/1796400000600-dead-letter-items.migration';
 import { SuiteFacts1796400000700 } from './migrations/1796400000700-suite-facts.migration';
 import { CaseOutcomes1796500000000 } from './migrations/1796500000000-case-outcomes.migration';
+import { Projects1796600000000 } from './migrations/1796600000000-projects.migration';
 
 const MIGRATIONS_TABLE = 'schema_migrations';
 
 /** Every schema change, in order. The schema is never synchronised from entities. */
-export const migrations = [InitialSchema1764460800000, ReadModel1764460900000, Regression1764461000000, Monitor1764461100000, ApiKeys1764461200000, Gate1764461300000, Judge1764461400000, RunCompleteness1764461500000, OpenRunsIndex1764461550000, ReadModelVerdicts1764461600000, CalibrationScope1764461700000, JudgeRepeatsBudgets1764461800000, SuiteSources1764500000041, BudgetReservations1796141924617, EvidenceJudgedIndex1796200000000, AppRoles1796300000000, CalibrationFacts1796300000100, AppSchemas1796400000500, DeadLetterItems1796400000600, SuiteFacts1796400000700, CaseOutcomes1796500000000];
+export const migrations = [InitialSchema1764460800000, ReadModel1764460900000, Regression1764461000000, Monitor1764461100000, ApiKeys1764461200000, Gate1764461300000, Judge1764461400000, RunCompleteness1764461500000, OpenRunsIndex1764461550000, ReadModelVerdicts1764461600000, CalibrationScope1764461700000, JudgeRepeatsBudgets1764461800000, SuiteSources1764500000041, BudgetReservations1796141924617, EvidenceJudgedIndex1796200000000, AppRoles1796300000000, CalibrationFacts1796300000100, AppSchemas1796400000500, DeadLetterItems1796400000600, SuiteFacts1796400000700, CaseOutcomes1796500000000, Projects1796600000000];
 
 export interface PostgresConfig {
   readonly url: string;

@@ -1,3 +1,4 @@
+import { DEFAULT_PROJECT } from '@evals/contracts';
 import { correctedPassRatesByScope, type JudgedCase, type ScopedCorrectedPassRate } from '@evals/domain';
 import type { CaseResultSource } from './case-results.repository';
 import { JudgeStatusRepository } from './judge-status.repository';
@@ -28,12 +29,12 @@ export class JudgeCorrectionQueries {
     private readonly suites = new SuiteVersions(),
   ) {}
 
-  async forRun(sql: Sql, run: { readonly run_id: string; readonly suite_key: string; readonly suite_version: number }): Promise<RunJudgeCorrection[]> {
+  async forRun(sql: Sql, run: { readonly run_id: string; readonly project?: string; readonly suite_key: string; readonly suite_version: number }): Promise<RunJudgeCorrection[]> {
     // The judged cases first, by the run's key: most runs have none, and then this
     // one cheap read is all (a join that starts from the suite's cases reads every case of the suite, issue 15).
     const judged = await this.cases.judged(sql, run.run_id);
     if (judged.length === 0) return [];
-    const suite = await this.suites.find(sql, run.suite_key, run.suite_version);
+    const suite = await this.suites.find(sql, run.project ?? DEFAULT_PROJECT, run.suite_key, run.suite_version);
     const wanted = new Set(judged.map((r) => r.case_id));
     const scorerOf = new Map<string, { type?: string; rubric?: unknown }>();
     for (const c of suite?.cases ?? []) if (wanted.has(c.case_id)) scorerOf.set(c.case_id, c.scorer ?? suite!.default_scorer);

@@ -19,6 +19,8 @@ export const TABLE_OWNERS = {
   outbox: 'shared',
   dead_letters: 'shared',
   api_keys: 'shared',
+  // Issue 30: the projects every key, request and message is scoped to.
+  projects: 'shared',
   // The suite catalogue, the gate, its budgets and the monitor's windows: the ingestion's.
   suite_versions: 'ingestion',
   suite_cases: 'ingestion',

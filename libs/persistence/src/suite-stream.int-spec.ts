@@ -1,3 +1,4 @@
+import { DEFAULT_PROJECT } from '@evals/contracts';
 import { compileSuite, SUITE_EVENTS, SUITE_PAGE_MAX_BYTES, SUITE_PAGE_MAX_CASES, SuiteStreamError, suiteStreamId } from '@evals/domain';
 import type { DataSource } from 'typeorm';
 import { migrate, migrations } from './data-source';
@@ -41,7 +42,7 @@ function scoring(suite: SuiteVersionWithCases) {
 }
 
 async function streamOf(ds: DataSource, key: string, v: number) {
-  return (await ds.query(`SELECT type, stream_version, data, octet_length(data::text) AS bytes FROM events WHERE stream_id = $1 ORDER BY stream_version`, [suiteStreamId(key, v)])) as Array<{ type: string; stream_version: number; data: any; bytes: number }>;
+  return (await ds.query(`SELECT type, stream_version, data, octet_length(data::text) AS bytes FROM events WHERE stream_id = $1 ORDER BY stream_version`, [suiteStreamId(DEFAULT_PROJECT, key, v)])) as Array<{ type: string; stream_version: number; data: any; bytes: number }>;
 }
 
 describe('integration: a suite version\'s stream on PostgreSQL (issue 27)', () => {
@@ -52,7 +53,7 @@ describe('integration: a suite version\'s stream on PostgreSQL (issue 27)', () =
     const suite = version('big', 1, 4_500, true);
     await ds.transaction((m) => repo.insert(m, suite));
     const found = await repo.find(ds, 'big', 1);
-    const folded = await loadSuite(ds, store, 'big', 1);
+    const folded = await loadSuite(ds, store, DEFAULT_PROJECT, 'big', 1);
     expect(folded).toEqual(found);
     expect(folded!.cases).toHaveLength(4_500);
     expect(scoring(folded!)).toEqual(scoring(found!));
@@ -77,17 +78,17 @@ describe('integration: a suite version\'s stream on PostgreSQL (issue 27)', () =
       await repo.insertHead(m, suite);
       for (let from = 0; from < suite.cases.length; from += 700) await repo.insertCases(m, 'sliced', 1, suite.cases.slice(from, from + 700), from);
     });
-    expect(await loadSuite(ds, store, 'sliced', 1)).toEqual(await repo.find(ds, 'sliced', 1));
+    expect(await loadSuite(ds, store, DEFAULT_PROJECT, 'sliced', 1)).toEqual(await repo.find(ds, 'sliced', 1));
     expect((await streamOf(ds, 'sliced', 1)).slice(1).map((e) => e.data.from)).toEqual([0, 700, 1_400, 2_100]);
   });
 
   it('the latest version when none is given; null for a version or key not in the log', async () => {
     const ds = dataSource();
     for (const n of [1, 2, 3]) await ds.transaction((m) => repo.insert(m, version('multi', n, 3 + n)));
-    expect((await loadSuite(ds, store, 'multi'))!.version).toBe(3);
-    expect(await loadSuite(ds, store, 'multi')).toEqual(await repo.find(ds, 'multi'));
-    expect(await loadSuite(ds, store, 'multi', 9)).toBeNull();
-    expect(await loadSuite(ds, store, 'nothing')).toBeNull();
+    expect((await loadSuite(ds, store, DEFAULT_PROJECT, 'multi'))!.version).toBe(3);
+    expect(await loadSuite(ds, store, DEFAULT_PROJECT, 'multi')).toEqual(await repo.find(ds, 'multi'));
+    expect(await loadSuite(ds, store, DEFAULT_PROJECT, 'multi', 9)).toBeNull();
+    expect(await loadSuite(ds, store, DEFAULT_PROJECT, 'nothing')).toBeNull();
   });
 
   it('SuiteVersions folds a version once and serves it from memory; the latest is looked up each time', async () => {
@@ -95,13 +96,13 @@ describe('integration: a suite version\'s stream on PostgreSQL (issue 27)', () =
     const statements: string[] = [];
     const counted: Sql = { query: (sql: string, params?: unknown[]) => (statements.push(sql), ds.query(sql, params)) } as Sql;
     const versions = new SuiteVersions(store);
-    const first = await versions.find(counted, 'multi', 2);
+    const first = await versions.find(counted, DEFAULT_PROJECT, 'multi', 2);
     const reads = statements.length;
-    expect(await versions.find(counted, 'multi', 2)).toBe(first);
+    expect(await versions.find(counted, DEFAULT_PROJECT, 'multi', 2)).toBe(first);
     expect(statements.length).toBe(reads);
-    await versions.find(counted, 'multi');
+    await versions.find(counted, DEFAULT_PROJECT, 'multi');
     const latest = statements.length;
-    expect(await versions.find(counted, 'multi')).toBe(await versions.find(counted, 'multi', 3));
+    expect(await versions.find(counted, DEFAULT_PROJECT, 'multi')).toBe(await versions.find(counted, DEFAULT_PROJECT, 'multi', 3));
     expect(statements.length).toBe(latest + 1);
   });
 
@@ -114,7 +115,7 @@ describe('integration: a suite version\'s stream on PostgreSQL (issue 27)', () =
     expect(await streamOf(ds, 'half', 1)).toEqual([]);
     // The head alone (as if its pages had been lost): a fold refuses it rather than give a partial suite.
     await ds.transaction((m) => new SuiteEvents().published(m, { ...bad, version: 2, created_at: '2026-12-03T00:00:00.000Z' }));
-    const refused = await loadSuite(ds, store, 'half', 2).catch((e: unknown) => e);
+    const refused = await loadSuite(ds, store, DEFAULT_PROJECT, 'half', 2).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(SuiteStreamError);
     expect((refused as SuiteStreamError).code).toBe('SUITE_STREAM_INCOMPLETE');
   });
@@ -135,7 +136,7 @@ describe('integration: the backfill of suite streams on a database of the previo
     for (const suite of old) await ds.transaction((m) => oldRepo.insert(m, suite));
     const [{ n: before }] = await ds.query(`SELECT count(*)::int AS n FROM events`);
     expect(before).toBe(0);
-    expect(await loadSuite(ds, store, 'alpha', 1)).toBeNull();
+    expect(await loadSuite(ds, store, DEFAULT_PROJECT, 'alpha', 1)).toBeNull();
 
     await migrate(ds);
     expect(((await ds.query(`SELECT name FROM schema_migrations`)) as Array<{ name: string }>).map((r) => r.name)).toContain('SuiteFacts1796400000700');
@@ -143,12 +144,12 @@ describe('integration: the backfill of suite streams on a database of the previo
     expect(stored).toHaveLength(old.length);
     for (const { suite_key, version: v } of stored) {
       const found = await repo.find(ds, suite_key, v);
-      const folded = await loadSuite(ds, store, suite_key, v);
+      const folded = await loadSuite(ds, store, DEFAULT_PROJECT, suite_key, v);
       expect(folded).toEqual(found);
       // What the worker, calibration and comparison compile from it: as before.
       expect(scoring(folded!)).toEqual(scoring(found!));
     }
-    expect((await loadSuite(ds, store, 'alpha'))!.version).toBe(2);
+    expect((await loadSuite(ds, store, DEFAULT_PROJECT, 'alpha'))!.version).toBe(2);
 
     const [{ n: events }] = await ds.query(`SELECT count(*)::int AS n FROM events`);
     const runner = ds.createQueryRunner();

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { DEFAULT_PROJECT } from '@evals/contracts';
 import { SUITE_EVENTS, SuiteStreamModel, suiteCasePages, suiteStreamId, type SuitePublishedV1, type SuiteStreamState } from '@evals/domain';
 import { BoundedCache } from './bounded-cache';
 import { EventStore, type NewEvent } from './event-store';
@@ -22,7 +23,10 @@ export class SuiteEvents {
 
   /** The head, first in the version's stream; `created_at` is the row's, so the fold gives what the row gave. */
   async published(sql: Sql, head: SuiteVersionRecord & { readonly created_at: string }): Promise<void> {
+    const project = head.project ?? DEFAULT_PROJECT;
     const data: SuitePublishedV1 = {
+      // Issue 30: `default` is written as before projects, so its events read as they always did.
+      ...(project === DEFAULT_PROJECT ? {} : { project }),
       suite_key: head.suite_key,
       version: head.version,
       content_hash: head.content_hash,
@@ -36,16 +40,16 @@ export class SuiteEvents {
     };
     const id = this.ids();
     const metadata = { message_id: id, correlation_id: id, causation_id: id, occurred_at: head.created_at };
-    await this.store.append(sql, suiteStreamId(head.suite_key, head.version), 0, [{ type: SUITE_EVENTS.published, version: 1, data, metadata }], { relay: false });
+    await this.store.append(sql, suiteStreamId(project, head.suite_key, head.version), 0, [{ type: SUITE_EVENTS.published, version: 1, data, metadata }], { relay: false });
   }
 
   /**
    * The pages of `cases`, the first at ordinal `from`, after what the stream holds: a streamed push calls
    * this once per slice, so only that slice is in memory. Each page is correlated with its version's head.
    */
-  async pages(sql: Sql, suiteKey: string, version: number, cases: readonly SuiteCaseRecord[], from: number): Promise<void> {
+  async pages(sql: Sql, project: string, suiteKey: string, version: number, cases: readonly SuiteCaseRecord[], from: number): Promise<void> {
     if (cases.length === 0) return;
-    const streamId = suiteStreamId(suiteKey, version);
+    const streamId = suiteStreamId(project, suiteKey, version);
     const [at] = await sql.query(
       `SELECT coalesce(max(stream_version), 0)::int AS last,
               max(metadata->>'message_id') FILTER (WHERE stream_version = 1) AS head_id,
@@ -66,12 +70,13 @@ export class SuiteEvents {
   }
 }
 
-/** The latest version of a suite key in the log, or null (a partial index on `suite.published` finds it). */
-export async function latestSuiteVersion(sql: Sql, suiteKey: string): Promise<number | null> {
+/** The latest version of a suite key of a project in the log, or null (a partial index on `suite.published` finds it). */
+export async function latestSuiteVersion(sql: Sql, project: string, suiteKey: string): Promise<number | null> {
   const rows = await sql.query(
     `SELECT (data->>'version')::int AS version FROM events
-     WHERE type = 'suite.published' AND data->>'suite_key' = $1 ORDER BY (data->>'version')::int DESC LIMIT 1`,
-    [suiteKey],
+     WHERE type = 'suite.published' AND data->>'suite_key' = $1 AND coalesce(data->>'project', '${DEFAULT_PROJECT}') = $2
+     ORDER BY (data->>'version')::int DESC LIMIT 1`,
+    [suiteKey, project],
   );
   return rows.length === 0 ? null : rows[0].version;
 }
@@ -82,10 +87,10 @@ export async function latestSuiteVersion(sql: Sql, suiteKey: string): Promise<nu
  * version when `version` is undefined; null when there is no such version. Read a few pages at a time; a
  * stream that does not fold (a page missing, repeated, invalid) throws SuiteStreamError with its code.
  */
-export async function loadSuite(sql: Sql, store: EventStore, suiteKey: string, version?: number): Promise<SuiteVersionWithCases | null> {
-  const v = version ?? (await latestSuiteVersion(sql, suiteKey));
+export async function loadSuite(sql: Sql, store: EventStore, project: string, suiteKey: string, version?: number): Promise<SuiteVersionWithCases | null> {
+  const v = version ?? (await latestSuiteVersion(sql, project, suiteKey));
   if (v === null) return null;
-  const streamId = suiteStreamId(suiteKey, v);
+  const streamId = suiteStreamId(project, suiteKey, v);
   let state: SuiteStreamState = SuiteStreamModel.initialSuiteState;
   let after = 0;
   for (;;) {
@@ -116,13 +121,13 @@ export class SuiteVersions {
   }
 
   /** The version (the latest when `version` is undefined), or null when the log has none. */
-  async find(sql: Sql, suiteKey: string, version?: number): Promise<SuiteVersionWithCases | null> {
-    const v = version ?? (await latestSuiteVersion(sql, suiteKey));
+  async find(sql: Sql, project: string, suiteKey: string, version?: number): Promise<SuiteVersionWithCases | null> {
+    const v = version ?? (await latestSuiteVersion(sql, project, suiteKey));
     if (v === null) return null;
-    const key = `${suiteKey}\u0000${v}`;
+    const key = suiteStreamId(project, suiteKey, v);
     const cached = this.cache?.get(key);
     if (cached) return cached;
-    const suite = await loadSuite(sql, this.store, suiteKey, v);
+    const suite = await loadSuite(sql, this.store, project, suiteKey, v);
     if (suite) this.cache?.set(key, suite);
     return suite;
   }

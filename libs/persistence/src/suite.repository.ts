@@ -1,8 +1,11 @@
+import { DEFAULT_PROJECT } from '@evals/contracts';
 import type { Sql } from './sql';
 import { SuiteEvents } from './suite-stream';
 
 /** A stored suite version (V1-V2): content is immutable once written; the database refuses edits. */
 export interface SuiteVersionRecord {
+  /** Issue 30: the project the suite belongs to; absent reads as `default`. */
+  readonly project?: string;
   readonly suite_key: string;
   readonly version: number;
   readonly content_hash: string;
@@ -185,7 +188,7 @@ export class SuiteRepository {
           c.map((x) => JSON.stringify(x.tags ?? [])),
         ],
       );
-      await this.events.pages(sql, suiteKey, version, c, from + at);
+      await this.events.pages(sql, DEFAULT_PROJECT, suiteKey, version, c, from + at);
     }
   }
 
@@ -237,10 +240,10 @@ export type SuiteCaseScorer = Pick<SuiteCaseRecord, 'case_id' | 'scorer' | 'expe
 
 const CASES_PER_INSERT = 2_000;
 
-const CASE_COLUMNS = 'case_id, input, expected, expected IS NULL AS expected_absent, scorer, tags';
+export const CASE_COLUMNS = 'case_id, input, expected, expected IS NULL AS expected_absent, scorer, tags';
 
 /** SQL NULL is "no expected"; a JSON null is the authored value null (json_equal may expect it). */
-function caseRecordOf(c: any): SuiteCaseRecord {
+export function caseRecordOf(c: any): SuiteCaseRecord {
   return { case_id: c.case_id, input: c.input, expected: c.expected_absent ? undefined : c.expected, scorer: c.scorer, tags: c.tags ?? [] };
 }
 

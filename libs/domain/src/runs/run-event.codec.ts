@@ -12,7 +12,7 @@
  * A refusal names fields and constraints only, `data.case_count: isCount`, never a value (D1): its reason
  * goes to dead letters and logs. At most MAX_EVENT_REASON_ISSUES issues are joined, then `; and N more`.
  */
-import { isSafeId } from '@evals/contracts';
+import { isProjectId, isSafeId } from '@evals/contracts';
 import type { BaselineChoice } from '../regression/baseline';
 import { columnarIssues } from './case-outcomes';
 import type { RunComparedV1, RunEvent, RunSealedV1, RunSource } from './run-events';
@@ -156,6 +156,7 @@ type RunEventKey = RunEvent extends infer E ? (E extends RunEvent ? `${E['type']
 const SCHEMAS: Readonly<Record<RunEventKey, readonly Rule[]>> = {
   'run.opened v1': [
     RUN_ID,
+    field('project', optional(isProjectId), 'isProjectId'),
     field('suite_key', isNonEmptyString, 'isString'),
     field('suite_version', isPositiveCount, 'isPositiveInteger'),
     field('suite_content_hash', isString, 'isString'),

@@ -22,6 +22,11 @@ export type RunSource = 'sandbox' | 'ci' | 'inline' | 'session_sample';
 
 export interface RunOpenedV1 {
   readonly run_id: string;
+  /**
+   * Issue 30: the project the run belongs to (docs/adr/0009-projects.md); absent in runs opened before
+   * projects, which belong to `default`. Every fact of the run is scoped by it: read it with `runProject`.
+   */
+  readonly project?: string;
   readonly suite_key: string;
   readonly suite_version: number;
   readonly suite_content_hash: string;

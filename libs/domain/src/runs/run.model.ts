@@ -12,6 +12,7 @@
  * already happened (the same open, a second seal, a redelivered result) decides no events, so callers may
  * retry freely (consumers are idempotent).
  */
+import { DEFAULT_PROJECT } from '@evals/contracts';
 import { verdictStability, type VerdictStability } from '../judge/repeats';
 import { casesScoredCounts } from './case-outcomes';
 import type { RunComparedV1, RunEvent, RunOpenedV1, RunScoredV1 } from './run-events';
@@ -38,6 +39,11 @@ export interface RunState {
   readonly verdict: RunVerdict | null;
   /** The regression decision as recorded (`run.compared`). */
   readonly compared: RunComparedV1 | null;
+}
+
+/** The project of a run (issue 30): what its `run.opened` names, `default` for runs opened before projects. */
+export function runProject(state: Pick<RunState, 'opened'>): string {
+  return state.opened?.project ?? DEFAULT_PROJECT;
 }
 
 export const initialRunState: RunState = {

@@ -3,7 +3,7 @@
  * `decodeSuiteEvent` before it folds it. Pure. A refusal names fields and constraints only
  * (`data.cases[].tags: isStringArray`), never a value: suite content may be large, and reasons reach logs.
  */
-import { isSafeId, isSuiteKey } from '@evals/contracts';
+import { isProjectId, isSafeId, isSuiteKey } from '@evals/contracts';
 import { joinIssues } from '../runs/run-event.codec';
 import type { SuiteEvent } from './suite-events';
 
@@ -47,6 +47,7 @@ const CHECKS: Readonly<Record<string, (d: Fields) => string[]>> = {
   'suite.published': (d) =>
     issuesOf([
       ...versionOf(d),
+      ['data.project: isProjectId', d.project === undefined || isProjectId(d.project)],
       ['data.content_hash: isString', isString(d.content_hash) && d.content_hash.length > 0],
       ['data.case_count: isCount', isCount(d.case_count)],
       ['data.description: isStringOrNull', d.description === null || isString(d.description)],

@@ -6,6 +6,7 @@
  * `decodeSuiteEvent` (suite-event.codec.ts) and fold them with `SuiteStreamModel` (suite-stream.model.ts).
  * Suite content only - inputs, expected values, scorer specs - never a candidate output (D1).
  */
+import { DEFAULT_PROJECT } from '@evals/contracts';
 
 export const SUITE_EVENTS = {
   published: 'suite.published',
@@ -16,6 +17,8 @@ export type SuiteEventType = (typeof SUITE_EVENTS)[keyof typeof SUITE_EVENTS];
 
 /** The head of a suite version: everything `SuiteRepository.find` gives but the cases. */
 export interface SuitePublishedV1 {
+  /** Issue 30: the project the suite belongs to; absent in versions published before projects (`default`). */
+  readonly project?: string;
   readonly suite_key: string;
   readonly version: number;
   readonly content_hash: string;
@@ -75,9 +78,13 @@ export const SUITE_PAGE_MAX_BYTES = 256 * 1024;
  */
 export const SUITE_PART_MAX_CHARS = Math.floor(SUITE_PAGE_MAX_BYTES / 6);
 
-/** The stream of one suite version. A suite key has no `@` (SUITE_KEY_PATTERN), so the id is unique. */
-export function suiteStreamId(suiteKey: string, version: number): string {
-  return `suite-${suiteKey}@${version}`;
+/**
+ * The stream of one suite version in a project. A suite key has no `@` and neither a key nor a project has
+ * a `:` (SUITE_KEY_PATTERN, PROJECT_ID_PATTERN), so the id is unique; `default` keeps the ids its streams had
+ * before projects (docs/adr/0009-projects.md), so an upgrade moves nothing.
+ */
+export function suiteStreamId(project: string, suiteKey: string, version: number): string {
+  return project === DEFAULT_PROJECT ? `suite-${suiteKey}@${version}` : `suite-${project}:${suiteKey}@${version}`;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { isProjectId, isSuiteKey } from '@evals/contracts';
 import { decodeSuiteEvent } from './suite-event.codec';
 import { SUITE_EVENTS, SUITE_PAGE_MAX_BYTES, SUITE_PAGE_MAX_CASES, suiteCasePages, suiteStreamId, type SuiteCaseV1, type SuiteCasesPublishedV1, type SuitePublishedV1 } from './suite-events';
 import { SUITE_STREAM_CODES, SuiteStreamError, foldSuite } from './suite-stream.model';
@@ -150,8 +151,12 @@ describe('suite stream fold (issue 27: suite.published)', () => {
     });
   });
 
-  it('names one stream per version', () => {
-    expect(suiteStreamId('triage', 3)).toBe('suite-triage@3');
-    expect(suiteStreamId('triage', 3)).not.toBe(suiteStreamId('triage', 30));
+  it('names one stream per version and project, default keeping the ids of before projects (issue 30)', () => {
+    expect(suiteStreamId('default', 'triage', 3)).toBe('suite-triage@3');
+    expect(suiteStreamId('default', 'triage', 3)).not.toBe(suiteStreamId('default', 'triage', 30));
+    expect(suiteStreamId('team-a', 'triage', 3)).toBe('suite-team-a:triage@3');
+    // Only a key holding `:` could spell another project's stream in `default`; no suite key may.
+    expect(isSuiteKey('team-a:triage')).toBe(false);
+    expect(isProjectId('team:a')).toBe(false);
   });
 });

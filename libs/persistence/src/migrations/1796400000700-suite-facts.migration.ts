@@ -1,7 +1,8 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { applyEventAuthorship } from '../ownership';
 import { SuiteEvents } from '../suite-stream';
-import { SuiteRepository, toVersion } from '../suite.repository';
+import { DEFAULT_PROJECT } from '@evals/contracts';
+import { CASE_COLUMNS, caseRecordOf, toVersion, type SuiteCaseRecord } from '../suite.repository';
 
 /** Cases read and paged at a time: the ingestion's insert batch, so no version is ever held whole. */
 const BATCH = 2_000;
@@ -25,14 +26,13 @@ export class SuiteFacts1796400000700 implements MigrationInterface {
        ORDER BY v.created_at, v.suite_key, v.version`,
     );
     const events = new SuiteEvents();
-    const suites = new SuiteRepository(events);
     for (const row of versions) {
       const head = toVersion(row);
       await events.published(q, { ...head, created_at: head.created_at! });
       for (let written = 0, ordinal = 0; ; ) {
-        const batch = await suites.casesFrom(q, head.suite_key, head.version, ordinal, BATCH);
+        const batch = await casesFrom(q, head.suite_key, head.version, ordinal);
         if (batch.length === 0) break;
-        await events.pages(q, head.suite_key, head.version, batch.map(({ ordinal: _, ...c }) => c), written);
+        await events.pages(q, DEFAULT_PROJECT, head.suite_key, head.version, batch.map(({ ordinal: _, ...c }) => c), written);
         written += batch.length;
         ordinal = batch[batch.length - 1].ordinal + 1;
       }
@@ -44,4 +44,16 @@ export class SuiteFacts1796400000700 implements MigrationInterface {
   async down(q: QueryRunner): Promise<void> {
     await q.query(`DROP INDEX IF EXISTS events_suite_published`);
   }
+}
+
+/**
+ * A batch of a version's cases from `ordinal` on, as this migration's schema has them: before projects
+ * (Projects1796600000000), so the query is this migration's own and never changes with the repository.
+ */
+async function casesFrom(q: QueryRunner, suiteKey: string, version: number, ordinal: number): Promise<Array<SuiteCaseRecord & { readonly ordinal: number }>> {
+  const rows = await q.query(
+    `SELECT ordinal, ${CASE_COLUMNS} FROM suite_cases WHERE suite_key = $1 AND suite_version = $2 AND ordinal >= $3 ORDER BY ordinal LIMIT $4`,
+    [suiteKey, version, ordinal, BATCH],
+  );
+  return rows.map((r: any) => ({ ...caseRecordOf(r), ordinal: r.ordinal }));
 }
