@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { TimeoutError } from '@nats-io/nats-core';
-import { encodeMessage, serializeMessage, SUBJECTS } from '@evals/contracts';
+import { DEFAULT_PROJECT, encodeMessage, serializeMessage, SUBJECTS } from '@evals/contracts';
 import { InProcessBus, subjectOf, type ConsumeOptions, type ConsumerSpec, type MessageBus, type PublishAck, type Subscription } from '@evals/bus';
 import { compileSuite, runStreamId, WORK_SUBJECTS } from '@evals/domain';
 import { createDataSource, SuiteRepository } from '@evals/persistence';
@@ -294,7 +294,7 @@ describe('integration: POST /v1/runs decided by the run model (R7)', () => {
     const work = { forward: async (runId: string) => void handed.push(`forward ${runId}`), seal: async (runId: string) => void handed.push(`seal ${runId}`) };
     const intake = new RunIntakeService(app.get(RunStreams), work as unknown as WorkPublisher, new SuiteRepository(), counted, { hmacSecret: 'intake-test-secret-0123456789abcdef' });
     const caseReads = () => sqls.filter((q) => /\bsuite_cases\b/.test(q));
-    const open = (runId: string, outs = outputs(3, 2)) => intake.open(runBody(runId, outs) as never, { message_id: `m-${runId}`, correlation_id: runId });
+    const open = (runId: string, outs = outputs(3, 2)) => intake.open({ ...runBody(runId, outs), project: DEFAULT_PROJECT } as never, { message_id: `m-${runId}`, correlation_id: runId });
 
     const first = await open('facts-1');
     expect(caseReads()).toHaveLength(1);
@@ -308,7 +308,7 @@ describe('integration: POST /v1/runs decided by the run model (R7)', () => {
     expect(handed).toEqual(['forward facts-1', 'seal facts-1', 'forward facts-2', 'seal facts-2']);
 
     // What the runs opened with is what the stored version, compiled whole, says.
-    const stored = (await new SuiteRepository().find(ds!, key))!;
+    const stored = (await new SuiteRepository().find(ds!, DEFAULT_PROJECT, key))!;
     for (const { ticket } of [first, second]) {
       expect(ticket.opened).toMatchObject({ suite_key: key, suite_version: stored.version, suite_content_hash: stored.content_hash, case_count: 600 });
       expect(Object.entries(ticket.opened.scorer_versions)).toEqual(Object.entries(compileSuite(stored).scorer_versions));

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DEFAULT_PROJECT } from '@evals/contracts';
-import { RunModel, runProject, sampleCaseIds, suiteScorerVersions, type RunCommand, type RunOpenedV1, type RunState, type WorkItem } from '@evals/domain';
+import { RunModel, sampleCaseIds, suiteScorerVersions, type RunCommand, type RunOpenedV1, type RunState, type WorkItem } from '@evals/domain';
 import { SuiteRepository, type LoadedRun, type SuiteVersionHead } from '@evals/persistence';
 import { DATA_SOURCE } from '@evals/platform';
 import type { DataSource } from 'typeorm';
@@ -88,7 +88,7 @@ export class RunIntakeService {
     const loaded = await this.streams.load(cmd.run_id);
     // Issue 30: run ids are unique across the service; another project's run is a conflict like any other,
     // answered before anything of it (its cases, its outputs) is compared with the request.
-    if (loaded.state.opened && runProject(loaded.state) !== cmd.project) throw runIdConflict(cmd.run_id);
+    if (loaded.state.opened && RunModel.runProject(loaded.state) !== cmd.project) throw runIdConflict(cmd.run_id);
     const existing = await this.ticketOf(cmd.run_id, loaded);
     let opened: RunOpenedV1;
     if (existing) {
@@ -137,7 +137,7 @@ export class RunIntakeService {
     // asked the same thing, else RUN_ID_CONFLICT.
     const { appended: created, run } = await underRunRules(() => this.streams.decide(cmd.run_id, command, cause, loaded));
     // Another project's open of the same id that won the race, with the same request: still not this run.
-    if (runProject(run.state) !== cmd.project) throw runIdConflict(cmd.run_id);
+    if (RunModel.runProject(run.state) !== cmd.project) throw runIdConflict(cmd.run_id);
     let ticket = (await this.ticketOf(cmd.run_id, run))!;
     if (outputs) {
       const work: Causation = { message_id: requestMessageId(cmd.run_id, requestHash), correlation_id: cause.correlation_id };
@@ -157,7 +157,7 @@ export class RunIntakeService {
   private async checkBaseline(project: string, baselineRunId: string, suiteKey: string): Promise<void> {
     const { state } = await this.streams.load(baselineRunId);
     // Another project's run is no run here (issue 30): the same refusal as a run that does not exist.
-    if (!state.opened || runProject(state) !== project || state.phase !== 'compared') throw new IntakeError('BASELINE_NOT_FOUND', `baseline ${baselineRunId} is not a completed run`, 'baseline_run_id');
+    if (!state.opened || RunModel.runProject(state) !== project || state.phase !== 'compared') throw new IntakeError('BASELINE_NOT_FOUND', `baseline ${baselineRunId} is not a completed run`, 'baseline_run_id');
     if (state.opened.suite_key !== suiteKey) {
       throw new IntakeError('BASELINE_OTHER_SUITE', `baseline ${baselineRunId} is a run of suite ${state.opened.suite_key}, not ${suiteKey}`, 'baseline_run_id');
     }
@@ -169,7 +169,7 @@ export class RunIntakeService {
    */
   async ticket(runId: string, project: string): Promise<RunTicket | null> {
     const loaded = await this.streams.load(runId);
-    if (loaded.state.opened && runProject(loaded.state) !== project) return null;
+    if (loaded.state.opened && RunModel.runProject(loaded.state) !== project) return null;
     return this.ticketOf(runId, loaded);
   }
 
@@ -178,7 +178,7 @@ export class RunIntakeService {
     if (!data) return null;
     const cached = this.tickets.get(runId);
     if (cached) return { ...cached, state, version };
-    const project = runProject(state);
+    const project = RunModel.runProject(state);
     let allCaseIds = this.suiteFacts.get(factsKey(project, data.suite_key, data.suite_version))?.caseIdSet;
     if (!allCaseIds) {
       const suite = await this.suites.head(this.db, project, data.suite_key, data.suite_version);
@@ -202,7 +202,7 @@ export class RunIntakeService {
    */
   async seal(runId: string, project: string, cause: Causation): Promise<void> {
     const loaded = await this.streams.load(runId);
-    if (loaded.state.opened && runProject(loaded.state) !== project) throw unknownRun(runId);
+    if (loaded.state.opened && RunModel.runProject(loaded.state) !== project) throw unknownRun(runId);
     await underRunRules(() => this.streams.decide(runId, { type: 'seal', run_id: runId }, cause, loaded));
     await this.work.seal(runId, cause);
   }

@@ -1,5 +1,5 @@
 import { isSafeId } from '@evals/contracts';
-import { runProject, runStreamId, type FoldedRunView, type RunDoc, type RunPhase } from '@evals/domain';
+import { RunModel, runStreamId, type FoldedRunView, type RunDoc, type RunPhase } from '@evals/domain';
 import type { DataSource } from 'typeorm';
 import { EventStore } from './event-store';
 import { LoggedCaseResults } from './case-outcome-log';
@@ -16,7 +16,7 @@ import type { Sql } from './sql';
 export type FoldedRun = FoldedRunView & {
   readonly doc: RunDoc;
   readonly phase: RunPhase;
-  /** Issue 30: the run's project, as its `run.opened` names it (`runProject`): a caller of another project sees no run. */
+  /** Issue 30: the run's project, as its `run.opened` names it (`RunModel.runProject`): a caller of another project sees no run. */
   readonly project: string;
 };
 
@@ -68,7 +68,7 @@ export class RunFoldQueries {
     if (known) return known;
     const { state, doc, eval_result, verdict } = foldStoredRunView(await this.store.readStream(sql, runStreamId(runId)));
     if (doc === null) return null;
-    const run: FoldedRun = { phase: state.phase, project: runProject(state), doc, eval_result, verdict };
+    const run: FoldedRun = { phase: state.phase, project: RunModel.runProject(state), doc, eval_result, verdict };
     if (run.verdict !== null) this.remember(runId, run);
     return run;
   }

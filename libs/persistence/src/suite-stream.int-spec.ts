@@ -52,7 +52,7 @@ describe('integration: a suite version\'s stream on PostgreSQL (issue 27)', () =
     const ds = dataSource();
     const suite = version('big', 1, 4_500, true);
     await ds.transaction((m) => repo.insert(m, suite));
-    const found = await repo.find(ds, 'big', 1);
+    const found = await repo.find(ds, DEFAULT_PROJECT, 'big', 1);
     const folded = await loadSuite(ds, store, DEFAULT_PROJECT, 'big', 1);
     expect(folded).toEqual(found);
     expect(folded!.cases).toHaveLength(4_500);
@@ -76,9 +76,9 @@ describe('integration: a suite version\'s stream on PostgreSQL (issue 27)', () =
     const suite = version('sliced', 1, 2_600);
     await ds.transaction(async (m) => {
       await repo.insertHead(m, suite);
-      for (let from = 0; from < suite.cases.length; from += 700) await repo.insertCases(m, 'sliced', 1, suite.cases.slice(from, from + 700), from);
+      for (let from = 0; from < suite.cases.length; from += 700) await repo.insertCases(m, DEFAULT_PROJECT, 'sliced', 1, suite.cases.slice(from, from + 700), from);
     });
-    expect(await loadSuite(ds, store, DEFAULT_PROJECT, 'sliced', 1)).toEqual(await repo.find(ds, 'sliced', 1));
+    expect(await loadSuite(ds, store, DEFAULT_PROJECT, 'sliced', 1)).toEqual(await repo.find(ds, DEFAULT_PROJECT, 'sliced', 1));
     expect((await streamOf(ds, 'sliced', 1)).slice(1).map((e) => e.data.from)).toEqual([0, 700, 1_400, 2_100]);
   });
 
@@ -86,7 +86,7 @@ describe('integration: a suite version\'s stream on PostgreSQL (issue 27)', () =
     const ds = dataSource();
     for (const n of [1, 2, 3]) await ds.transaction((m) => repo.insert(m, version('multi', n, 3 + n)));
     expect((await loadSuite(ds, store, DEFAULT_PROJECT, 'multi'))!.version).toBe(3);
-    expect(await loadSuite(ds, store, DEFAULT_PROJECT, 'multi')).toEqual(await repo.find(ds, 'multi'));
+    expect(await loadSuite(ds, store, DEFAULT_PROJECT, 'multi')).toEqual(await repo.find(ds, DEFAULT_PROJECT, 'multi'));
     expect(await loadSuite(ds, store, DEFAULT_PROJECT, 'multi', 9)).toBeNull();
     expect(await loadSuite(ds, store, DEFAULT_PROJECT, 'nothing')).toBeNull();
   });
@@ -143,7 +143,7 @@ describe('integration: the backfill of suite streams on a database of the previo
     const stored = (await ds.query(`SELECT suite_key, version FROM suite_versions ORDER BY suite_key, version`)) as Array<{ suite_key: string; version: number }>;
     expect(stored).toHaveLength(old.length);
     for (const { suite_key, version: v } of stored) {
-      const found = await repo.find(ds, suite_key, v);
+      const found = await repo.find(ds, DEFAULT_PROJECT, suite_key, v);
       const folded = await loadSuite(ds, store, DEFAULT_PROJECT, suite_key, v);
       expect(folded).toEqual(found);
       // What the worker, calibration and comparison compile from it: as before.
