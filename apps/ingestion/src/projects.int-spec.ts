@@ -203,3 +203,74 @@ describe('integration: the ingestion per project (issue 30)', () => {
     });
   });
 });
+
+/**
+ * Issue 30: the session monitor per project. A signal is scored by its message's project's monitor suites
+ * (the same key in two projects with other cases), into a window run of that project named apart from the
+ * other's, and the sweep closes each window in its own project.
+ */
+describe('integration: monitor windows per project (issue 30)', () => {
+  let schema: TestSchema;
+  let ds: DataSource;
+  let app: NestExpressApplication;
+  let bus: InProcessBus;
+  let base: string;
+  const MONITOR = 'mon-shared';
+
+  beforeAll(async () => {
+    schema = await createTestSchema('ingestmonitor');
+    ({ app, base, inner: bus } = await startAllInOne(
+      schema.schema,
+      { EVALS_HMAC_SECRET: 'monitor-test-secret-0123456789abcdef', LOG_LEVEL: 'warn', EVALS_MONITOR_SUITES: MONITOR, EVALS_MONITOR_WINDOW_SECONDS: '3', EVALS_MONITOR_GRACE_SECONDS: '1' },
+      () => undefined,
+    ));
+    ds = createDataSource({ url: testServers.postgres.url, schema: schema.schema, poolSize: 2 });
+    await ds.initialize();
+    await ds.query(`INSERT INTO projects (id, name) VALUES ($1, 'A'), ($2, 'B')`, [A, B]);
+    const push = (project: string, fields: string[]) =>
+      fetch(`${base}/v1/suites`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-evals-project': project },
+        body: JSON.stringify({ key: MONITOR, default_scorer: { type: 'exact' }, pass_threshold: 0.5, regression_threshold: 0.1, cases: fields.map((f) => ({ id: f, input: { signal_field: f }, scorer: { type: 'numeric_range', max: 1_000_000 } })) }),
+      }).then((r) => r.status);
+    expect([await push(A, ['cost_usd']), await push(B, ['cost_usd', 'tokens_total'])]).toEqual([201, 201]);
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await ds?.destroy();
+    await schema?.drop();
+  });
+
+  it("each project's signal opens a window run of its own suite and project, and the sweep seals each", async () => {
+    const occurredAt = new Date().toISOString();
+    const signal = { session_id: 's1', subject_kind: 'agent', subject_id: 'bot', occurred_at: occurredAt, state: 'completed', finding_count: 0, max_severity: 'none', tokens_in: 10, tokens_out: 5, cost_usd: 0.01 };
+    for (const project of [A, B]) {
+      const id = `signal-${project}`;
+      const message = encodeMessage(SUBJECTS.SESSION_SIGNAL, 1, signal as never, { message_id: id, correlation_id: id, causation_id: id, occurred_at: occurredAt, project });
+      await bus.publish(subjectOf(bus.names, SUBJECTS.SESSION_SIGNAL), serializeMessage(message), id);
+    }
+    const deadline = Date.now() + 30_000;
+    let windows: Array<{ project: string; run_id: string; sealed: boolean }> = [];
+    while (Date.now() < deadline) {
+      windows = await ds.query(`SELECT project, run_id, sealed_at IS NOT NULL AS sealed FROM monitor_windows ORDER BY project`);
+      if (windows.length === 2 && windows.every((w) => w.sealed)) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(windows.map((w) => [w.project, w.sealed])).toEqual([
+      [A, true],
+      [B, true],
+    ]);
+    // Run ids unique across the service: the same suite key, subject and window, named by the project.
+    expect(windows[0]!.run_id).not.toBe(windows[1]!.run_id);
+    expect(windows[0]!.run_id).toContain(`${A}:${MONITOR}`);
+    for (const [w, cases] of [
+      [windows[0]!, 1],
+      [windows[1]!, 2],
+    ] as const) {
+      const events: Array<{ type: string; data: any }> = await ds.query(`SELECT type, data FROM events WHERE stream_id = $1 ORDER BY stream_version`, [runStreamId(w.run_id)]);
+      expect(events[0]).toMatchObject({ type: 'run.opened', data: { project: w.project, suite_key: MONITOR, case_count: cases, source: 'session_sample' } });
+      expect(events.map((e) => e.type)).toContain('run.sealed');
+    }
+  });
+});

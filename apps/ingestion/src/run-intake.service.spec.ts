@@ -330,6 +330,18 @@ describe('unit: the run intake (R7)', () => {
       expect(streams.types('shared')).toEqual(['run.opened', 'run.sealed']);
     });
 
+    it('an expired run keeps its project: sealed `expired` by the system, still found in its project only', async () => {
+      const { streams, work, intake } = setup([suite, teamA]);
+      await intake.open(request({ run_id: 'exp-a', project: 'team-a', outputs: undefined }), cause);
+      expect(await intake.expire('exp-a', new Date(NOW.getTime() + 60_000), 60)).toBe(true);
+      expect(streams.types('exp-a')).toEqual(['run.opened', 'run.sealed']);
+      const ticket = (await intake.ticket('exp-a', 'team-a'))!;
+      expect(RunModel.runProject(ticket.state)).toBe('team-a');
+      expect(ticket.state.seal_reason).toBe('expired');
+      expect(await intake.ticket('exp-a', DEFAULT_PROJECT)).toBeNull();
+      expect(work.calls.map((c) => [c.kind, c.run_id])).toEqual([['seal', 'exp-a']]);
+    });
+
     it("another project's run has no ticket and takes no seal: both answer as an unknown run", async () => {
       const { streams, work, intake } = setup([suite, teamA]);
       await intake.open(request({ run_id: 'open-a', project: 'team-a', outputs: undefined }), cause);
