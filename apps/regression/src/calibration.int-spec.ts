@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { HttpException } from '@nestjs/common';
+import { DEFAULT_PROJECT } from '@evals/contracts';
 import { JUDGE_ERROR_CODES } from '@evals/domain';
 import { LangChainJudge } from '@evals/judge';
 import { createDataSource, migrate } from '@evals/persistence';
@@ -83,7 +84,7 @@ describe('integration: certification a tiny set cannot fake - sizes, scopes, Pan
   /** Stores a set of `items` labelled against `rubric`; the judge will answer each output as scripted. */
   async function createSet(name: string, rubric: string, items: readonly Labelled[]): Promise<string> {
     for (const i of items) verdicts.set(outputOf(name, i.id), i.judge);
-    const answer = await service.createSet(ds, {
+    const answer = await service.createSet(ds, DEFAULT_PROJECT, {
       name,
       rubric,
       items: items.map((i) => ({ item_id: i.id, output_hash: sha256(outputOf(name, i.id)), human_verdict: i.human, output_chars: i.chars })),
@@ -92,7 +93,7 @@ describe('integration: certification a tiny set cannot fake - sizes, scopes, Pan
   }
 
   async function calibrate(name: string, setId: string, items: readonly Labelled[], targets?: Record<string, unknown>) {
-    return service.calibrate(ds, { set_id: setId, ...(targets ? { targets } : {}), outputs: items.map((i) => ({ item_id: i.id, output: outputOf(name, i.id) })) });
+    return service.calibrate(ds, DEFAULT_PROJECT, { set_id: setId, ...(targets ? { targets } : {}), outputs: items.map((i) => ({ item_id: i.id, output: outputOf(name, i.id) })) });
   }
 
   /** `tp` agreeing passes, `fn` human passes the judge fails, `fp` human fails the judge passes, `tn` agreeing fails. */
@@ -168,7 +169,7 @@ describe('integration: certification a tiny set cannot fake - sizes, scopes, Pan
     // Stored as evidence of the attempt (append-only), with its scope.
     expect(await ds.query(`SELECT status, scope FROM calibration_reports WHERE id = $1`, [answer.report_id])).toEqual([{ status: 'insufficient_set', scope: scopeA }]);
     // The scope's standing is still the 60-item set's report.
-    const status: any = await service.judgeStatus(ds, { scope: scopeA });
+    const status: any = await service.judgeStatus(ds, DEFAULT_PROJECT, { scope: scopeA });
     expect(status).toMatchObject({ status: 'certified', report_id: certifiedA, scope: scopeA, n: 60 });
   });
 
@@ -177,7 +178,7 @@ describe('integration: certification a tiny set cannot fake - sizes, scopes, Pan
     const setId = await createSet('forty-nine', RUBRIC_A, fortyNine);
     fake.reset();
     // No outputs sent: the refusal comes from the human labels alone.
-    const answer = await service.calibrate(ds, { set_id: setId });
+    const answer = await service.calibrate(ds, DEFAULT_PROJECT, { set_id: setId });
     expect(fake.requestCount).toBe(0);
     expect(answer).toMatchObject({ status: 'insufficient_set', report: { set: { n: 49, human_pass: 30, human_fail: 19 }, reasons: ['too_few_items'] } });
     // A one-class set, however large, is refused the same way before any call.
@@ -200,26 +201,26 @@ describe('integration: certification a tiny set cannot fake - sizes, scopes, Pan
     expect(fake.requestCount).toBe(60);
     expect(answer).toMatchObject({ status: 'not_certified', scope: scopeB });
 
-    const a: any = await service.judgeStatus(ds, { scope: scopeA });
+    const a: any = await service.judgeStatus(ds, DEFAULT_PROJECT, { scope: scopeA });
     expect(a).toMatchObject({ status: 'certified', report_id: certifiedA });
-    const b: any = await service.judgeStatus(ds, { scope: scopeB });
+    const b: any = await service.judgeStatus(ds, DEFAULT_PROJECT, { scope: scopeB });
     expect(b).toMatchObject({ status: 'not_certified', report_id: answer.report_id });
-    const all: any = await service.judgeStatus(ds, {});
+    const all: any = await service.judgeStatus(ds, DEFAULT_PROJECT, {});
     expect(all).toMatchObject({ judge_model: MODEL, prompt_version: 'judge-v1', status: 'certified', certified_scopes: [scopeA] });
     expect(all.scopes.map((s: any) => [s.scope, s.status]).sort()).toEqual([
       [scopeA, 'certified'],
       [scopeB, 'not_certified'],
     ].sort());
-    expect(await service.judgeStatus(ds, { scope: `rubric:${sha256('never measured')}` })).toMatchObject({ status: 'uncalibrated', report_id: null });
+    expect(await service.judgeStatus(ds, DEFAULT_PROJECT, { scope: `rubric:${sha256('never measured')}` })).toMatchObject({ status: 'uncalibrated', report_id: null });
 
     // 30 of 40 judged cases passed by the judge, corrected with A's Se 47/48 and Sp 11/12.
-    const corrected: any = await service.judgeStatus(ds, { scope: scopeA, passed: '30', n: '40' });
+    const corrected: any = await service.judgeStatus(ds, DEFAULT_PROJECT, { scope: scopeA, passed: '30', n: '40' });
     const expected = correctedPassRate({ x: 30, n: 40, se: { x: 47, n: 48 }, sp: { x: 11, n: 12 } });
     expect(corrected.corrected_pass_rate).toMatchObject({ apparent: { passed: 30, n: 40 }, sensitivity: { x: 47, n: 48 }, specificity: { x: 11, n: 12 }, rate: expected.point, lower: expected.lower, upper: expected.upper });
     // Rogan-Gladen by hand: (0.75 + 11/12 - 1) / (47/48 + 11/12 - 1).
     expect(corrected.corrected_pass_rate.rate).toBeCloseTo((0.75 + 11 / 12 - 1) / (47 / 48 + 11 / 12 - 1), 12);
-    expect((await service.judgeStatus(ds, { scope: scopeB, passed: '30', n: '40' }) as any).corrected_pass_rate).toBeNull();
-    expect(await refusal(service.judgeStatus(ds, { passed: '3', n: '2', scope: scopeA }))).toMatchObject({ status: 400 });
+    expect((await service.judgeStatus(ds, DEFAULT_PROJECT, { scope: scopeB, passed: '30', n: '40' }) as any).corrected_pass_rate).toBeNull();
+    expect(await refusal(service.judgeStatus(ds, DEFAULT_PROJECT, { passed: '3', n: '2', scope: scopeA }))).toMatchObject({ status: 400 });
   });
 
   it('a judge that cannot be measured (every call a provider error): 502 JUDGE_CALL_FAILED counting the unanswered items by error code; no report stored', async () => {
@@ -239,7 +240,7 @@ describe('integration: certification a tiny set cannot fake - sizes, scopes, Pan
       fake.script(scripted);
     }
     expect((await ds.query(`SELECT count(*)::int AS n FROM calibration_reports`))[0].n).toBe(before);
-    expect(await service.judgeStatus(ds, { scope: scopeA })).toMatchObject({ status: 'certified', report_id: certifiedA });
+    expect(await service.judgeStatus(ds, DEFAULT_PROJECT, { scope: scopeA })).toMatchObject({ status: 'certified', report_id: certifiedA });
   });
 
   it('the PandaLM set (849 items) through the calibration path: every figure recomputed here; kappa clears 0.6, agreement misses 0.85: not certified', async () => {

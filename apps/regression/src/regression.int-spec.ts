@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { DEFAULT_PROJECT } from '@evals/contracts';
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { JetStreamBus } from '@evals/bus';
@@ -84,13 +85,13 @@ describe('integration: regression decisions and findings (G1-G6)', () => {
     expect(noisy).toMatchObject({ kind: 'recorded', finding: false, row: { verdict: 'inconclusive_noise', baseline_run_id: 'a-good', baseline_choice: 'automatic' } });
     const next = await completeRun(opened('a-next', { subject_id: 'noisy' }), 9, 10, '2026-11-30T03:00:00.000Z');
     expect(next).toMatchObject({ kind: 'recorded', row: { baseline_run_id: 'a-good', verdict: 'no_regression' } });
-    expect(await repo.findingFor(ds, 'a-noisy')).toBeNull();
+    expect(await repo.findingFor(ds, DEFAULT_PROJECT, 'a-noisy')).toBeNull();
   });
 
   it('a redelivered run.scored decides nothing twice', async () => {
     const again = await ds.transaction((m) => service.decide(m, { data: { run_id: 'a-next', n: 10, passed: 0, score_sum: 0, missing_case_ids: [] }, metadata: meta('2026-11-30T04:00:00.000Z') }));
     expect(again).toEqual({ kind: 'duplicate' });
-    expect((await repo.find(ds, 'a-next'))!.passed).toBe(9);
+    expect((await repo.find(ds, DEFAULT_PROJECT, 'a-next'))!.passed).toBe(9);
   });
 
   it('a regressed run is not the next automatic baseline (G4: the ratchet)', async () => {
@@ -117,7 +118,7 @@ describe('integration: regression decisions and findings (G1-G6)', () => {
     });
     expect(c.run).toMatchObject({ passed: 8, n: 8 });
     expect(c.baseline).toMatchObject({ passed: 8, n: 8 });
-    expect(await repo.findingFor(ds, 'p-part')).toBeNull();
+    expect(await repo.findingFor(ds, DEFAULT_PROJECT, 'p-part')).toBeNull();
     // The next run is compared with the last complete run, not with the partial one.
     const next = await completeRun(opened('p-next', { subject_id: 'partial' }), 1, 11, '2026-11-30T03:00:00.000Z');
     expect(next).toMatchObject({ kind: 'recorded', finding: true, row: { verdict: 'regressed', baseline_run_id: 'p-base' } });
@@ -154,7 +155,7 @@ describe('integration: regression decisions and findings (G1-G6)', () => {
     const skipped = await record(judged('g-skip', 0, true, '2026-11-30T02:00:00.000Z'));
     expect(skipped).toMatchObject({ kind: 'recorded', finding: false, row: { verdict: 'no_regression', completeness: 'incomplete', baseline_run_id: 'g-base' } });
     expect((skipped as any).row.comparison.compared_cases).toMatchObject({ run: { n: 6, of: 10 }, left_out: { unscored_in_run: 4 } });
-    expect(await repo.findingFor(ds, 'g-skip')).toBeNull();
+    expect(await repo.findingFor(ds, DEFAULT_PROJECT, 'g-skip')).toBeNull();
     const next = await record(judged('g-next', 4, false, '2026-11-30T03:00:00.000Z'));
     expect(next).toMatchObject({ kind: 'recorded', row: { verdict: 'no_regression', completeness: 'complete', baseline_run_id: 'g-base' } });
   });
@@ -162,9 +163,9 @@ describe('integration: regression decisions and findings (G1-G6)', () => {
   it('records the verdict on the run\'s stream as run.compared, once (R7)', async () => {
     const stream = await events.readStream(ds, runStreamId('p-next'));
     expect(stream.map((e) => e.type)).toEqual(['run.opened', 'run.sealed', 'run.scored', 'run.compared']);
-    const finding = await repo.findingFor(ds, 'p-next');
+    const finding = await repo.findingFor(ds, DEFAULT_PROJECT, 'p-next');
     expect(stream[3].data).toMatchObject({ run_id: 'p-next', verdict: 'regressed', completeness: 'complete', baseline_run_id: 'p-base', chosen_by: 'automatic', finding_id: finding!.finding_id });
-    expect((stream[3].data as any).comparison).toEqual((await repo.find(ds, 'p-next'))!.comparison);
+    expect((stream[3].data as any).comparison).toEqual((await repo.find(ds, DEFAULT_PROJECT, 'p-next'))!.comparison);
   });
 
   describe('with the bus down (G6)', () => {
@@ -196,7 +197,7 @@ describe('integration: regression decisions and findings (G1-G6)', () => {
         // Another suite version (80 cases against 70): independent samples, as in Newcombe's example.
       const outcome = await completeRun(opened('b-cand', { subject_id: 'down', case_count: 80, suite_version: 2 }), 48, 80, '2026-11-30T06:00:00.000Z');
         expect(outcome).toMatchObject({ kind: 'recorded', finding: true, row: { verdict: 'regressed' } });
-        expect(await repo.findingFor(ds, 'b-cand')).not.toBeNull();
+        expect(await repo.findingFor(ds, DEFAULT_PROJECT, 'b-cand')).not.toBeNull();
         await expect(relay.tick()).rejects.toBeDefined();
         const pending = await ds.query(`SELECT subject FROM outbox WHERE published_at IS NULL`);
         expect(pending.map((r: { subject: string }) => r.subject)).toEqual([
