@@ -7,6 +7,7 @@ import { CalibrationRepository } from './calibration.repository';
 import { ComparisonRepository } from './comparison.repository';
 import { createDataSource, migrate } from './data-source';
 import { JudgeEvidenceRepository } from './judge-evidence.repository';
+import { JudgePinQueries } from './dashboard.queries';
 import { JudgeStatusRepository, judgeCorrectedPassRate } from './judge-status.repository';
 
 const MODEL = 'gpt-4o-2024-08-06';
@@ -78,6 +79,39 @@ describe('integration: judge repositories and their append-only tables (J4, J5, 
     expect(await status.status(ds, DEFAULT_PROJECT, MODEL, 'judge-v2', A)).toMatchObject({ status: 'uncalibrated' });
     expect(await status.scopes(ds, DEFAULT_PROJECT, MODEL, 'judge-v2')).toEqual([]);
     await expect(add('global', 'certified')).rejects.toThrow(/check/i);
+  });
+
+  it("per project (issue 30): the same scope certified in one project is uncalibrated in the other; sets, items, reports and comparisons are read only from their own", async () => {
+    const T = 'team-t';
+    const S = 'suite:shared';
+    const teamSet = randomUUID();
+    await calibration.createSet(ds, T, { id: teamSet, name: 'team set', golden: false, rubric: 'r', suite_key: null, suite_version: null, item_count: 1 }, [
+      { item_id: 't1', case_id: null, output_hash: 'c'.repeat(64), human_verdict: 'pass', output_chars: 3, golden_output: null, golden_input: null },
+    ]);
+    const certified = await calibration.addReport(ds, T, { id: randomUUID(), set_id: teamSet, judge_model: MODEL, prompt_version: 'judge-p', scope: S, targets: {}, report: report('certified'), status: 'certified' });
+    expect(await status.status(ds, T, MODEL, 'judge-p', S)).toMatchObject({ status: 'certified', report_id: certified.id });
+    expect(await status.status(ds, DEFAULT_PROJECT, MODEL, 'judge-p', S)).toMatchObject({ status: 'uncalibrated', report_id: null });
+    expect(await status.scopes(ds, DEFAULT_PROJECT, MODEL, 'judge-p')).toEqual([]);
+    expect((await status.scopes(ds, T, MODEL, 'judge-p')).map((x) => x.report_id)).toEqual([certified.id]);
+    // GET /v1/judges: each project lists the pins its own reports measured.
+    const pins = new JudgePinQueries();
+    expect((await pins.list(ds, T)).map((p) => [p.prompt_version, p.status, p.set_name])).toEqual([['judge-p', 'certified', 'team set']]);
+    expect((await pins.list(ds, DEFAULT_PROJECT)).map((p) => p.prompt_version)).not.toContain('judge-p');
+
+    expect(await calibration.findSet(ds, DEFAULT_PROJECT, teamSet)).toBeNull();
+    expect(await calibration.items(ds, DEFAULT_PROJECT, teamSet)).toEqual([]);
+    expect((await calibration.items(ds, T, teamSet)).map((i) => i.item_id)).toEqual(['t1']);
+    expect(await calibration.findReport(ds, DEFAULT_PROJECT, certified.id)).toBeNull();
+    expect(await calibration.reportsForSet(ds, DEFAULT_PROJECT, teamSet)).toEqual([]);
+    expect(await calibration.findSet(ds, T, setId)).toBeNull();
+    // A report never attaches to another project's set: nothing stored, no fact in the log.
+    const foreign = randomUUID();
+    await expect(calibration.addReport(ds, T, { id: foreign, set_id: setId, judge_model: MODEL, prompt_version: 'judge-p', scope: S, targets: {}, report: report('certified'), status: 'certified' })).rejects.toThrow(/not a set of project team-t/);
+    expect(await ds.query(`SELECT 1 FROM events WHERE message_id = $1`, [foreign])).toEqual([]);
+
+    const cmp = await comparisons.add(ds, T, { id: randomUUID(), run_a: 'a', run_b: 'b', judge_model: MODEL, prompt_version: 'pairwise-v1', rubric_hash: 'd'.repeat(64), report: {} });
+    expect(await comparisons.find(ds, T, cmp.id)).toMatchObject({ id: cmp.id });
+    expect(await comparisons.find(ds, DEFAULT_PROJECT, cmp.id)).toBeNull();
   });
 
   it('a golden text over 4 000 characters and a bad hash or verdict are refused by the database itself', async () => {
