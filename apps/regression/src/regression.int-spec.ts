@@ -389,8 +389,10 @@ describe('integration: regression decisions and findings (G1-G6)', () => {
         const d3 = bare.find((m) => JSON.parse(m.body).data.run_id === 'd-3')!;
         expect(JSON.parse(d3.body).metadata).not.toHaveProperty('project');
 
-        // A consumer of all projects filters finding.reported.> (beside the bare subject of default).
-        expect((await read('finding.reported.>', 'all-projects')).map((m) => JSON.parse(m.body).data.run_id)).toEqual(['a-2']);
+        // A consumer of every project filters finding.> (ADR 0009): both findings, each with its own envelope.
+        const all = await read('finding.>', 'all-projects');
+        const projects = new Map(all.map((m) => [JSON.parse(m.body).data.run_id, messageProject(JSON.parse(m.body).metadata)]));
+        expect([projects.get('a-2'), projects.get('d-3')]).toEqual([A, D]);
       });
     });
   });
