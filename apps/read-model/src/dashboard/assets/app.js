@@ -56,7 +56,8 @@ async function render({ focus = false } = {}) {
 function showWho() {
   clear(
     whoBox,
-    who.auth_disabled ? 'access control off (loopback)' : `${who.name} · ${who.tier}`,
+    // Issue 30: every page shows one project's data only; say which (a project key's own, or a platform key's choice).
+    `${who.auth_disabled ? 'access control off (loopback)' : `${who.name} · ${who.tier}`}${who.project ? ` · project ${who.project}` : ''}`,
     getKey() ? h('button', { type: 'button', class: 'secondary', onclick: () => (forgetKey(), (who = null), render()) }, 'Forget key') : null,
   );
   whoBox.dataset.tier = who.tier;
