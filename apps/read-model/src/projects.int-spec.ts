@@ -1,6 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { decodeMessage, DEFAULT_PROJECT, SUBJECTS } from '@evals/contracts';
-import { createDataSource, DashboardQueries, migrate, OutboxRelay, RunQueries, RunReadModelRepository, type StoredEvent } from '@evals/persistence';
+import { rubricScope } from '@evals/domain';
+import {
+  CaseResultRepository,
+  createDataSource,
+  DashboardQueries,
+  JudgeCorrectionQueries,
+  migrate,
+  OutboxRelay,
+  RunQueries,
+  RunReadModelRepository,
+  SuiteEvents,
+  type JudgeStatusRepository,
+  type StoredEvent,
+} from '@evals/persistence';
 import type { DataSource } from 'typeorm';
 import { createTestSchema, type TestSchema } from '../../../test/support/isolation';
 import { testServers } from '../../../test/support/servers';
@@ -162,5 +175,43 @@ describe('integration: read model scoped by project (issue 30)', () => {
     expect(report).toMatchObject({ evalResults: 4, published: 0 });
     const [{ n }] = await ds.query(`SELECT count(*)::int AS n FROM outbox WHERE payload->>'type' = 'evals.result.recorded'`);
     expect(n).toBe(4);
+  });
+
+  it("corrects a judged run by the rubrics of its own project's suite version, not another project's of the same key", async () => {
+    // The same suite key and version in team-a and default, each judging c1 with its own rubric.
+    const suites = new SuiteEvents();
+    for (const [project, rubric] of [[TEAM_A, 'rubric of team a'], [DEFAULT_PROJECT, 'rubric of default']] as const) {
+      await suites.published(ds, {
+        project,
+        suite_key: 'support-triage',
+        version: 3,
+        content_hash: 'sha256:abc',
+        description: null,
+        default_scorer: { type: 'exact' },
+        pass_threshold: 0.6,
+        regression_threshold: 0.1,
+        golden_fixtures: false,
+        case_count: 1,
+        created_at: '2026-11-30T08:00:00.000Z',
+      });
+      await suites.pages(ds, project, 'support-triage', 3, [{ case_id: 'c1', input: 'q', scorer: { type: 'llm_judge', rubric }, tags: [] }], 0);
+    }
+    const s = new RunScript('pj-a', { project: TEAM_A, case_count: 1 }, 40);
+    const judged = { ...result('c1', 1), scorer: 'llm_judge', judge_model: 'judge-m', prompt_version: 'judge-v1' };
+    await apply([await s.appendRun(ds, s.openedEvent()), await s.appendCases(ds, s.resultsEvent([judged])), await s.appendRun(ds, s.sealedEvent()), await s.appendRun(ds, s.scoredEvent(1, 1, 1))]);
+
+    // Both rubrics certified for the pin (the judge's standing per project is the regression app's part).
+    const rate = { value: 0.9, numerator: 45, denominator: 50, lower: 0.79, upper: 0.96 };
+    const certified = (rubric: string) => ({ status: 'certified', scope: rubricScope(rubric), sensitivity: rate, specificity: rate });
+    const statuses = { scopes: async () => [certified('rubric of team a'), certified('rubric of default')] } as unknown as JudgeStatusRepository;
+    const cases = new CaseResultRepository();
+    const corrections = new JudgeCorrectionQueries(cases, statuses);
+    const scopes = async (project: string) => (await corrections.forRun(ds, { run_id: 'pj-a', project, suite_key: 'support-triage', suite_version: 3 })).map((c) => c.scope);
+    expect(await scopes(TEAM_A)).toEqual([rubricScope('rubric of team a')]);
+    expect(await scopes(DEFAULT_PROJECT)).toEqual([rubricScope('rubric of default')]);
+    expect(await scopes(TEAM_B)).toEqual([]);
+    // The run view takes the project from the run's document.
+    const view = await new RunQueries(ds, undefined, cases, corrections).run(TEAM_A, 'pj-a');
+    expect(view?.judge_corrected_pass_rates?.map((c) => c.scope)).toEqual([rubricScope('rubric of team a')]);
   });
 });
