@@ -32,14 +32,15 @@ export class JudgeCorrectionQueries {
   /**
    * `run.project` is the run's (its document's, folded from its run.opened: absent means `default`, issue 30):
    * the suite version and the judge's certification are looked up in it, never in another project's.
+   * NOTE(issue 30): `JudgeStatusRepository.scopes` takes no project yet (the regression app's part, ADR 0009:
+   * the judge's certification is per project); until it does, every project's calibration reports count below.
    */
   async forRun(sql: Sql, run: { readonly run_id: string; readonly project?: string; readonly suite_key: string; readonly suite_version: number }): Promise<RunJudgeCorrection[]> {
-    const project = run.project ?? DEFAULT_PROJECT;
     // The judged cases first, by the run's key: most runs have none, and then this
     // one cheap read is all (a join that starts from the suite's cases reads every case of the suite, issue 15).
     const judged = await this.cases.judged(sql, run.run_id);
     if (judged.length === 0) return [];
-    const suite = await this.suites.find(sql, project, run.suite_key, run.suite_version);
+    const suite = await this.suites.find(sql, run.project ?? DEFAULT_PROJECT, run.suite_key, run.suite_version);
     const wanted = new Set(judged.map((r) => r.case_id));
     const scorerOf = new Map<string, { type?: string; rubric?: unknown }>();
     for (const c of suite?.cases ?? []) if (wanted.has(c.case_id)) scorerOf.set(c.case_id, c.scorer ?? suite!.default_scorer);
@@ -55,9 +56,6 @@ export class JudgeCorrectionQueries {
     }
     const out: RunJudgeCorrection[] = [];
     for (const pin of byPin.values()) {
-      // TODO(issue 30): JudgeStatusRepository (the regression helper's) does not take a project yet; once
-      // `scopes` does, pass `project` here, so only the run's project's calibration certifies its judge
-      // (ADR 0009: the judge's certification is per project). Until then every project's reports count.
       const scopes = await this.statuses.scopes(sql, pin.model, pin.promptVersion);
       const certified = new Map(scopes.filter((s) => s.status === 'certified' && s.scope && s.sensitivity && s.specificity).map((s) => [s.scope!, { sensitivity: s.sensitivity!, specificity: s.specificity! }]));
       for (const rate of correctedPassRatesByScope(run.suite_key, pin.cases, certified)) out.push({ judge_model: pin.model, prompt_version: pin.promptVersion, ...rate });
