@@ -123,4 +123,41 @@ describe('unit: the project of a command (issue 30)', () => {
     expect((await cli(['--help'])).out).toMatch(/EVALS_PROJECT/);
     expect((await cli(['gate', '--help'])).out).toMatch(/--project ID .*X-Evals-Project/);
   });
+
+  it('evals project create posts {id, name} to the ingestion API; a bad id is exit 2 and nothing is sent; a taken one is exit 2', async () => {
+    const api = fakeFetch((r) => {
+      if (r.method !== 'POST' || !r.url.endsWith('/v1/projects')) return undefined;
+      const body = JSON.parse(r.body ?? '{}') as { id: string; name: string };
+      return body.id === 'taken' ? { status: 409, json: { code: 'PROJECT_ID_TAKEN', message: 'a project taken exists', field: 'id' } } : { status: 201, json: { project: { ...body, created_at: '2026-12-04T00:00:00.000Z', created_by: null } } };
+    });
+    const created = await cli(['project', 'create', 'team-a', '--name', 'Team A'], { fetch: api.fetch });
+    expect(created.code).toBe(0);
+    expect(created.out).toContain('created project team-a');
+    expect(api.calls.map((c) => [c.url, JSON.parse(c.body ?? '{}')])).toEqual([['http://evals.test:3001/v1/projects', { id: 'team-a', name: 'Team A' }]]);
+    // The name defaults to the id; the global --project is only a header here (the new project is the argument).
+    await cli(['--project', 'default', 'project', 'create', 'team-b'], { fetch: api.fetch });
+    expect(JSON.parse(api.calls[1].body ?? '{}')).toEqual({ id: 'team-b', name: 'team-b' });
+    expect(api.calls[1].headers[PROJECT_HEADER]).toBe('default');
+    const taken = await cli(['project', 'create', 'taken'], { fetch: api.fetch });
+    expect(taken.code).toBe(EXIT.USAGE);
+    expect(taken.err).toContain('PROJECT_ID_TAKEN');
+    const sent = api.calls.length;
+    const bad = await cli(['project', 'create', 'Team_A'], { fetch: api.fetch });
+    expect(bad.code).toBe(EXIT.USAGE);
+    expect(bad.err).toContain('project ID is not a project id');
+    expect(api.calls).toHaveLength(sent);
+  });
+
+  it('evals project list shows the projects the key may act in', async () => {
+    const api = fakeFetch((r) =>
+      r.method === 'GET' && r.url.endsWith('/v1/projects')
+        ? { status: 200, json: { projects: [{ id: 'default', name: 'Default', created_at: '2026-12-01T00:00:00.000Z', created_by: null }, { id: 'team-a', name: 'Team A', created_at: '2026-12-04T00:00:00.000Z', created_by: null }] } }
+        : undefined,
+    );
+    const r = await cli(['project', 'list'], { fetch: api.fetch, env: { EVALS_PROJECT: 'team-a' } });
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/default\s+Default/);
+    expect(r.out).toMatch(/team-a\s+Team A/);
+    expect(projectOf(api.calls)).toEqual(['team-a']);
+  });
 });

@@ -7,7 +7,7 @@ import { UsageError } from './exit-codes';
  * answer 404 PROJECT_NOT_FOUND, which does not say the id itself is malformed. Kept apart from http.ts so
  * that cli.ts checks a `--project` before the command without loading the HTTP client.
  */
-export function checkProjectId(value: string, source: '--project' | 'EVALS_PROJECT'): string {
+export function checkProjectId(value: string, source: string): string {
   if (!isProjectId(value)) {
     throw new UsageError(`${source} is not a project id: 1 to 63 lowercase letters, digits and -, starting with a letter or digit (${PROJECT_ID_PATTERN.source})`);
   }
