@@ -141,3 +141,50 @@ describe('e2e: a project through the publisher, the bus and the CLI (issue 30)',
     }
   }, 180_000);
 });
+
+describe('e2e: two projects on the embedded default, one suite key (issue 30)', () => {
+  const SUPPORT = 'examples/support-triage.suite.yaml';
+  const GOOD = 'examples/support-triage.good.outputs.jsonl';
+  let dir: string;
+  let env: Record<string, string>;
+
+  beforeAll(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'evals-projects-embedded-'));
+    env = { EVALS_DATA_DIR: path.join(dir, 'data'), EVALS_NO_PROGRESS: '1' };
+  });
+
+  afterAll(() => {
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  const evals = async (args: string[], extra: Record<string, string> = {}) => {
+    const r = await runEvals(args, { ...env, ...extra });
+    if (r.code !== 0) throw new Error(`evals ${args.join(' ')}: exit ${r.code}\n${r.stdout}\n${r.stderr}`);
+    return r;
+  };
+
+  it('the embedded service serves every project through its one guard: each sees only its own runs of the same suite key', async () => {
+    // A project that does not exist yet: refused by the guard, as a missing one always is.
+    const before = await runEvals(['--project', 'team-a', 'suite', 'push', SUPPORT], env);
+    expect(before.code).toBe(2);
+    expect(before.stderr).toContain('PROJECT_NOT_FOUND');
+
+    await evals(['project', 'create', 'team-a', '--name', 'Team A']);
+    expect(JSON.parse((await evals(['project', 'list', '--json'])).stdout).projects.map((p: { id: string }) => p.id).sort()).toEqual(['default', 'team-a']);
+    // The same suite file, pushed in both projects: each gets its own v1.
+    for (const extra of [{}, { EVALS_PROJECT: 'team-a' }] as Array<Record<string, string>>) expect((await evals(['suite', 'push', SUPPORT, '--json'], extra)).stdout).toMatch(/"version": 1/);
+
+    const a = JSON.parse((await evals(['--project', 'team-a', 'run', '--suite', 'support-triage', '--outputs', GOOD, '--subject-id', 'bot-a', '--run-id', 'emb-a', '--json'])).stdout);
+    const d = JSON.parse((await evals(['run', '--suite', 'support-triage', '--outputs', GOOD, '--subject-id', 'bot-d', '--run-id', 'emb-d', '--json'])).stdout);
+    expect([a.run.run_id, d.run.run_id]).toEqual(['emb-a', 'emb-d']);
+
+    // Each project's scorecards name only its own subject.
+    const cards = async (extra: Record<string, string>) => (await evals(['scorecard', '--format', 'json'], extra)).stdout;
+    const ofA = await cards({ EVALS_PROJECT: 'team-a' });
+    const ofDefault = await cards({});
+    expect(ofA).toContain('bot-a');
+    expect(ofA).not.toContain('bot-d');
+    expect(ofDefault).toContain('bot-d');
+    expect(ofDefault).not.toContain('bot-a');
+  }, 600_000);
+});
