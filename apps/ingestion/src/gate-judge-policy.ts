@@ -1,5 +1,4 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { DEFAULT_PROJECT } from '@evals/contracts';
 import { DEFAULT_MIN_JUDGE_STABILITY, rubricScope, suiteScope, type BudgetDecision, type BudgetPlan, type CalibrationReport, type JudgeCalibrationStatus } from '@evals/domain';
 import { JudgeStatusRepository } from '@evals/persistence';
 import { DATA_SOURCE } from '@evals/platform';
@@ -107,11 +106,9 @@ export class GateJudgePolicy {
   ): Promise<{ status: JudgeCalibrationStatus; scopes: GateJudgeAssessment['scopes'] }> {
     let measured: Awaited<ReturnType<JudgeStatusRepository['scopes']>>;
     try {
-      // Issue 30 (ADR 0009): the judge's standing is the project's; one team's labels never certify another's
-      // judge. JudgeStatusRepository.scopes takes no project yet (the regression app's change): until it does,
-      // only `default` - the project of every report fact that names none - reads it, and any other project
-      // has no certification (uncalibrated), never `default`'s.
-      measured = project === DEFAULT_PROJECT ? await this.statuses.scopes(this.db, model, promptVersion) : [];
+      // Issue 30 (ADR 0009): the judge's standing is the gate's project's; one team's labels never certify
+      // another team's judge (calibration.reported carries the project of the set it reports).
+      measured = await this.statuses.scopes(this.db, project, model, promptVersion);
     } catch {
       // No calibration store: nothing certifies the judge.
       return { status: 'uncalibrated', scopes: null };

@@ -200,12 +200,14 @@ class Stores {
 
   /** J4: the scope the fake's calibration is for (the `judged` suite's own, unless a test says otherwise). */
   calibrationScope = 'suite:judged';
+  /** Issue 30: the project whose labels measured the fake's calibration; another project's gate reads none of it. */
+  calibrationProject = DEFAULT_PROJECT;
 
   readonly statuses = {
-    scopes: async (_sql: unknown, model: string, promptVersion: string) => {
+    scopes: async (_sql: unknown, project: string, model: string, promptVersion: string) => {
       this.calibrationReads.push(`${model}/${promptVersion}`);
       if (this.calibration === 'unreadable') throw new Error('relation "calibration_reports" does not exist');
-      if (this.calibration === 'uncalibrated' || this.calibration === null) return [];
+      if (this.calibration === 'uncalibrated' || this.calibration === null || project !== this.calibrationProject) return [];
       const rate = (x: number, n: number) => ({ value: x / n, numerator: x, denominator: n, lower: 0, upper: 1 });
       return [{ status: this.calibration, scope: this.calibrationScope, report_id: 'report-1', sensitivity: rate(45, 50), specificity: rate(40, 50) }];
     },
@@ -303,6 +305,16 @@ describe('unit: the gate (GT1-GT6)', () => {
       // Spend is recorded only for judge calls that were made.
       expect(stores.spend).toEqual(skip ? [] : [{ scope: 'judge', gate_id: report.gate_id, usd: 2 * COST_PER_CALL }]);
       expect(report.recorded_verdict).toBe(skip ? 'fail' : 'pass');
+    });
+
+    it("issue 30: the judge's certification is the gate's project's: certified in one project, uncalibrated in another", async () => {
+      const { gate, stores } = setup({ ...JUDGE, credential_missing: false });
+      stores.calibrationProject = 'team-a';
+      const own: Report = await gate.gate('team-a', request('judged', { run_id: 'cert-a' }));
+      const other: Report = await gate.gate(DEFAULT_PROJECT, request('judged', { run_id: 'cert-d' }));
+      expect([own.judge.status, own.judge.skipped]).toEqual(['certified', null]);
+      expect([other.judge.status, other.judge.skipped]).toEqual(['uncalibrated', 'judge_uncalibrated']);
+      expect(other.recorded_verdict).toBe('fail');
     });
 
     it('the precedence itself, as a table: the first precondition that fails names the skip', () => {
