@@ -60,7 +60,10 @@ describe('unit: the OpenAPI documents are complete, valid and used (X1, issue 16
     expect(routeProblems(doc, mappedRoutes([DocumentedController]))).toEqual([]);
     const op = (doc.paths['/v1/widgets'] as any).post;
     expect(op['x-evals-tier']).toBe('operator');
-    expect(Object.keys(op.responses).sort()).toEqual(['201', '400', '401', '403', '413', '429', '431', '500']);
+    // 404: the guard's PROJECT_NOT_FOUND, on every keyed route (issue 30), with the header that names the project.
+    expect(Object.keys(op.responses).sort()).toEqual(['201', '400', '401', '403', '404', '413', '429', '431', '500']);
+    expect(op.responses['404'].content['application/json'].schema.allOf[1].properties.code.enum).toEqual(['PROJECT_NOT_FOUND']);
+    expect(op.parameters).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'X-Evals-Project', in: 'header', required: false })]));
     expect(op.responses['400'].content['application/json'].schema.allOf[1].properties.code.enum).toEqual(['INVALID_REQUEST', 'MALFORMED_JSON', 'BODY_TOO_DEEP']);
     expect(op.responses['429'].headers['Retry-After']).toBeDefined();
     expect(doc.info.title).toBe('evals test');
