@@ -76,7 +76,8 @@ export const STREAMS: readonly StreamSpec[] = [
   },
   {
     name: 'EVALS_OUTBOUND',
-    subjects: ['evals.result.recorded', 'finding.reported'],
+    // Issue 30: `default` publishes on the bare subjects, every other project with its trailing token (projectSubject).
+    subjects: ['evals.result.recorded', 'evals.result.recorded.*', 'finding.reported', 'finding.reported.*'],
     retention: LIMITS,
     maxAgeSeconds: 14 * DAY,
     description: 'EvalResults (R4) and findings (G6) for other modules.',

@@ -3,6 +3,7 @@ import { createTestSchema, type TestSchema } from '../../../test/support/isolati
 import { testServers } from '../../../test/support/servers';
 import { ApiKeyRepository, hashApiKeySecret, parseApiKey } from './api-key.repository';
 import { createDataSource, migrate } from './data-source';
+import { ProjectRepository } from './project.repository';
 
 describe('integration: API key repository on PostgreSQL (docs/security.md)', () => {
   let schema: TestSchema;
@@ -24,13 +25,29 @@ describe('integration: API key repository on PostgreSQL (docs/security.md)', () 
   it('creates a key, stores only its peppered hash and a short prefix, and finds it by id', async () => {
     const issued = await repo.create(ds, { name: 'ops', tier: 'admin', createdBy: 'bootstrap' });
     const parsed = parseApiKey(issued.key)!;
-    expect(issued.record).toEqual({ id: parsed.id, name: 'ops', tier: 'admin', prefix: issued.key.slice(0, 25), created_at: expect.stringMatching(/Z$/), revoked_at: null, created_by: 'bootstrap' });
+    expect(issued.record).toEqual({ id: parsed.id, name: 'ops', tier: 'admin', prefix: issued.key.slice(0, 25), created_at: expect.stringMatching(/Z$/), revoked_at: null, created_by: 'bootstrap', project: 'default' });
     const [row] = await ds.query(`SELECT * FROM api_keys WHERE id = $1`, [parsed.id]);
     expect(row.secret_hash).toBe(hashApiKeySecret('int-pepper', parsed.id, parsed.secret));
     expect(JSON.stringify(row)).not.toContain(parsed.secret);
     expect(await repo.find(ds, parsed.id)).toEqual(issued.record);
     expect(await repo.find(ds, 'ffffffffffffffff')).toBeNull();
     expect(await repo.find(ds, "x' OR '1'='1")).toBeNull();
+  });
+
+  it('issue 30: gives a key one project or none (a platform key), refuses a missing project, lists per project and keeps the project immutable', async () => {
+    const projects = new ProjectRepository();
+    expect(await projects.create(ds, { id: 'keys-team', name: 'Keys team' })).toMatchObject({ id: 'keys-team', name: 'Keys team' });
+    expect(await projects.create(ds, { id: 'keys-team', name: 'again' })).toBeNull();
+    const mine = await repo.create(ds, { name: 'team-ci', tier: 'operator', project: 'keys-team' });
+    const platform = await repo.create(ds, { name: 'platform', tier: 'admin', project: null });
+    expect(mine.record.project).toBe('keys-team');
+    expect(platform.record.project).toBeNull();
+    expect((await repo.authenticate(ds, mine.key)).ok && (await repo.authenticate(ds, mine.key))).toMatchObject({ record: { project: 'keys-team' } });
+    await expect(repo.create(ds, { name: 'lost', tier: 'viewer', project: 'no-such-team' })).rejects.toThrow(RangeError);
+    expect((await ds.query(`SELECT count(*)::int AS n FROM api_keys WHERE name = 'lost'`))[0].n).toBe(0);
+    expect((await repo.list(ds, { project: 'keys-team' })).map((k) => k.id)).toEqual([mine.record.id]);
+    expect((await repo.list(ds)).map((k) => k.id)).toEqual(expect.arrayContaining([mine.record.id, platform.record.id]));
+    await expect(ds.query(`UPDATE api_keys SET project = 'default' WHERE id = $1`, [mine.record.id])).rejects.toThrow(/only revocation/);
   });
 
   it('authenticates the exact key only: another secret, another pepper, a forged id all fail', async () => {

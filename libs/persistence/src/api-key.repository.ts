@@ -1,4 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { DEFAULT_PROJECT, isProjectId } from '@evals/contracts';
 import type { Sql } from './sql';
 
 /**
@@ -20,6 +21,8 @@ export interface ApiKeyRecord {
   readonly created_at: string;
   readonly revoked_at: string | null;
   readonly created_by: string | null;
+  /** Issue 30: the project the key acts in; null for a platform key, which may act in any project. */
+  readonly project: string | null;
 }
 
 export interface IssuedApiKey {
@@ -75,7 +78,7 @@ export function generateApiKey(random: (n: number) => Buffer = randomBytes): { i
 
 const ISO = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 const COLUMNS = `id, name, tier, prefix, to_char(created_at AT TIME ZONE 'UTC', ${ISO}) AS created_at,
-  to_char(revoked_at AT TIME ZONE 'UTC', ${ISO}) AS revoked_at, created_by`;
+  to_char(revoked_at AT TIME ZONE 'UTC', ${ISO}) AS revoked_at, created_by, project`;
 
 export class ApiKeyRepository {
   private readonly pepper: string;
@@ -85,14 +88,23 @@ export class ApiKeyRepository {
   }
 
   /** Creates a key and returns it whole, once; only its hash is written. */
-  async create(sql: Sql, input: { name: string; tier: ApiKeyTier; createdBy?: string | null }): Promise<IssuedApiKey> {
+  /**
+   * Creates a key of `project` (absent: `default`; null: a platform key) and returns it whole, once; only its
+   * hash is written. A project that does not exist is refused (RangeError) in the same statement.
+   */
+  async create(sql: Sql, input: { name: string; tier: ApiKeyTier; project?: string | null; createdBy?: string | null }): Promise<IssuedApiKey> {
+    const project = input.project === undefined ? DEFAULT_PROJECT : input.project;
     if (!API_KEY_NAME_PATTERN.test(input.name)) throw new RangeError('name must be 1-100 characters: letters, digits, space and ._@:/+-');
     if (!isApiKeyTier(input.tier)) throw new RangeError(`tier must be one of ${API_KEY_TIERS.join(', ')}`);
+    if (project !== null && !isProjectId(project)) throw new RangeError('project must be a project id: a-z, 0-9 and -, 1-63 characters, starting with a letter or digit');
     const fresh = generateApiKey();
     const rows = await sql.query(
-      `INSERT INTO api_keys (id, name, tier, prefix, secret_hash, created_by) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${COLUMNS}`,
-      [fresh.id, input.name, input.tier, fresh.prefix, hashApiKeySecret(this.pepper, fresh.id, fresh.secret), input.createdBy ?? null],
+      `INSERT INTO api_keys (id, name, tier, prefix, secret_hash, created_by, project)
+       SELECT $1, $2, $3, $4, $5, $6, $7::text WHERE $7::text IS NULL OR EXISTS (SELECT 1 FROM projects WHERE id = $7::text)
+       RETURNING ${COLUMNS}`,
+      [fresh.id, input.name, input.tier, fresh.prefix, hashApiKeySecret(this.pepper, fresh.id, fresh.secret), input.createdBy ?? null, project],
     );
+    if (rows.length === 0) throw new RangeError(`no project ${project}`);
     return { key: fresh.key, record: toRecord(rows[0]) };
   }
 
@@ -102,10 +114,12 @@ export class ApiKeyRepository {
     return rows.length === 0 ? null : toRecord(rows[0]);
   }
 
-  /** Every key, oldest first; revoked ones only when asked. */
-  async list(sql: Sql, options: { includeRevoked?: boolean } = {}): Promise<ApiKeyRecord[]> {
+  /** The keys of `project` (every key, platform ones too, when `project` is undefined), oldest first; revoked ones only when asked. */
+  async list(sql: Sql, options: { includeRevoked?: boolean; project?: string } = {}): Promise<ApiKeyRecord[]> {
+    const where = [...(options.includeRevoked ? [] : ['revoked_at IS NULL']), ...(options.project !== undefined ? ['project = $1'] : [])];
     const rows = await sql.query(
-      `SELECT ${COLUMNS} FROM api_keys ${options.includeRevoked ? '' : 'WHERE revoked_at IS NULL'} ORDER BY created_at, id`,
+      `SELECT ${COLUMNS} FROM api_keys ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at, id`,
+      options.project !== undefined ? [options.project] : [],
     );
     return rows.map(toRecord);
   }
@@ -143,5 +157,6 @@ function toRecord(row: Record<string, unknown>): ApiKeyRecord {
     created_at: String(row.created_at),
     revoked_at: row.revoked_at === null || row.revoked_at === undefined ? null : String(row.revoked_at),
     created_by: row.created_by === null || row.created_by === undefined ? null : String(row.created_by),
+    project: row.project === null || row.project === undefined ? null : String(row.project),
   };
 }

@@ -28,10 +28,12 @@ export const API_ERROR_CODES = {
   COMPARISON_NOT_FOUND: { status: 404, description: 'No pairwise comparison with that id.' },
   UPSTREAM_NOT_CONFIGURED: { status: 404, description: 'The dashboard has no other app to forward this request to: this process serves the route itself.' },
   KEY_NOT_FOUND: { status: 404, description: 'No API key with that id.' },
+  PROJECT_NOT_FOUND: { status: 404, description: "No such project for this key: it does not exist, or the key belongs to another (the answer is the same, issue 30)." },
   // 408: too slow.
   REQUEST_TIMEOUT: { status: 408, description: 'The request was not received in time; the connection is closed.' },
   // 409: the request conflicts with the state of a run or a gate.
   RUN_ID_CONFLICT: { status: 409, description: 'The run id is taken by a run with other content.' },
+  PROJECT_ID_TAKEN: { status: 409, description: 'A project with that id exists.' },
   RUN_SEALED: { status: 409, description: 'The run is sealed; it takes no more outputs.' },
   RUN_NOT_SEALED: { status: 409, description: 'The run is not sealed yet.' },
   RUN_NOT_EXPIRED: { status: 409, description: "The run's time is not up." },

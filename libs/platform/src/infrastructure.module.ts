@@ -10,6 +10,7 @@ import { ApiRoute } from './api-route';
 import { Public } from './auth/decorators';
 import { HealthDto } from './platform.dto';
 import { KeysController } from './auth/keys.controller';
+import { ProjectsController } from './auth/projects.controller';
 import type { DataSource } from 'typeorm';
 import type { Response as ExpressResponse } from 'express';
 import type { CommonConfig } from './config';
@@ -178,7 +179,7 @@ export class InfrastructureModule {
           redisKeyPrefix: `evals:ratelimit:${config.databaseSchema || 'default'}:`,
         }),
       ],
-      controllers: [HealthController, MetricsController, ...(options.keyManagement ? [KeysController] : [])],
+      controllers: [HealthController, MetricsController, ...(options.keyManagement ? [KeysController, ProjectsController] : [])],
       providers: [
         { provide: COMMON_CONFIG, useValue: config },
         { provide: LOGGER, useValue: options.logger },

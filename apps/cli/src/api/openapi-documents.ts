@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { Module, RequestMethod, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { OpenAPIObject } from '@nestjs/swagger';
-import { buildOpenApiDocument, HealthController, KeysController, MetricsController } from '@evals/platform';
+import { buildOpenApiDocument, HealthController, KeysController, MetricsController, ProjectsController } from '@evals/platform';
 // Each app's public entry (its src/index.ts), as the all-in-one composes them.
 import { IngestionModule, type IngestionConfig } from '../../../ingestion/src';
 import { ReadModelModule, type ReadModelConfig } from '../../../read-model/src';
@@ -24,13 +24,13 @@ export function controllersOf(name: ApiName): Array<Type<unknown>> {
   const regression = (RegressionModule.features(null).controllers ?? []) as Array<Type<unknown>>;
   switch (name) {
     case 'ingestion':
-      return [...PLATFORM, KeysController, ...ingestion];
+      return [...PLATFORM, KeysController, ProjectsController, ...ingestion];
     case 'read-model':
       return [...PLATFORM, ...read];
     case 'regression':
       return [...PLATFORM, ...regression];
     case 'evals':
-      return [...PLATFORM, KeysController, ...ingestion, ...read, ...regression];
+      return [...PLATFORM, KeysController, ProjectsController, ...ingestion, ...read, ...regression];
   }
 }
 

@@ -315,10 +315,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The API keys (never their secrets) */
+        /** The API keys of the key's project - every key, for a platform key (never their secrets) */
         get: operations["Keys_list"];
         put?: never;
-        /** Create an API key; the answer shows it once */
+        /** Create an API key in the request's project (or a platform key); the answer shows it once */
         post: operations["Keys_create"];
         delete?: never;
         options?: never;
@@ -338,6 +338,41 @@ export interface paths {
         post?: never;
         /** Revoke an API key (the row stays, revoked) */
         delete: operations["Keys_revoke"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/projects": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The projects the key may act in: its own, or every project for a platform key */
+        get: operations["Projects_list"];
+        put?: never;
+        /** Create a project (platform admin keys only) */
+        post: operations["Projects_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/projects/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One project */
+        get: operations["Projects_find"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -591,7 +626,7 @@ export interface components {
              * @description A stable code (docs/http-api.md lists them with their statuses).
              * @enum {string}
              */
-            code: "INVALID_REQUEST" | "MALFORMED_JSON" | "BODY_TOO_DEEP" | "MALFORMED_REQUEST" | "TARGET_INVALID" | "UNAUTHENTICATED" | "FORBIDDEN" | "RATE_LIMITED" | "NOT_FOUND" | "SUITE_NOT_FOUND" | "SUITE_VERSION_NOT_FOUND" | "UNKNOWN_RUN" | "RUN_NOT_FOUND" | "GATE_NOT_FOUND" | "FINDING_NOT_FOUND" | "SET_NOT_FOUND" | "REPORT_NOT_FOUND" | "COMPARISON_NOT_FOUND" | "UPSTREAM_NOT_CONFIGURED" | "KEY_NOT_FOUND" | "REQUEST_TIMEOUT" | "RUN_ID_CONFLICT" | "RUN_SEALED" | "RUN_NOT_SEALED" | "RUN_NOT_EXPIRED" | "RUN_NOT_SCORED" | "LATE_SIGNAL" | "NOTHING_TO_OVERRIDE" | "PAYLOAD_TOO_LARGE" | "OUTPUT_TOO_LARGE" | "HEADERS_TOO_LARGE" | "SUITE_INVALID" | "UNKNOWN_CASE" | "DUPLICATE_OUTPUT" | "EMPTY_RUN" | "BASELINE_NOT_FOUND" | "BASELINE_OTHER_SUITE" | "BASELINE_OTHER_SUBJECT" | "DUPLICATE_SUITE" | "RUBRIC_REQUIRED" | "DUPLICATE_ITEM" | "DUPLICATE_CASE" | "OUTPUTS_MISSING" | "UNKNOWN_ITEM" | "GOLDEN_NOT_AUTHORISED" | "OUTPUT_HASH_MISMATCH" | "OUTPUT_CHARS_MISMATCH" | "TARGET_BELOW_MINIMUM" | "SAME_RUN" | "RUNS_OTHER_SUITE" | "NO_SHARED_CASES" | "RUN_PENDING" | "INTERNAL" | "UPSTREAM_UNAVAILABLE" | "JUDGE_CALL_FAILED" | "BUS_UNAVAILABLE" | "JUDGE_NOT_CONFIGURED" | "JUDGE_CREDENTIAL_MISSING" | "HTTP_ERROR";
+            code: "INVALID_REQUEST" | "MALFORMED_JSON" | "BODY_TOO_DEEP" | "MALFORMED_REQUEST" | "TARGET_INVALID" | "UNAUTHENTICATED" | "FORBIDDEN" | "RATE_LIMITED" | "NOT_FOUND" | "SUITE_NOT_FOUND" | "SUITE_VERSION_NOT_FOUND" | "UNKNOWN_RUN" | "RUN_NOT_FOUND" | "GATE_NOT_FOUND" | "FINDING_NOT_FOUND" | "SET_NOT_FOUND" | "REPORT_NOT_FOUND" | "COMPARISON_NOT_FOUND" | "UPSTREAM_NOT_CONFIGURED" | "KEY_NOT_FOUND" | "PROJECT_NOT_FOUND" | "REQUEST_TIMEOUT" | "RUN_ID_CONFLICT" | "PROJECT_ID_TAKEN" | "RUN_SEALED" | "RUN_NOT_SEALED" | "RUN_NOT_EXPIRED" | "RUN_NOT_SCORED" | "LATE_SIGNAL" | "NOTHING_TO_OVERRIDE" | "PAYLOAD_TOO_LARGE" | "OUTPUT_TOO_LARGE" | "HEADERS_TOO_LARGE" | "SUITE_INVALID" | "UNKNOWN_CASE" | "DUPLICATE_OUTPUT" | "EMPTY_RUN" | "BASELINE_NOT_FOUND" | "BASELINE_OTHER_SUITE" | "BASELINE_OTHER_SUBJECT" | "DUPLICATE_SUITE" | "RUBRIC_REQUIRED" | "DUPLICATE_ITEM" | "DUPLICATE_CASE" | "OUTPUTS_MISSING" | "UNKNOWN_ITEM" | "GOLDEN_NOT_AUTHORISED" | "OUTPUT_HASH_MISMATCH" | "OUTPUT_CHARS_MISMATCH" | "TARGET_BELOW_MINIMUM" | "SAME_RUN" | "RUNS_OTHER_SUITE" | "NO_SHARED_CASES" | "RUN_PENDING" | "INTERNAL" | "UPSTREAM_UNAVAILABLE" | "JUDGE_CALL_FAILED" | "BUS_UNAVAILABLE" | "JUDGE_NOT_CONFIGURED" | "JUDGE_CREDENTIAL_MISSING" | "HTTP_ERROR";
             /** @description Structured detail: a suite's problems, a request's issues, a judge's failures. */
             details?: components["schemas"]["ApiErrorDetailsDto"];
             /** @description The offending field, as a path (`outputs[3].case_id`). */
@@ -619,6 +654,8 @@ export interface components {
         ApiKeyCreateBody: {
             /** @description Letters, digits, space and ._@:/+-, starting with a letter or digit. */
             name: string;
+            /** @description The key's project (issue 30). Absent: the request's project. null: a platform key, across projects (platform admin keys only). A project key may only name its own. */
+            project?: string | null;
             /** @enum {string} */
             tier: "viewer" | "operator" | "admin";
         };
@@ -635,6 +672,8 @@ export interface components {
             name: string;
             /** @description Non-secret: `evk_<id>_` and the first 4 characters of the secret. */
             prefix: string;
+            /** @description The key's project; null for a platform key. */
+            project: string | null;
             /** Format: date-time */
             revoked_at: string | null;
             /** @enum {string} */
@@ -1904,6 +1943,24 @@ export interface components {
             /** @description consistent / n; null when no case was decided. */
             rate: number | null;
             upper: number;
+        };
+        ProjectAnswerDto: {
+            project: components["schemas"]["ProjectRecordDto"];
+        };
+        ProjectCreateBody: {
+            /** @description a-z, 0-9 and -, starting with a letter or digit: a NATS subject token. */
+            id: string;
+            name: string;
+        };
+        ProjectRecordDto: {
+            /** Format: date-time */
+            created_at: string;
+            created_by: string | null;
+            id: string;
+            name: string;
+        };
+        ProjectsDto: {
+            projects: components["schemas"]["ProjectRecordDto"][];
         };
         RateWithIntervalDto: {
             level: number;
@@ -4393,6 +4450,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description `PROJECT_NOT_FOUND`: No such project for this key: it does not exist, or the key belongs to another (the answer is the same, issue 30). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "PROJECT_NOT_FOUND";
+                    };
+                };
+            };
             /** @description `PAYLOAD_TOO_LARGE`: The body is larger than HTTP_BODY_LIMIT_MB. */
             413: {
                 headers: {
@@ -4513,6 +4582,279 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
                         code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description `HEADERS_TOO_LARGE`: The request line and headers are larger than 16 KiB; the connection is closed. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "HEADERS_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; nothing of it is shown. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INTERNAL";
+                    };
+                };
+            };
+        };
+    };
+    Projects_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The projects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectsDto"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: No API key, an unknown one or a revoked one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description `FORBIDDEN`: The key's tier is below the route's. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description `HEADERS_TOO_LARGE`: The request line and headers are larger than 16 KiB; the connection is closed. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "HEADERS_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; nothing of it is shown. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INTERNAL";
+                    };
+                };
+            };
+        };
+    };
+    Projects_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProjectCreateBody"];
+            };
+        };
+        responses: {
+            /** @description The new project. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectAnswerDto"];
+                };
+            };
+            /** @description `INVALID_REQUEST`: A field is missing, of the wrong type or out of range; `field` names it. `MALFORMED_JSON`: The body is not valid JSON. `BODY_TOO_DEEP`: The JSON body nests objects or arrays deeper than the documented limit (checked before parsing). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_REQUEST" | "MALFORMED_JSON" | "BODY_TOO_DEEP";
+                    };
+                };
+            };
+            /** @description `UNAUTHENTICATED`: No API key, an unknown one or a revoked one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description `FORBIDDEN`: The key's tier is below the route's. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description `PROJECT_ID_TAKEN`: A project with that id exists. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "PROJECT_ID_TAKEN";
+                    };
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than HTTP_BODY_LIMIT_MB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: More write requests per minute than the key may make; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying the same request. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description `HEADERS_TOO_LARGE`: The request line and headers are larger than 16 KiB; the connection is closed. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "HEADERS_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description `INTERNAL`: An unexpected failure; nothing of it is shown. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INTERNAL";
+                    };
+                };
+            };
+        };
+    };
+    Projects_find: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectAnswerDto"];
+                };
+            };
+            /** @description `UNAUTHENTICATED`: No API key, an unknown one or a revoked one. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description `FORBIDDEN`: The key's tier is below the route's. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description `PROJECT_NOT_FOUND`: No such project for this key: it does not exist, or the key belongs to another (the answer is the same, issue 30). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "PROJECT_NOT_FOUND";
                     };
                 };
             };

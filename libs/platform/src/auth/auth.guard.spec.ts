@@ -8,8 +8,9 @@ import { LOGGER } from '../tokens';
 import { API_KEY_STORE } from './api-key-store';
 import { AuthModule } from './auth.module';
 import type { AuthSettings } from './auth.guard';
-import { Principal, Public, RequireTier } from './decorators';
+import { Principal, ProjectScope, Public, RequireTier } from './decorators';
 import { KeysController } from './keys.controller';
+import { ProjectsController } from './projects.controller';
 import { memoryKeyStore } from './memory-key-store.testing';
 import { MemoryRateLimiter } from './rate-limiter';
 import { UndeclaredRouteAccessError } from './route-audit';
@@ -33,6 +34,12 @@ class TierController {
   @Delete('admin')
   admin() {
     return { ok: true };
+  }
+
+  @RequireTier('viewer')
+  @Get('project')
+  project(@ProjectScope() project: string) {
+    return { project };
   }
 
   @Public()
@@ -148,7 +155,7 @@ describe('AuthGuard and the route audit, in a Nest app', () => {
     });
 
     it('403 with the required tier below it; through at or above it, with the principal handed to the handler', async () => {
-      expect(await (await call('GET', '/t/read', keys.viewer)).json()).toEqual({ principal: { key_id: expect.stringMatching(/^[0-9a-f]{16}$/), name: 'viewer-key', tier: 'viewer' } });
+      expect(await (await call('GET', '/t/read', keys.viewer)).json()).toEqual({ principal: { key_id: expect.stringMatching(/^[0-9a-f]{16}$/), name: 'viewer-key', tier: 'viewer', project: 'default' } });
       const denied = await call('POST', '/t/write', keys.viewer);
       expect(denied.status).toBe(403);
       expect(await denied.json()).toEqual({ code: 'FORBIDDEN', message: expect.stringContaining('operator'), required_tier: 'operator' });
@@ -204,6 +211,79 @@ describe('AuthGuard and the route audit, in a Nest app', () => {
       const refusal = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'request refused' && l.code === 'FORBIDDEN');
       expect(refusal).toMatchObject({ route: 'POST /t/write', status: 403, key_id: expect.stringMatching(/^[0-9a-f]{16}$/) });
       for (const key of Object.values(keys)) expect(lines.join('\n')).not.toContain(key.slice(21));
+    });
+  });
+
+  describe('projects (issue 30)', () => {
+    let base: string;
+    let store: ReturnType<typeof memoryKeyStore>;
+    const keys: Record<string, string> = {};
+    const call = (method: string, path: string, key: string, options: { project?: string; body?: unknown } = {}) =>
+      fetch(`${base}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${key}`, ...(options.project !== undefined ? { 'x-evals-project': options.project } : {}), ...(options.body ? { 'content-type': 'application/json' } : {}) },
+        ...(options.body ? { body: JSON.stringify(options.body) } : {}),
+      });
+
+    beforeEach(async () => {
+      const booted = await boot([TierController, KeysController, ProjectsController]);
+      app = booted.app;
+      store = booted.store;
+      await app.listen(0, '127.0.0.1');
+      base = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+      await store.createProject({ id: 'team-a', name: 'Team A' });
+      await store.createProject({ id: 'team-b', name: 'Team B' });
+      keys.platform = (await store.create({ name: 'platform', tier: 'admin', project: null })).key;
+      keys.adminA = (await store.create({ name: 'a-admin', tier: 'admin', project: 'team-a' })).key;
+      keys.viewerA = (await store.create({ name: 'a-viewer', tier: 'viewer', project: 'team-a' })).key;
+      keys.adminB = (await store.create({ name: 'b-admin', tier: 'admin', project: 'team-b' })).key;
+    });
+
+    it("hands a route the key's project, and a platform key the project its header names", async () => {
+      expect(await (await call('GET', '/t/project', keys.viewerA!)).json()).toEqual({ project: 'team-a' });
+      expect(await (await call('GET', '/t/project', keys.platform!)).json()).toEqual({ project: 'default' });
+      expect(await (await call('GET', '/t/project', keys.platform!, { project: 'team-b' })).json()).toEqual({ project: 'team-b' });
+    });
+
+    it("answers a project key naming another project, and anyone naming a missing one, 404 PROJECT_NOT_FOUND alike", async () => {
+      const other = await call('GET', '/t/project', keys.viewerA!, { project: 'team-b' });
+      const missing = await call('GET', '/t/project', keys.platform!, { project: 'team-z' });
+      expect(other.status).toBe(404);
+      expect(missing.status).toBe(404);
+      expect(await other.json()).toEqual(await missing.json());
+      expect((await call('GET', '/t/project', keys.viewerA!, { project: 'Team_B' })).status).toBe(400);
+    });
+
+    it('lets a project admin manage the keys of its own project only; a platform admin, any', async () => {
+      const made = await call('POST', '/v1/keys', keys.adminA!, { body: { name: 'ci', tier: 'operator' } });
+      expect(made.status).toBe(201);
+      const issued = (await made.json()) as { api_key: { id: string; project: string } };
+      expect(issued.api_key.project).toBe('team-a');
+      expect((await call('POST', '/v1/keys', keys.adminA!, { body: { name: 'x', tier: 'viewer', project: 'team-b' } })).status).toBe(404);
+      expect((await call('POST', '/v1/keys', keys.adminA!, { body: { name: 'x', tier: 'admin', project: null } })).status).toBe(403);
+      const listedB = (await (await call('GET', '/v1/keys', keys.adminB!)).json()) as { api_keys: Array<{ id: string; project: string }> };
+      expect(listedB.api_keys.map((k) => k.project)).toEqual(['team-b']);
+      // Another project's key is as missing as an unknown one, and stays valid.
+      expect((await call('DELETE', `/v1/keys/${issued.api_key.id}`, keys.adminB!)).status).toBe(404);
+      expect((await store.find(issued.api_key.id))?.revoked_at).toBeNull();
+      const forB = await call('POST', '/v1/keys', keys.platform!, { body: { name: 'b-ci', tier: 'operator', project: 'team-b' } });
+      expect(((await forB.json()) as { api_key: { project: string } }).api_key.project).toBe('team-b');
+      const all = (await (await call('GET', '/v1/keys', keys.platform!)).json()) as { api_keys: unknown[] };
+      expect(all.api_keys).toHaveLength(6);
+    });
+
+    it('lets only a platform admin create projects; a project key sees its own project alone', async () => {
+      expect((await call('POST', '/v1/projects', keys.adminA!, { body: { id: 'team-c', name: 'C' } })).status).toBe(403);
+      expect((await call('POST', '/v1/projects', keys.platform!, { body: { id: 'team-c', name: 'C' } })).status).toBe(201);
+      expect((await call('POST', '/v1/projects', keys.platform!, { body: { id: 'team-c', name: 'C' } })).status).toBe(409);
+      expect((await call('POST', '/v1/projects', keys.platform!, { body: { id: 'Team C', name: 'C' } })).status).toBe(400);
+      const own = (await (await call('GET', '/v1/projects', keys.viewerA!)).json()) as { projects: Array<{ id: string }> };
+      expect(own.projects.map((p) => p.id)).toEqual(['team-a']);
+      const every = (await (await call('GET', '/v1/projects', keys.platform!)).json()) as { projects: Array<{ id: string }> };
+      expect(every.projects.map((p) => p.id).sort()).toEqual(['default', 'team-a', 'team-b', 'team-c']);
+      expect((await call('GET', '/v1/projects/team-b', keys.viewerA!)).status).toBe(404);
+      expect((await call('GET', '/v1/projects/team-a', keys.viewerA!)).status).toBe(200);
+      expect((await call('GET', '/v1/projects/team-b', keys.platform!)).status).toBe(200);
     });
   });
 

@@ -5,7 +5,7 @@ import { LOGGER } from '../tokens';
 import type { JsonLogger } from '../logger';
 import { metrics } from '../metrics';
 import { API_KEY_STORE, type ApiKeyStore } from './api-key-store';
-import { decideAccess, isWriteMethod, type RateLimitedBody } from './decision';
+import { decideAccess, decideProject, isWriteMethod, PROJECT_HEADER, type RateLimitedBody } from './decision';
 import { ROUTE_ACCESS, type AuthenticatedRequest } from './decorators';
 import type { RateLimiter } from './rate-limiter';
 
@@ -23,7 +23,8 @@ export interface AuthSettings {
 
 /**
  * The global guard (APP_GUARD, installed by InfrastructureModule in every app): the route's declared tier,
- * the presented key, then the per-key rate limit on writes. Sets `req.principal`. Logs a denial with the
+ * the presented key, the per-key rate limit on writes, then the request's project (decideProject, issue 30).
+ * Sets `req.principal` and `req.project`. Logs a denial with the
  * route, the code and the key id at most - never the key, never a body (D1).
  */
 @Injectable()
@@ -69,7 +70,16 @@ export class AuthGuard implements CanActivate {
         throw new HttpException(body, 429);
       }
     }
-    if (principal) req.principal = principal;
+    if (principal) {
+      const scope = await decideProject(principal, req.headers[PROJECT_HEADER], async (id) => (await this.keys.findProject(id)) !== null);
+      if (!scope.allow) {
+        metrics.accessDenied.inc({ code: scope.body.code });
+        this.logger.event('info', 'request refused', { route, status: scope.status, code: scope.body.code, key_id: principal.key_id });
+        throw new HttpException(scope.body, scope.status);
+      }
+      req.principal = principal;
+      req.project = scope.project;
+    }
     return true;
   }
 }

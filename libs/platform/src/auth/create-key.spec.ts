@@ -2,8 +2,13 @@ import { KEYS_USAGE, main, parseKeysArgs, runKeysCommand, UsageError } from './c
 
 describe('the keys command: arguments', () => {
   it('parses create, revoke and list', () => {
-    expect(parseKeysArgs(['--tier', 'admin', '--name', 'ops'])).toEqual({ kind: 'create', tier: 'admin', name: 'ops', createdBy: 'keys-command', json: false });
-    expect(parseKeysArgs(['--tier=viewer', '--name=grafana', '--created-by', 'alice', '--json'])).toEqual({ kind: 'create', tier: 'viewer', name: 'grafana', createdBy: 'alice', json: true });
+    expect(parseKeysArgs(['--tier', 'admin', '--name', 'ops'])).toEqual({ kind: 'create', tier: 'admin', name: 'ops', project: 'default', createdBy: 'keys-command', json: false });
+    expect(parseKeysArgs(['--tier=viewer', '--name=grafana', '--created-by', 'alice', '--json'])).toEqual({ kind: 'create', tier: 'viewer', name: 'grafana', project: 'default', createdBy: 'alice', json: true });
+    // Issue 30: a key of a project, a platform key, a project.
+    expect(parseKeysArgs(['--tier', 'operator', '--name', 'ci', '--project', 'team-a'])).toMatchObject({ kind: 'create', project: 'team-a' });
+    expect(parseKeysArgs(['--tier', 'admin', '--name', 'ops', '--platform'])).toMatchObject({ kind: 'create', project: null });
+    expect(parseKeysArgs(['--create-project', 'team-a', '--name', 'Team A'])).toEqual({ kind: 'create-project', id: 'team-a', name: 'Team A', createdBy: 'keys-command', json: false });
+    expect(parseKeysArgs(['--list', '--project', 'team-a'])).toEqual({ kind: 'list', all: false, project: 'team-a', json: false });
     expect(parseKeysArgs(['--revoke', '0123456789abcdef'])).toEqual({ kind: 'revoke', id: '0123456789abcdef', json: false });
     expect(parseKeysArgs(['--list', '--all'])).toEqual({ kind: 'list', all: true, json: false });
     expect(parseKeysArgs([])).toEqual({ kind: 'help' });
@@ -17,6 +22,9 @@ describe('the keys command: arguments', () => {
     [['--revoke', 'x', '--list'], /choose one/],
     [['--frobnicate'], /unknown option/],
     [['ops'], /unexpected argument/],
+    [['--tier', 'admin', '--name', 'x', '--project', 'Team A'], /--project must be a project id/],
+    [['--tier', 'admin', '--name', 'x', '--project', 'a', '--platform'], /not both/],
+    [['--create-project', 'a:b'], /--create-project must be a project id/],
   ])('refuses %j', (argv, message) => {
     expect(() => parseKeysArgs(argv)).toThrow(UsageError);
     expect(() => parseKeysArgs(argv)).toThrow(message);

@@ -1,3 +1,4 @@
+import { DEFAULT_PROJECT, isProjectId } from '@evals/contracts';
 import type { ApiKeyAuthentication } from '@evals/persistence';
 import { AUTH_DISABLED_PRINCIPAL, isRouteAccess, tierAtLeast, type AuthPrincipal, type Tier } from './tiers';
 
@@ -58,7 +59,7 @@ export async function decideAccess(req: AccessRequest): Promise<AccessDecision> 
     return unauthenticated(result.reason === 'revoked' ? 'the API key has been revoked' : 'the API key is not valid', result.key_id);
   }
   const { record } = result;
-  const principal: AuthPrincipal = { key_id: record.id, name: record.name, tier: record.tier };
+  const principal: AuthPrincipal = { key_id: record.id, name: record.name, tier: record.tier, project: record.project };
   if (!tierAtLeast(record.tier, req.access)) {
     return {
       allow: false,
@@ -74,3 +75,46 @@ export async function decideAccess(req: AccessRequest): Promise<AccessDecision> 
 export function isWriteMethod(method: string): boolean {
   return ['POST', 'PUT', 'PATCH', 'DELETE'].includes(method.toUpperCase());
 }
+
+/** The header a platform key (or a server without auth) names the request's project with (issue 30). */
+export const PROJECT_HEADER = 'x-evals-project';
+
+export interface ProjectNotFoundBody {
+  readonly code: 'PROJECT_NOT_FOUND';
+  readonly message: string;
+}
+export interface InvalidProjectBody {
+  readonly code: 'INVALID_REQUEST';
+  readonly message: string;
+  readonly field: 'X-Evals-Project';
+}
+
+export type ProjectDecision =
+  | { readonly allow: true; readonly project: string }
+  | { readonly allow: false; readonly status: 404; readonly body: ProjectNotFoundBody }
+  | { readonly allow: false; readonly status: 400; readonly body: InvalidProjectBody };
+
+/**
+ * The project a request acts in (docs/adr/0009-projects.md): a project key's own; a platform key's (or, with
+ * EVALS_AUTH=disabled, anyone's) from the `X-Evals-Project` header, `default` without one. A header naming a
+ * project the key does not belong to, and a project that does not exist, get the same 404: a key learns
+ * nothing of projects it cannot use. The header is echoed in no answer.
+ */
+export async function decideProject(
+  principal: Pick<AuthPrincipal, 'project'>,
+  header: string | string[] | undefined,
+  exists: (project: string) => Promise<boolean>,
+): Promise<ProjectDecision> {
+  if (Array.isArray(header)) return invalidProject('send X-Evals-Project once');
+  const named = header === undefined || header === '' ? null : header;
+  if (named !== null && !isProjectId(named)) return invalidProject('X-Evals-Project must be a project id: a-z, 0-9 and -, 1-63 characters, starting with a letter or digit');
+  if (principal.project !== null) {
+    // A project key's project exists: keys are created only in existing projects, and projects are never deleted.
+    return named === null || named === principal.project ? { allow: true, project: principal.project } : projectNotFound();
+  }
+  const project = named ?? DEFAULT_PROJECT;
+  return (await exists(project)) ? { allow: true, project } : projectNotFound();
+}
+
+const projectNotFound = (): ProjectDecision => ({ allow: false, status: 404, body: { code: 'PROJECT_NOT_FOUND', message: 'no such project for this key' } });
+const invalidProject = (message: string): ProjectDecision => ({ allow: false, status: 400, body: { code: 'INVALID_REQUEST', message, field: 'X-Evals-Project' } });

@@ -19,7 +19,20 @@ export const Principal = createParamDecorator((_data: unknown, ctx: ExecutionCon
   return req.principal ?? null;
 });
 
+/**
+ * The project the request acts in (issue 30, docs/adr/0009-projects.md), decided by the guard
+ * (decideProject) and known to exist. Every route that reads or writes project data takes it. On a
+ * public route there is none, and asking for it is a bug: it fails the request rather than pick one.
+ */
+export const ProjectScope = createParamDecorator((_data: unknown, ctx: ExecutionContext): string => {
+  const req = ctx.switchToHttp().getRequest<AuthenticatedRequest>();
+  if (req.project === undefined) throw new Error('@ProjectScope() on a route the guard decided no project for (a public route?)');
+  return req.project;
+});
+
 /** The Express request as the guard leaves it. */
 export interface AuthenticatedRequest {
   principal?: AuthPrincipal;
+  /** The request's project (decideProject); absent on public routes. */
+  project?: string;
 }

@@ -27,9 +27,11 @@ export interface AuthPrincipal {
   readonly key_id: string;
   readonly name: string;
   readonly tier: Tier;
+  /** Issue 30: the key's project; null for a platform key, which picks one with `X-Evals-Project`. */
+  readonly project: string | null;
   /** True only when EVALS_AUTH=disabled: nobody was authenticated, every request is served as admin. */
   readonly auth_disabled?: true;
 }
 
 /** The principal of every request when EVALS_AUTH=disabled (local embedded/demo use). */
-export const AUTH_DISABLED_PRINCIPAL: AuthPrincipal = Object.freeze({ key_id: 'auth-disabled', name: 'auth-disabled', tier: 'admin', auth_disabled: true });
+export const AUTH_DISABLED_PRINCIPAL: AuthPrincipal = Object.freeze({ key_id: 'auth-disabled', name: 'auth-disabled', tier: 'admin', project: null, auth_disabled: true });
