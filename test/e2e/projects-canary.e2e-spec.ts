@@ -120,6 +120,10 @@ describe("e2e: issue 30 - project A's canaries in no answer, page or stream of p
     ];
   }
 
+  it('seeds one object of every kind in each project', () => {
+    expect([...seedA.problems, ...seedB.problems]).toEqual([]);
+  });
+
   it('every GET route the apps document has a URL in the canary sweep', () => {
     expect(documented.length).toBeGreaterThan(20);
     const pattern = (route: string) => new RegExp(`^${route.replace(/\{[a-z_]+\}/g, '[^/?]+')}(\\?.*)?$`);
