@@ -393,6 +393,35 @@ describe('e2e: issue 30 - every route, keys of two projects at each tier, every 
     expect(problems).toEqual([]);
   });
 
+  it('hostile project ids in paths, headers and bodies: a clear 4xx with a code, nothing made, every app up', async () => {
+    const hostile = ['x'.repeat(64), 'x'.repeat(4_000), 'Team-A', projA.toUpperCase(), '..', '../default', 'a:b', `${projA}:x`, 'ünï', 'a.b', '-lead', 'a/b', '%2e%2e', '*', '>', ' '];
+    const problems: string[] = [];
+    const refusedWithCode = (where: string, r: Reply, statuses: number[]) => {
+      if (!statuses.includes(r.status) || typeof r.json?.code !== 'string') problems.push(`${where}: ${r.status} ${r.text.slice(0, 200)}`);
+    };
+    for (const id of hostile) {
+      const where = JSON.stringify(id.slice(0, 40));
+      // The header, with the platform key (which may name any project) and with a project key.
+      for (const app of ['ingestion', 'read-model', 'regression'] as const) {
+        const path = app === 'ingestion' ? '/v1/suites' : app === 'read-model' ? '/v1/run-list' : '/v1/findings';
+        const asPlatform = await pc.call(app, 'GET', path, { key: pc.platformKey, project: id });
+        if (!(asPlatform.status === 400 && asPlatform.json?.field === 'X-Evals-Project') && !(id.trim() === '' && asPlatform.status === 200)) problems.push(`${app} header ${where} as platform: ${asPlatform.status} ${asPlatform.text.slice(0, 200)}`);
+        refusedWithCode(`${app} header ${where} as B`, await pc.call(app, 'GET', path, { key: b.viewer, project: id }), id.trim() === '' ? [200, 400] : [400, 404]);
+      }
+      // In a path and in bodies.
+      refusedWithCode(`GET /v1/projects/${where}`, await pc.call('ingestion', 'GET', `/v1/projects/${encodeURIComponent(id)}`, { key: pc.platformKey }), [400, 404]);
+      refusedWithCode(`POST /v1/projects ${where}`, await pc.call('ingestion', 'POST', '/v1/projects', { key: pc.platformKey, body: { id, name: 'hostile' } }), [400, 422]);
+      refusedWithCode(`POST /v1/keys project ${where}`, await pc.call('ingestion', 'POST', '/v1/keys', { key: pc.platformKey, body: { name: 'hostile', tier: 'viewer', project: id } }), [400, 404, 422]);
+    }
+    for (const body of [{ id: 42, name: 'x' }, { id: null, name: 'x' }, { id: ['a'], name: 'x' }, { id: 'fine-id', name: '' }, { name: 'no id' }, { id: projA, name: 'taken' }]) {
+      refusedWithCode(`POST /v1/projects ${JSON.stringify(body)}`, await pc.call('ingestion', 'POST', '/v1/projects', { key: pc.platformKey, body }), [400, 409, 422]);
+    }
+    expect(problems).toEqual([]);
+    const listed = await pc.call('ingestion', 'GET', '/v1/projects', { key: pc.platformKey });
+    expect((listed.json.projects as Array<{ id: string }>).map((p) => p.id).sort()).toEqual(['default', projA, projB].sort());
+    for (const app of FOUR_APPS) expect((await pc.call(app, 'GET', '/health')).status).toBe(200);
+  });
+
   it("a run id of A reused by B: 409 RUN_ID_CONFLICT with the answer of any conflict, nothing of A's run", async () => {
     const body = (runId: string) => ({ run_id: runId, suite_key: shared, subject_kind: 'agent', subject_id: `reuser-${tagB}`, outputs: outputsFor(seedB.sharedCaseIds, 4) });
     const reuse = await pc.call('ingestion', 'POST', '/v1/runs', { key: b.operator, body: body(seedA.sharedRunId) });

@@ -46,7 +46,7 @@ describe('e2e: issue 30 - two projects on the same suite keys at once, each with
     pc = await startProjectsCluster('e2pt');
     nc = await connect({ servers: testServers.nats.url });
     js = jetstream(nc);
-    jsm = await jetstreamManager(nc);
+    jsm = await jetstreamManager(nc, { timeout: 20_000 });
     for (const [name, n, passing] of [
       ['a', 8, { base: 8, cand: 2, pinned: 7, gate: 8 }],
       ['b', 12, { base: 12, cand: 3, pinned: 12, gate: 4 }],

@@ -66,9 +66,9 @@ export async function startProjectsCluster(label: string, env: Record<string, st
   const pepper = `e2e-pepper-${suffix}`;
   const fake = await startFakeOpenAI(seedJudge());
   const schema = await createTestSchema(label);
-  let cluster: AppCluster;
+  let started: AppCluster | undefined;
   try {
-    cluster = await startCluster({
+    started = await startCluster({
       schema: schema.schema,
       streamPrefix,
       subjectPrefix,
@@ -88,15 +88,17 @@ export async function startProjectsCluster(label: string, env: Record<string, st
       },
     });
     // The read model forwards the dashboard's gate, finding and judge requests to the other two apps (with the key and the project header).
-    cluster.env.DASHBOARD_INGESTION_URL = cluster.url('ingestion', '');
-    cluster.env.DASHBOARD_REGRESSION_URL = cluster.url('regression', '');
-    await cluster.start('read-model');
+    started.env.DASHBOARD_INGESTION_URL = started.url('ingestion', '');
+    started.env.DASHBOARD_REGRESSION_URL = started.url('regression', '');
+    await started.start('read-model');
   } catch (error) {
+    await started?.stopAll();
     await fake.close();
     await deleteTestStreams(streamPrefix);
     await schema.drop();
     throw error;
   }
+  const cluster = started;
   const ds = createDataSource({ url: testServers.postgres.url, schema: schema.schema, poolSize: 2 });
   await ds.initialize();
   const platformKey = (await new ApiKeyRepository({ pepper }).create(ds, { name: `platform-${label}`, tier: 'admin', project: null, createdBy: `${label}.e2e` })).key;
