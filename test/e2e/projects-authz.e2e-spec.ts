@@ -96,7 +96,7 @@ const MATRIX: Record<string, Row> = {
   'read-model GET /v1/runs/{id}': { kind: 'object', tier: 'viewer', req: get((s) => `/v1/runs/${s.candRunId}?include=cases`) },
   'read-model GET /v1/runs/{id}/events': { kind: 'object', tier: 'viewer', req: get((s) => `/v1/runs/${s.candRunId}/events`) },
   'read-model GET /v1/runs/{id}/cases': { kind: 'object', tier: 'viewer', req: get((s) => `/v1/runs/${s.candRunId}/cases`) },
-  'read-model GET /v1/scorecards': { kind: 'list', tier: 'viewer', req: get(() => '/v1/scorecards'), shows: (s) => [s.subjectId, s.candRunId] },
+  'read-model GET /v1/scorecards': { kind: 'list', tier: 'viewer', req: get(() => '/v1/scorecards'), shows: (s) => [s.subjectId, s.ownSuite] },
   'read-model GET /v1/run-list': { kind: 'list', tier: 'viewer', req: get(() => '/v1/run-list?limit=200'), shows: (s) => [s.candRunId, s.baseRunId] },
   'read-model GET /v1/whoami': { kind: 'list', tier: 'viewer', req: get(() => '/v1/whoami') },
   'read-model GET /dashboard/upstream/ingestion/v1/gates': { kind: 'list', tier: 'viewer', req: get(() => '/dashboard/upstream/ingestion/v1/gates'), shows: (s) => [s.gateId] },
