@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { request } from 'node:http';
+import { createServer as createHttpServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
 import { createServer } from 'node:net';
 import * as path from 'node:path';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
@@ -31,9 +31,9 @@ interface Reply {
   readonly body: string;
 }
 
-function get(port: number, urlPath: string): Promise<Reply> {
+function get(port: number, urlPath: string, headers: Record<string, string> = {}): Promise<Reply> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path: urlPath, method: 'GET' }, (res) => {
+    const req = request({ host: '127.0.0.1', port, path: urlPath, method: 'GET', headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
@@ -69,6 +69,9 @@ describe('integration: read-model process over HTTP (R3, R4, R6, GT6)', () => {
   let child: ChildProcess;
   let port: number;
   let output = '';
+  // Stands in for the ingestion and regression apps the dashboard forwards to: records what reached it.
+  let upstream: Server;
+  const forwarded: Array<{ url: string; headers: IncomingHttpHeaders }> = [];
 
   beforeAll(async () => {
     schema = await createTestSchema('rmhttp');
@@ -80,6 +83,15 @@ describe('integration: read-model process over HTTP (R3, R4, R6, GT6)', () => {
     const t = testBusNames('rmh');
     names = { streamPrefix: `RMH_${t.suffix}_`, subjectPrefix: `rmh_${t.suffix}` };
     port = await freePort();
+    // Issue 30: the projects the scoping test uses (with access control off, X-Evals-Project names one).
+    await ds.query(`INSERT INTO projects (id, name) VALUES ('team-a', 'Team A'), ('team-b', 'Team B')`);
+    upstream = createHttpServer((req, res) => {
+      forwarded.push({ url: req.url ?? '', headers: req.headers });
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ items: [], total: 0 }));
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+    const upstreamUrl = `http://127.0.0.1:${(upstream.address() as { port: number }).port}`;
     child = spawn(process.execPath, ['-r', '@swc-node/register', 'apps/read-model/src/main.ts'], {
       cwd: ROOT,
       env: {
@@ -93,6 +105,8 @@ describe('integration: read-model process over HTTP (R3, R4, R6, GT6)', () => {
         LOG_LEVEL: 'warn',
         // Access control is tested in test/e2e/access.e2e-spec.ts; here the reads go without a key.
         EVALS_AUTH: 'disabled',
+        DASHBOARD_INGESTION_URL: upstreamUrl,
+        DASHBOARD_REGRESSION_URL: upstreamUrl,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -115,6 +129,7 @@ describe('integration: read-model process over HTTP (R3, R4, R6, GT6)', () => {
       await jsm?.streams.delete(streamOf(names, s)).catch(() => undefined);
     }
     await nc?.close();
+    await new Promise((resolve) => (upstream ? upstream.close(resolve) : resolve(undefined)));
     await ds?.destroy();
     await schema?.drop();
   });
@@ -235,5 +250,106 @@ describe('integration: read-model process over HTTP (R3, R4, R6, GT6)', () => {
       expect(r.status).toBe(404);
       expect(JSON.parse(r.body)).toEqual({ code: 'RUN_NOT_FOUND', message: 'no run no-such-run in the read model', field: 'id' });
     }
+  });
+
+  describe('two projects on the same suite key and subject (issue 30)', () => {
+    const A = { 'x-evals-project': 'team-a' };
+    const B = { 'x-evals-project': 'team-b' };
+
+    /** A decided run of `project`: suite support-triage v3, subject agent/support-bot, as every run of this file. */
+    async function decided(runId: string, project: string, start: number): Promise<void> {
+      const s = new RunScript(runId, { project }, start);
+      await s.appendRun(ds, s.openedEvent());
+      await s.appendCases(ds, s.resultsEvent([result('c1', 1), result('c2', 1), result('c3', 0, false), result('c4', 1)]));
+      await s.appendRun(ds, s.sealedEvent());
+      await s.appendRun(ds, s.scoredEvent(4, 3, 3));
+      await s.appendRun(ds, s.comparedEvent({ verdict: 'no_baseline', completeness: 'complete', baseline_run_id: null, chosen_by: null, comparison: null, finding_id: null }));
+    }
+
+    beforeAll(async () => {
+      await decided('http-a-1', 'team-a', 100);
+      await decided('http-b-1', 'team-b', 110);
+      for (const [id, h] of [['http-a-1', A], ['http-b-1', B]] as const) {
+        await waitFor(async () => (JSON.parse((await get(port, `/v1/runs/${id}`, h)).body).regression ? true : undefined), 30_000);
+      }
+    });
+
+    it("serves a run and its SSE replay only in the run's project; elsewhere the 404 of a missing run, before any frame", async () => {
+      const own = JSON.parse((await get(port, '/v1/runs/http-a-1?include=cases', A)).body);
+      expect(own.run).toMatchObject({ run_id: 'http-a-1', project: 'team-a', status: 'completed' });
+      expect(own.cases).toHaveLength(4);
+      expect((await get(port, '/v1/runs/http-a-1/events', A)).body).toContain('event: summary');
+      // Another project (team-b), and the default one (no header): exactly what a missing run answers.
+      for (const h of [B, {}]) {
+        for (const url of ['/v1/runs/http-a-1', '/v1/runs/http-a-1?include=cases', '/v1/runs/http-a-1/events', '/v1/runs/http-a-1/cases']) {
+          const r = await get(port, url, h);
+          expect(r.status).toBe(404);
+          expect(r.headers['content-type']).toMatch(/^application\/json/);
+          expect(r.body).not.toContain('event:');
+          expect(JSON.parse(r.body).code).toBe('RUN_NOT_FOUND');
+        }
+        for (const url of ['/v1/runs/http-a-1', '/v1/runs/http-a-1/events']) {
+          expect(JSON.parse((await get(port, url, h)).body)).toEqual({ code: 'RUN_NOT_FOUND', message: 'no run http-a-1 in the read model', field: 'id' });
+        }
+      }
+      // A run of default is not one of team-a's either.
+      expect((await get(port, '/v1/runs/http-run-1', A)).status).toBe(404);
+      // A project that does not exist: the guard's 404, whatever the run.
+      expect(JSON.parse((await get(port, '/v1/runs/http-a-1', { 'x-evals-project': 'team-zz' })).body).code).toBe('PROJECT_NOT_FOUND');
+    });
+
+    it('keeps two scorecards for the same suite and subject in two projects, and the dashboard lists each project its own runs', async () => {
+      const cards = async (h: Record<string, string>) => JSON.parse((await get(port, '/v1/scorecards?suite_key=support-triage&subject_id=support-bot', h)).body).scorecards;
+      expect((await cards(A)).map((c: { latest_run_id: string; runs: number }) => [c.latest_run_id, c.runs])).toEqual([['http-a-1', 1]]);
+      expect((await cards(B)).map((c: { latest_run_id: string; runs: number }) => [c.latest_run_id, c.runs])).toEqual([['http-b-1', 1]]);
+      expect((await cards({})).map((c: { latest_run_id: string }) => c.latest_run_id)).toEqual(['http-run-1']);
+      const csvB = (await get(port, '/v1/scorecards?format=csv', B)).body;
+      expect(csvB).toContain('http-b-1');
+      expect(csvB).not.toContain('http-a-1');
+
+      const list = async (h: Record<string, string>, query = '') => {
+        const page = JSON.parse((await get(port, `/v1/run-list${query}`, h)).body);
+        return { ids: page.items.map((r: { run_id: string }) => r.run_id), total: page.total };
+      };
+      expect(await list(A)).toEqual({ ids: ['http-a-1'], total: 1 });
+      expect(await list(B, '?suite_key=support-triage&subject_id=support-bot')).toEqual({ ids: ['http-b-1'], total: 1 });
+      expect(await list({})).toEqual({ ids: ['http-run-1'], total: 1 });
+      const cases = JSON.parse((await get(port, '/v1/runs/http-b-1/cases?passed=false', B)).body);
+      expect(cases).toMatchObject({ total: 1, items: [{ case_id: 'c3' }] });
+      // The canary: nothing of team-a's run in any of team-b's answers above or of its whoami.
+      for (const url of ['/v1/run-list', '/v1/scorecards', '/v1/runs/http-b-1?include=cases', '/v1/runs/http-b-1/events', '/v1/whoami']) {
+        expect((await get(port, url, B)).body).not.toContain('http-a-1');
+      }
+    });
+
+    it('whoami names the project the request acts in', async () => {
+      expect(JSON.parse((await get(port, '/v1/whoami', A)).body)).toEqual({ name: 'auth-disabled', tier: 'admin', auth_disabled: true, project: 'team-a', platform: false });
+      expect(JSON.parse((await get(port, '/v1/whoami')).body)).toMatchObject({ project: 'default' });
+    });
+
+    it('announces the EvalResult of team-a on evals.result.recorded.team-a with metadata.project (EVALS_OUTBOUND captures it)', async () => {
+      const outbound = streamOf(names, 'EVALS_OUTBOUND');
+      for (const project of ['team-a', 'team-b']) {
+        const message = await waitFor(async () => (await jsm.streams.getMessage(outbound, { last_by_subj: subjectOf(names, `${SUBJECTS.RESULT_RECORDED}.${project}`) })) ?? undefined, 15_000);
+        const decoded = decodeMessage(SUBJECTS.RESULT_RECORDED, message.data);
+        expect(decoded.ok && decoded.message.metadata.project).toBe(project);
+        expect(decoded.ok && (decoded.message.data as { run_id: string }).run_id).toBe(project === 'team-a' ? 'http-a-1' : 'http-b-1');
+      }
+      // The default run's result stays alone on the bare subject, its envelope without a project.
+      const bare = decodeMessage(SUBJECTS.RESULT_RECORDED, (await jsm.streams.getMessage(outbound, { last_by_subj: subjectOf(names, SUBJECTS.RESULT_RECORDED) }))!.data);
+      expect(bare.ok && (bare.message.data as { run_id: string }).run_id).toBe('http-run-1');
+      expect(bare.ok && 'project' in bare.message.metadata).toBe(false);
+      expect((await jsm.streams.info(outbound)).state.messages).toBe(3);
+    });
+
+    it("forwards the dashboard's upstream requests with the caller's key and the request's project", async () => {
+      forwarded.length = 0;
+      expect((await get(port, '/dashboard/upstream/regression/v1/findings?limit=5', { ...A, authorization: 'Bearer evk_test_key' })).status).toBe(200);
+      expect((await get(port, '/dashboard/upstream/ingestion/v1/gates', {})).status).toBe(200);
+      expect(forwarded.map((f) => [f.url, f.headers['x-evals-project'], f.headers.authorization])).toEqual([
+        ['/v1/findings?limit=5', 'team-a', 'Bearer evk_test_key'],
+        ['/v1/gates', 'default', undefined],
+      ]);
+    });
   });
 });

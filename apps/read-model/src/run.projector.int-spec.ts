@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { decodeMessage, SUBJECTS } from '@evals/contracts';
+import { decodeMessage, DEFAULT_PROJECT, SUBJECTS } from '@evals/contracts';
 import { wilson } from '@evals/stats';
 import { CaseResultRepository, createDataSource, migrate, RunReadModelRepository, type StoredEvent } from '@evals/persistence';
 import type { DataSource } from 'typeorm';
@@ -365,8 +365,8 @@ describe('integration: read-model run projection (R2, R3, R4, R6)', () => {
       await withResults(script, [['c4', 0, false, 'missing_output']]);
       const queries = new RunQueries(ds);
       const before = await counts();
-      const first = await queries.replay('run-sse');
-      const second = await queries.replay('run-sse');
+      const first = await queries.replay(DEFAULT_PROJECT, 'run-sse');
+      const second = await queries.replay(DEFAULT_PROJECT, 'run-sse');
       const after = await counts();
       expect(after).toEqual(before);
       expect(second).toEqual(first);
@@ -404,22 +404,22 @@ describe('integration: read-model run projection (R2, R3, R4, R6)', () => {
       const s = new RunScript('run-sse-open');
       await apply([await s.appendRun(ds, s.openedEvent())]);
       await withResults(s, [['c2', 1, true, 'match']]);
-      const frames = await new RunQueries(ds).replay('run-sse-open');
+      const frames = await new RunQueries(ds).replay(DEFAULT_PROJECT, 'run-sse-open');
       expect(frames!.map((f) => f.event)).toEqual(['case', 'summary']);
       expect(frames![1].data).toMatchObject({ status: 'open', frames: 1, n: 1, passed: 1, pass_rate: 1, run_passed: null });
     });
 
     it('answers null (404) for an unknown or malformed run id, and the run view carries the summary and, on request, the cases', async () => {
       const queries = new RunQueries(ds);
-      expect(await queries.replay('no-such-run')).toBeNull();
-      expect(await queries.replay('../etc')).toBeNull();
-      expect(await queries.run('no-such-run')).toBeNull();
-      const view = await queries.run('run-sse', { includeCases: true });
+      expect(await queries.replay(DEFAULT_PROJECT, 'no-such-run')).toBeNull();
+      expect(await queries.replay(DEFAULT_PROJECT, '../etc')).toBeNull();
+      expect(await queries.run(DEFAULT_PROJECT, 'no-such-run')).toBeNull();
+      const view = await queries.run(DEFAULT_PROJECT, 'run-sse', { includeCases: true });
       expect(view!.run.summary).toMatchObject({ n: 4, passed: 2, pass_rate: 0.5, pass_rate_ci: { level: 0.95 } });
       expect(view!.eval_result?.run_id).toBe('run-sse');
       expect(view!.cases!.map((c) => c.case_id)).toEqual(['c1', 'c2', 'c3', 'c4']);
       expect(Object.keys(view!.cases![0]).sort()).toEqual(['case_id', 'label', 'passed', 'score', 'scored_at', 'scorer', 'scorer_version']);
-      expect((await queries.run('run-sse'))!.cases).toBeUndefined();
+      expect((await queries.run(DEFAULT_PROJECT, 'run-sse'))!.cases).toBeUndefined();
     });
   });
 });

@@ -1,8 +1,9 @@
-import { ContractError, encodeMessage, SUBJECTS } from '@evals/contracts';
+import { ContractError, encodeMessage, projectSubject, SUBJECTS } from '@evals/contracts';
 import { caseOutcomesOf, evolveRun, evolveVerdict, RUN_EVENTS, runStreamId, toEvalResult, type CaseOutcome, type EvalResult, type ProjectedVerdict, type RunDoc } from '@evals/domain';
 import {
   CaseResultRepository,
   DeadLetterRepository,
+  docProject,
   EventStore,
   eventSubject,
   Outbox,
@@ -206,7 +207,8 @@ export class RunProjector {
     for (const [runId, entry] of docs) {
       await this.caseResults.insert(sql, runId, entry.cases);
       if (entry.dirty && entry.doc !== null) await this.repo.save(sql, entry.doc, entry.position);
-      if (entry.newVerdict && (await this.repo.saveVerdict(sql, entry.newVerdict.verdict, entry.newVerdict.position))) {
+      // The verdict's project is its run's (a verdict is only projected once the run's document exists).
+      if (entry.newVerdict && entry.doc !== null && (await this.repo.saveVerdict(sql, docProject(entry.doc), entry.newVerdict.verdict, entry.newVerdict.position))) {
         verdictsRecorded.push(entry.newVerdict.verdict.run_id);
       }
     }
@@ -344,14 +346,19 @@ export class RunProjector {
     const publish = options.publish ?? true;
     if (!(typeof publish === 'function' ? publish(result) : publish)) return;
     const messageId = this.ids.uuid();
+    // Issue 30 (ADR 0009): the run's project rides in the envelope and as the subject's last token, so a
+    // consumer of one project filters `evals.result.recorded.<project>`; `default` keeps the bare subject and
+    // the envelope of before projects. The relay publishes each row on its own subject.
+    const project = docProject(after);
     try {
       const payload = encodeMessage(SUBJECTS.RESULT_RECORDED, 1, result, {
         message_id: messageId,
         correlation_id: item.metadata.correlation_id,
         causation_id: item.metadata.message_id,
         occurred_at: result.occurred_at,
+        project,
       });
-      outboxRows.push({ subject: SUBJECTS.RESULT_RECORDED, message_id: messageId, payload });
+      outboxRows.push({ subject: projectSubject(SUBJECTS.RESULT_RECORDED, project), message_id: messageId, payload });
     } catch (error) {
       if (!(error instanceof ContractError)) throw error;
       // Our own result breaking our own contract is a bug: keep the result, refuse to publish it, say so.
@@ -359,7 +366,7 @@ export class RunProjector {
       this.logger?.event('error', 'EvalResult breaks evals.result.recorded v1; not published', { run_id: result.run_id, code: error.code });
       if (options.recordDeadLetters ?? true) {
         await this.deadLetters.add(sql, [
-          { subject: SUBJECTS.RESULT_RECORDED, code: READ_MODEL_DEAD_LETTER.invalidResult, reason: error.message, message_id: messageId },
+          { subject: projectSubject(SUBJECTS.RESULT_RECORDED, project), code: READ_MODEL_DEAD_LETTER.invalidResult, reason: error.message, message_id: messageId },
         ]);
       }
     }

@@ -1,6 +1,6 @@
 import { Controller, Get, Inject, Param, Query, Res } from '@nestjs/common';
 import { ApiParam, ApiQuery } from '@nestjs/swagger';
-import { ApiError, ApiRoute, RunViewDto } from '@evals/platform';
+import { ApiError, ApiRoute, ProjectScope, RunViewDto } from '@evals/platform';
 import type { Response as ExpressResponse } from 'express';
 import { formatSseFrame, RunQueries } from '@evals/persistence';
 import { RUN_EVENTS_SCHEMA } from './read-model.dto';
@@ -15,7 +15,11 @@ function notFound(id: string): ApiError {
 
 const RUN_ID = { name: 'id', description: 'The run id.' };
 
-/** The run read model over HTTP (docs/read-model.md): the aggregate with its EvalResult, and the SSE replay (R6). */
+/**
+ * The run read model over HTTP (docs/read-model.md): the aggregate with its EvalResult, and the SSE replay (R6).
+ * Both look the run up within the request's project (issue 30): another project's run answers the same
+ * 404 as a missing one, naming only the id the caller sent.
+ */
 @Controller('v1/runs')
 export class RunsController {
   constructor(@Inject(RUN_QUERIES) private readonly queries: RunQueries) {}
@@ -25,16 +29,17 @@ export class RunsController {
   @ApiParam(RUN_ID)
   @ApiQuery({ name: 'include', required: false, description: '`cases` adds the per-case results, ordered by case id.', schema: { type: 'string', enum: ['cases'] } })
   @Get(':id')
-  async get(@Param('id') id: string, @Query('include') include?: string | string[]): Promise<RunViewDto> {
+  async get(@ProjectScope() project: string, @Param('id') id: string, @Query('include') include?: string | string[]): Promise<RunViewDto> {
     const includes = (Array.isArray(include) ? include : [include ?? '']).flatMap((v) => String(v).split(','));
-    const view = await this.queries.run(id, { includeCases: includes.includes('cases') });
+    const view = await this.queries.run(project, id, { includeCases: includes.includes('cases') });
     if (view === null) throw notFound(id);
     return view as RunViewDto;
   }
 
   /**
    * Server-Sent Events replay of the persisted run (R6): one `case` frame per evidence row, one `summary`
-   * frame, then the response ends. Read-only: replaying twice gives the same bytes.
+   * frame, then the response ends. Read-only: replaying twice gives the same bytes. The run is found (in the
+   * request's project) before the status line is written, so a run of another project is a plain JSON 404.
    */
   @ApiRoute({
     tier: 'viewer',
@@ -44,8 +49,8 @@ export class RunsController {
   })
   @ApiParam(RUN_ID)
   @Get(':id/events')
-  async events(@Param('id') id: string, @Res() res: ExpressResponse): Promise<void> {
-    const frames = await this.queries.replay(id);
+  async events(@ProjectScope() project: string, @Param('id') id: string, @Res() res: ExpressResponse): Promise<void> {
+    const frames = await this.queries.replay(project, id);
     if (frames === null) throw notFound(id);
     res.status(200);
     res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');

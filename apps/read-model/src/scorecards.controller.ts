@@ -2,7 +2,7 @@ import { Controller, Get, Inject, Query, Res } from '@nestjs/common';
 import { ApiQuery } from '@nestjs/swagger';
 import { buildScorecard, DEFAULT_TREND_WINDOW, scorecardsToCsv, type Scorecard } from '@evals/domain';
 import { RunQueries } from '@evals/persistence';
-import { ApiRoute, refuse } from '@evals/platform';
+import { ApiRoute, ProjectScope, refuse } from '@evals/platform';
 import { ScorecardsDto } from './read-model.dto';
 import type { Response as ExpressResponse } from 'express';
 import { RUN_QUERIES } from './runs.controller';
@@ -15,7 +15,8 @@ const MAX_RUNS_PER_CARD = 10_000;
  * app has decided - as the read model projected them from `run.compared` (read_run_verdicts), never the
  * regression app's own table. `?format=csv` or `?format=json` (default); filters `suite_key`,
  * `subject_kind`, `subject_id`; `window` sets how many recent runs the trend spans. Columns:
- * docs/scorecards.md.
+ * docs/scorecards.md. A scorecard is a suite and subject within the request's project (issue 30): the same
+ * suite key and subject in two projects are two scorecards, each seen only from its own project.
  */
 @Controller('v1/scorecards')
 export class ScorecardsController {
@@ -37,6 +38,7 @@ export class ScorecardsController {
   @ApiQuery({ name: 'format', required: false, schema: { type: 'string', enum: ['json', 'csv'], default: 'json' } })
   @Get()
   async list(
+    @ProjectScope() project: string,
     @Res({ passthrough: true }) res: ExpressResponse,
     @Query('suite_key') suiteKey?: string,
     @Query('subject_kind') subjectKind?: string,
@@ -49,12 +51,12 @@ export class ScorecardsController {
     if (!Number.isInteger(window) || window < 2 || window > 1000) {
       refuse('INVALID_REQUEST', 'window must be an integer from 2 to 1000', 'window');
     }
-    const decided = await this.queries.decidedRuns({ suite_key: suiteKey, subject_kind: subjectKind, subject_id: subjectId }, MAX_RUNS_PER_CARD);
+    const decided = await this.queries.decidedRuns(project, { suite_key: suiteKey, subject_kind: subjectKind, subject_id: subjectId }, MAX_RUNS_PER_CARD);
     const cards: Scorecard[] = [];
     for (const runs of decided) {
       const card = buildScorecard(runs, window);
       // J4/J9: the latest run's judge-corrected pass rate, under the scopes certified now.
-      if (card) cards.push(buildScorecard(runs, window, await this.queries.judgeCorrections({ run_id: card.latest_run_id, suite_key: card.suite_key, suite_version: card.latest_suite_version }))!);
+      if (card) cards.push(buildScorecard(runs, window, await this.queries.judgeCorrections(project, { run_id: card.latest_run_id, suite_key: card.suite_key, suite_version: card.latest_suite_version }))!);
     }
     if (format === 'csv') {
       res.setHeader('content-type', 'text/csv; charset=utf-8');

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { DEFAULT_PROJECT } from '@evals/contracts';
 import { baselineEligibility, buildScorecard, type RunComparedV1, type RunVerdict } from '@evals/domain';
 import { createDataSource, migrate, RegressionRepository, RunFoldQueries, RunQueries, RunReadModelRepository, type StoredEvent } from '@evals/persistence';
 import type { DataSource } from 'typeorm';
@@ -38,8 +39,8 @@ describe('integration: read-model verdicts from run.compared (G1-G5, SC1, R7)', 
     const controller = new ScorecardsController(new RunQueries(ds));
     const headers: Record<string, string> = {};
     const res = { setHeader: (k: string, v: string) => void (headers[k] = v) } as never;
-    const json = await controller.list(res, query.suite_key, undefined, query.subject_id, query.window, 'json');
-    const csv = await controller.list(res, query.suite_key, undefined, query.subject_id, query.window, 'csv');
+    const json = await controller.list(DEFAULT_PROJECT, res, query.suite_key, undefined, query.subject_id, query.window, 'json');
+    const csv = await controller.list(DEFAULT_PROJECT, res, query.suite_key, undefined, query.subject_id, query.window, 'csv');
     return { json: JSON.parse(JSON.stringify(json)), csv: csv as string, contentType: headers['content-type'] };
   }
 
@@ -110,7 +111,7 @@ describe('integration: read-model verdicts from run.compared (G1-G5, SC1, R7)', 
   async function snapshot(ds: DataSource, runIds: string[]) {
     const queries = new RunQueries(ds);
     const views: Record<string, unknown> = {};
-    for (const id of runIds) views[id] = JSON.parse(JSON.stringify(await queries.run(id)));
+    for (const id of runIds) views[id] = JSON.parse(JSON.stringify(await queries.run(DEFAULT_PROJECT, id)));
     return {
       views,
       scorecards: await scorecards(ds),
@@ -237,7 +238,7 @@ describe('integration: read-model verdicts from run.compared (G1-G5, SC1, R7)', 
             return e.eligible ? { baseline_eligible: true } : { baseline_eligible: false, baseline_ineligible_reason: e.reason };
           })(),
         };
-        expect(JSON.stringify((await queries.run(id))!.regression)).toBe(JSON.stringify(oldView));
+        expect(JSON.stringify((await queries.run(DEFAULT_PROJECT, id))!.regression)).toBe(JSON.stringify(oldView));
       }
       const oldCards = [];
       for (const s of await regression.subjects(ds, {})) {
@@ -256,7 +257,7 @@ describe('integration: read-model verdicts from run.compared (G1-G5, SC1, R7)', 
       const read = new RunQueries(ds);
       const folds = new RunFoldQueries(ds);
       for (const id of runIds) {
-        const served = JSON.parse(JSON.stringify(await read.run(id, { includeCases: true })));
+        const served = JSON.parse(JSON.stringify(await read.run(DEFAULT_PROJECT, id, { includeCases: true })));
         const folded = JSON.parse(JSON.stringify(await folds.view(id, { includeCases: true })));
         if (served.run.status !== 'completed') {
           // A run still being scored: its live counts come from the cases.scored streams the fold does not read;
@@ -267,7 +268,7 @@ describe('integration: read-model verdicts from run.compared (G1-G5, SC1, R7)', 
         expect(folded).toEqual(served);
       }
       // Settled folds are kept: a second view reads only the evidence.
-      expect(await folds.view('a4')).toEqual(await read.run('a4'));
+      expect(await folds.view('a4')).toEqual(await read.run(DEFAULT_PROJECT, 'a4'));
     });
   });
 

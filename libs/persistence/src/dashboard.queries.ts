@@ -60,9 +60,10 @@ export class DashboardQueries {
     private readonly caseResults = new CaseResultRepository(),
   ) {}
 
-  async runs(filter: RunListFilter, offset: number, limit: number): Promise<Page<RunListItem>> {
-    const where: string[] = [];
-    const params: unknown[] = [];
+  /** The runs of `project` only (issue 30): another project's runs are neither listed nor counted. */
+  async runs(project: string, filter: RunListFilter, offset: number, limit: number): Promise<Page<RunListItem>> {
+    const params: unknown[] = [project];
+    const where: string[] = ['r.project = $1'];
     const eq = (column: string, value: string | undefined) => {
       if (value === undefined) return;
       params.push(value);
@@ -75,7 +76,7 @@ export class DashboardQueries {
     eq('r.status', filter.status);
     if (filter.verdict === 'undecided') where.push('v.run_id IS NULL');
     else eq('v.verdict', filter.verdict);
-    const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
+    const clause = `WHERE ${where.join(' AND ')}`;
     return this.readOnly(async (sql) => {
       const [count] = await sql.query(`SELECT count(*)::int AS n FROM runs r LEFT JOIN read_run_verdicts v ON v.run_id = r.run_id ${clause}`, params);
       const rows: Array<{ doc: RunDoc; verdict: string | null; baseline_run_id: string | null; completeness: string | null }> = await sql.query(
@@ -103,11 +104,11 @@ export class DashboardQueries {
     });
   }
 
-  /** A run's cases ordered by case id, a page at a time; null when the run is not projected. */
-  async cases(runId: string, filter: CasePageFilter, offset: number, limit: number): Promise<Page<CaseView> | null> {
+  /** A run's cases ordered by case id, a page at a time; null when no run of `project` has that id. */
+  async cases(project: string, runId: string, filter: CasePageFilter, offset: number, limit: number): Promise<Page<CaseView> | null> {
     if (!isSafeId(runId)) return null;
     return this.readOnly(async (sql) => {
-      const [run] = await sql.query(`SELECT 1 FROM runs WHERE run_id = $1`, [runId]);
+      const [run] = await sql.query(`SELECT 1 FROM runs WHERE run_id = $1 AND project = $2`, [runId, project]);
       if (!run) return null;
       const { items, total } = await this.caseResults.page(sql, runId, filter.passed, offset, limit);
       return { items, total, offset, limit };

@@ -1,3 +1,4 @@
+import { DEFAULT_PROJECT } from '@evals/contracts';
 import type { EvalResult, ProjectedVerdict, RunDoc } from '@evals/domain';
 import type { StoredEvent } from './event-store';
 import type { Sql } from './sql';
@@ -16,7 +17,17 @@ const VERDICT_COLUMNS = `run_id, suite_key, suite_version, subject_kind, subject
 /** The verdict rows are `ProjectedVerdict`s (libs/domain `evolveVerdict`), read by the run views and the scorecards; never the regression app's `run_verdicts`. */
 export type { ProjectedVerdict } from '@evals/domain';
 
-/** Storage of the run projection and the EvalResult (R2-R3); all of it can be rebuilt from the event log. */
+/** The project of a projected run (issue 30): what its `run.opened` named, `default` when it named none. */
+export function docProject(doc: Pick<RunDoc, 'project'>): string {
+  return doc.project ?? DEFAULT_PROJECT;
+}
+
+/**
+ * Storage of the run projection and the EvalResult (R2-R3); all of it can be rebuilt from the event log.
+ * The projection itself loads and writes a run by its id alone (run ids are unique across the service,
+ * ADR 0009, and an event names no project); what answers a caller looks a run up within the caller's
+ * project (`find`, the verdict lists), so another project's run is a missing one.
+ */
 export class RunReadModelRepository {
   /** Records that `projection` applied event `messageId`; false when it already had (redelivery). */
   async claim(sql: Sql, projection: string, messageId: string, position: number): Promise<boolean> {
@@ -44,18 +55,26 @@ export class RunReadModelRepository {
     return rows.map((r: StoredEvent) => ({ ...r, position: Number(r.position) }));
   }
 
+  /** The projection's own read, by run id in every project: the projector applies the events of any run. */
   async load(sql: Sql, runId: string, forUpdate = false): Promise<RunDoc | null> {
     const rows = await sql.query(`SELECT doc FROM runs WHERE run_id = $1${forUpdate ? ' FOR UPDATE' : ''}`, [runId]);
     return rows.length === 0 ? null : (rows[0].doc as RunDoc);
   }
 
+  /** A caller's read (issue 30): the run when it belongs to `project`, else null - exactly as a missing run. */
+  async find(sql: Sql, project: string, runId: string): Promise<RunDoc | null> {
+    const rows = await sql.query(`SELECT doc FROM runs WHERE run_id = $1 AND project = $2`, [runId, project]);
+    return rows.length === 0 ? null : (rows[0].doc as RunDoc);
+  }
+
   async save(sql: Sql, doc: RunDoc, position: number): Promise<void> {
     await sql.query(
-      `INSERT INTO runs (run_id, suite_key, suite_version, subject_kind, subject_id, variant, status, doc, opened_at, completed_at, last_position)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11)
+      // The project is the run.opened's, written with the first row and never changed after (issue 30).
+      `INSERT INTO runs (run_id, project, suite_key, suite_version, subject_kind, subject_id, variant, status, doc, opened_at, completed_at, last_position)
+       VALUES ($1, $12, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11)
        ON CONFLICT (run_id) DO UPDATE SET status = EXCLUDED.status, doc = EXCLUDED.doc,
          completed_at = EXCLUDED.completed_at, last_position = GREATEST(runs.last_position, EXCLUDED.last_position)`,
-      [doc.run_id, doc.suite_key, doc.suite_version, doc.subject_kind, doc.subject_id, doc.variant, doc.status, JSON.stringify(doc), doc.opened_at, doc.completed_at, position],
+      [doc.run_id, doc.suite_key, doc.suite_version, doc.subject_kind, doc.subject_id, doc.variant, doc.status, JSON.stringify(doc), doc.opened_at, doc.completed_at, position, docProject(doc)],
     );
   }
 
@@ -92,12 +111,15 @@ export class RunReadModelRepository {
     return rows.length === 0 ? null : toVerdict(rows[0]);
   }
 
-  /** True when this call recorded the decision (the first one stands: a run is compared once). */
-  async saveVerdict(sql: Sql, v: ProjectedVerdict, position: number): Promise<boolean> {
+  /**
+   * True when this call recorded the decision (the first one stands: a run is compared once). `project` is
+   * the run's (its document's): a scorecard is one suite and subject within one project.
+   */
+  async saveVerdict(sql: Sql, project: string, v: ProjectedVerdict, position: number): Promise<boolean> {
     const rows = await sql.query(
       `INSERT INTO read_run_verdicts (run_id, suite_key, suite_version, subject_kind, subject_id, variant, completed_at, n, passed, score,
-         verdict, completeness, baseline_run_id, chosen_by, comparison, finding_id, position)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15::jsonb, $16, $17)
+         verdict, completeness, baseline_run_id, chosen_by, comparison, finding_id, position, project)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15::jsonb, $16, $17, $18)
        ON CONFLICT (run_id) DO NOTHING RETURNING 1`,
       [
         v.run_id,
@@ -117,28 +139,29 @@ export class RunReadModelRepository {
         v.comparison === null || v.comparison === undefined ? null : JSON.stringify(v.comparison),
         v.finding_id,
         position,
+        project,
       ],
     );
     return rows.length === 1;
   }
 
-  /** The decided runs of one suite and subject, newest first (scorecards). */
-  async verdictHistory(sql: Sql, suiteKey: string, subjectKind: string, subjectId: string, limit: number): Promise<ProjectedVerdict[]> {
+  /** The decided runs of one suite and subject of one project, newest first (scorecards). */
+  async verdictHistory(sql: Sql, project: string, suiteKey: string, subjectKind: string, subjectId: string, limit: number): Promise<ProjectedVerdict[]> {
     const rows = await sql.query(
-      `SELECT ${VERDICT_COLUMNS} FROM read_run_verdicts WHERE suite_key = $1 AND subject_kind = $2 AND subject_id = $3
+      `SELECT ${VERDICT_COLUMNS} FROM read_run_verdicts WHERE project = $5 AND suite_key = $1 AND subject_kind = $2 AND subject_id = $3
        ORDER BY completed_at DESC, run_id DESC LIMIT $4`,
-      [suiteKey, subjectKind, subjectId, limit],
+      [suiteKey, subjectKind, subjectId, limit, project],
     );
     return rows.map(toVerdict);
   }
 
-  /** Suites and subjects with at least one decided run, in key order. */
-  async verdictSubjects(sql: Sql, filter: VerdictFilter): Promise<Array<{ suite_key: string; subject_kind: string; subject_id: string }>> {
+  /** Suites and subjects of one project with at least one decided run, in key order. */
+  async verdictSubjects(sql: Sql, project: string, filter: VerdictFilter): Promise<Array<{ suite_key: string; subject_kind: string; subject_id: string }>> {
     return sql.query(
       `SELECT DISTINCT suite_key, subject_kind, subject_id FROM read_run_verdicts
-       WHERE ($1::text IS NULL OR suite_key = $1) AND ($2::text IS NULL OR subject_kind = $2) AND ($3::text IS NULL OR subject_id = $3)
+       WHERE project = $4 AND ($1::text IS NULL OR suite_key = $1) AND ($2::text IS NULL OR subject_kind = $2) AND ($3::text IS NULL OR subject_id = $3)
        ORDER BY suite_key, subject_kind, subject_id`,
-      [filter.suite_key ?? null, filter.subject_kind ?? null, filter.subject_id ?? null],
+      [filter.suite_key ?? null, filter.subject_kind ?? null, filter.subject_id ?? null, project],
     );
   }
 

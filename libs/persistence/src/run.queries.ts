@@ -45,6 +45,9 @@ export type SseFrame = { readonly event: 'case'; readonly data: CaseFrame } | { 
  * The read side of the HTTP API (docs/read-model.md). Every query runs in one READ ONLY, REPEATABLE READ
  * transaction: the document, the EvalResult and the cases come from one snapshot, and the database
  * itself refuses any write - a replay triggers nothing and writes nothing (R6).
+ *
+ * Every query is asked within the caller's project (issue 30, ADR 0009): a run of another project answers
+ * null, exactly as a missing run, before anything of it is read.
  */
 export class RunQueries {
   constructor(
@@ -54,11 +57,11 @@ export class RunQueries {
     private readonly corrections = new JudgeCorrectionQueries(cases),
   ) {}
 
-  /** GET /v1/runs/:id; null when no such run is projected. */
-  async run(runId: string, options: { includeCases?: boolean } = {}): Promise<RunView | null> {
+  /** GET /v1/runs/:id; null when no such run of `project` is projected. */
+  async run(project: string, runId: string, options: { includeCases?: boolean } = {}): Promise<RunView | null> {
     if (!isSafeId(runId)) return null;
     return this.readOnly(async (sql) => {
-      const doc = await this.runs.load(sql, runId);
+      const doc = await this.runs.find(sql, project, runId);
       if (doc === null) return null;
       return runView(sql, { doc, eval_result: await this.runs.evalResult(sql, runId), verdict: await this.runs.loadVerdict(sql, runId) }, options, this.cases, this.corrections);
     });
@@ -69,10 +72,10 @@ export class RunQueries {
    * case id, then one `summary` frame. For a completed run the summary is the run's aggregate; for a run
    * still open or sealed it counts exactly the case frames sent, so the stream is consistent in itself.
    */
-  async replay(runId: string): Promise<SseFrame[] | null> {
+  async replay(project: string, runId: string): Promise<SseFrame[] | null> {
     if (!isSafeId(runId)) return null;
     return this.readOnly(async (sql) => {
-      const doc = await this.runs.load(sql, runId);
+      const doc = await this.runs.find(sql, project, runId);
       if (doc === null) return null;
       const rows = await this.cases.forRun(sql, runId);
       const frames: SseFrame[] = rows.map((r) => ({ event: 'case', data: caseFrame(r) }));
@@ -102,20 +105,23 @@ export class RunQueries {
     });
   }
 
-  /** J4/J9: a run's judge-corrected pass rates under today's certified scopes (the scorecard's latest run). */
-  async judgeCorrections(run: { readonly run_id: string; readonly suite_key: string; readonly suite_version: number }): Promise<RunJudgeCorrection[]> {
-    return this.readOnly((sql) => this.corrections.forRun(sql, run));
+  /**
+   * J4/J9: a run's judge-corrected pass rates under today's certified scopes (the scorecard's latest run,
+   * of the scorecard's project: its suite version is looked up there).
+   */
+  async judgeCorrections(project: string, run: { readonly run_id: string; readonly suite_key: string; readonly suite_version: number }): Promise<RunJudgeCorrection[]> {
+    return this.readOnly((sql) => this.corrections.forRun(sql, { ...run, project }));
   }
 
   /**
-   * GET /v1/scorecards: the decided runs of every suite and subject the filter selects (key order), each
+   * GET /v1/scorecards: the decided runs of every suite and subject of `project` the filter selects (key order), each
    * newest first and at most `limit`, from the read model's projection of `run.compared` - one snapshot.
    */
-  async decidedRuns(filter: VerdictFilter, limit: number): Promise<ProjectedVerdict[][]> {
+  async decidedRuns(project: string, filter: VerdictFilter, limit: number): Promise<ProjectedVerdict[][]> {
     return this.readOnly(async (sql) => {
       const out: ProjectedVerdict[][] = [];
-      for (const s of await this.runs.verdictSubjects(sql, filter)) {
-        out.push(await this.runs.verdictHistory(sql, s.suite_key, s.subject_kind, s.subject_id, limit));
+      for (const s of await this.runs.verdictSubjects(sql, project, filter)) {
+        out.push(await this.runs.verdictHistory(sql, project, s.suite_key, s.subject_kind, s.subject_id, limit));
       }
       return out;
     });

@@ -21,6 +21,7 @@ export class RunSummaryDto {
 
 export class RunDocDto {
   @ApiProperty(ID_PROPERTY) run_id!: string;
+  @ApiPropertyOptional({ description: "Issue 30: the run's project, from its run.opened; absent for a run of `default`." }) project?: string;
   @ApiProperty() suite_key!: string;
   @ApiProperty({ type: 'integer' }) suite_version!: number;
   @ApiProperty() suite_content_hash!: string;

@@ -593,7 +593,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The key's name and tier */
+        /** The key's name, tier and project */
         get: operations["DashboardApi_whoami"];
         put?: never;
         post?: never;
@@ -2093,6 +2093,8 @@ export interface components {
             opened_at: string;
             pass_threshold: number;
             passed: number;
+            /** @description Issue 30: the run's project, from its run.opened; absent for a run of `default`. */
+            project?: string;
             regression_threshold: number;
             run_id: string;
             score_sum: number;
@@ -2420,6 +2422,10 @@ export interface components {
             auth_disabled: boolean;
             /** @description The key's name (`auth-disabled` when access control is off). */
             name: string;
+            /** @description True for a platform key (one of no project, that may act in any). */
+            platform: boolean;
+            /** @description Issue 30: the project the request acts in - a project key's own, or the one a platform key named in X-Evals-Project (`default` when none). */
+            project: string;
             /** @enum {string} */
             tier: "viewer" | "operator" | "admin";
         };

@@ -1,10 +1,18 @@
 import { Controller, Get, Inject, Param, Query } from '@nestjs/common';
 import { isSafeId, isSuiteKey } from '@evals/contracts';
 import { DashboardQueries, type CaseView, type Page, type RunListItem } from '@evals/persistence';
-import { ApiError, ApiRoute, Principal, type AuthPrincipal } from '@evals/platform';
+import { ApiError, ApiRoute, Principal, ProjectScope, type AuthPrincipal } from '@evals/platform';
 import { CasePageDto, RunListPageDto, WhoAmIDto } from './dashboard.dto';
 
 export const DASHBOARD_QUERIES = Symbol('DASHBOARD_QUERIES');
+
+interface WhoAmI {
+  readonly name: string;
+  readonly tier: string;
+  readonly auth_disabled: boolean;
+  readonly project: string;
+  readonly platform: boolean;
+}
 
 const VERDICTS = ['regressed', 'inconclusive_noise', 'no_regression', 'no_baseline', 'undecided'];
 const STATUSES = ['open', 'sealed', 'completed'] as const;
@@ -29,7 +37,8 @@ function optionalId(field: string, value: string | undefined): string | undefine
 
 /**
  * The read model's list views for the dashboard (issue 17, docs/dashboard.md): paged, so a page of a
- * 10 000-case run is one indexed query; labels and scores only, never an output (D1).
+ * 10 000-case run is one indexed query; labels and scores only, never an output (D1). Each one answers
+ * within the request's project only (issue 30).
  */
 @Controller('v1')
 export class DashboardApiController {
@@ -43,6 +52,7 @@ export class DashboardApiController {
   @ApiRoute({ tier: 'viewer', summary: 'Runs, newest first, with their pass rates, intervals and verdicts (the dashboard)', ok: { status: 200, type: RunListPageDto, description: 'One page of runs.' }, errors: ['INVALID_REQUEST'] })
   @Get('run-list')
   async runs(
+    @ProjectScope() project: string,
     @Query('suite_key') suiteKey?: string,
     @Query('subject_kind') subjectKind?: string,
     @Query('subject_id') subjectId?: string,
@@ -57,6 +67,7 @@ export class DashboardApiController {
     if (status !== undefined && status !== '' && !(STATUSES as readonly string[]).includes(status)) throw invalid('status', `status must be one of ${STATUSES.join(', ')}`);
     const p = page(offset, limit, 200);
     return this.queries.runs(
+      project,
       {
         suite_key: suiteKey || undefined,
         subject_kind: optionalId('subject_kind', subjectKind),
@@ -73,18 +84,29 @@ export class DashboardApiController {
   /** `GET /v1/runs/:id/cases`: one page of a run's cases by case id; `passed=true|false` filters. */
   @ApiRoute({ tier: 'viewer', summary: "One page of a run's cases by case id (labels only, D1)", ok: { status: 200, type: CasePageDto, description: 'One page of cases.' }, errors: ['INVALID_REQUEST', 'RUN_NOT_FOUND'] })
   @Get('runs/:id/cases')
-  async cases(@Param('id') id: string, @Query('passed') passed?: string, @Query('offset') offset?: string, @Query('limit') limit?: string): Promise<Page<CaseView>> {
+  async cases(@ProjectScope() project: string, @Param('id') id: string, @Query('passed') passed?: string, @Query('offset') offset?: string, @Query('limit') limit?: string): Promise<Page<CaseView>> {
     if (passed !== undefined && passed !== '' && passed !== 'true' && passed !== 'false') throw invalid('passed', 'passed must be true or false');
     const p = page(offset, limit, 500);
-    const found = await this.queries.cases(id, passed === 'true' ? { passed: true } : passed === 'false' ? { passed: false } : {}, p.offset, p.limit);
+    const found = await this.queries.cases(project, id, passed === 'true' ? { passed: true } : passed === 'false' ? { passed: false } : {}, p.offset, p.limit);
     if (!found) throw new ApiError('RUN_NOT_FOUND', 'no such run in the read model', 'id');
     return found;
   }
 
-  /** `GET /v1/whoami`: the key's name and tier, so the dashboard offers an override only to an admin. */
-  @ApiRoute({ tier: 'viewer', summary: "The key's name and tier", ok: { status: 200, type: WhoAmIDto, description: 'The principal of the request.' } })
+  /**
+   * `GET /v1/whoami`: the key's name and tier, so the dashboard offers an override only to an admin, and the
+   * project the page acts in (issue 30): a project key's own, or the one a platform key (`platform: true`)
+   * named in `X-Evals-Project`.
+   */
+  @ApiRoute({ tier: 'viewer', summary: "The key's name, tier and project", ok: { status: 200, type: WhoAmIDto, description: 'The principal of the request.' } })
   @Get('whoami')
-  whoami(@Principal() principal: AuthPrincipal | null): { name: string; tier: string; auth_disabled: boolean } {
-    return { name: principal?.name ?? 'anonymous', tier: principal?.tier ?? 'viewer', auth_disabled: Boolean((principal as { auth_disabled?: boolean } | null)?.auth_disabled) };
+  whoami(@Principal() principal: AuthPrincipal | null, @ProjectScope() project: string): WhoAmI {
+    return {
+      name: principal?.name ?? 'anonymous',
+      tier: principal?.tier ?? 'viewer',
+      auth_disabled: Boolean(principal?.auth_disabled),
+      project,
+      // A key of no project may act in any (a platform key); with access control off there is no key at all.
+      platform: principal !== null && !principal.auth_disabled && principal.project === null,
+    };
   }
 }

@@ -37,4 +37,6 @@ export class WhoAmIDto {
   @ApiProperty({ description: "The key's name (`auth-disabled` when access control is off)." }) name!: string;
   @ApiProperty({ enum: ['viewer', 'operator', 'admin'] }) tier!: string;
   @ApiProperty() auth_disabled!: boolean;
+  @ApiProperty({ description: 'Issue 30: the project the request acts in - a project key\'s own, or the one a platform key named in X-Evals-Project (`default` when none).' }) project!: string;
+  @ApiProperty({ description: 'True for a platform key (one of no project, that may act in any).' }) platform!: boolean;
 }

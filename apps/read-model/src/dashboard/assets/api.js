@@ -1,6 +1,7 @@
 // The dashboard's only way to data: the service's HTTP API, with the viewer's key when one is set.
 
 const KEY = 'evals.apiKey';
+const PROJECT = 'evals.project';
 let config = { ingestion_base: '', regression_base: '', public_url: '' };
 
 export class AuthNeeded extends Error {}
@@ -30,7 +31,11 @@ export function shareUrl(path) {
 // The key lives for this tab only (sessionStorage), never in a URL.
 export const getKey = () => sessionStorage.getItem(KEY);
 export const setKey = (key) => sessionStorage.setItem(KEY, key.trim());
-export const forgetKey = () => sessionStorage.removeItem(KEY);
+export const forgetKey = () => (sessionStorage.removeItem(KEY), sessionStorage.removeItem(PROJECT));
+
+// Issue 30: the project a platform key acts in (sent as X-Evals-Project); none: the key's own, or `default`.
+export const getProject = () => sessionStorage.getItem(PROJECT);
+export const setProject = (project) => (project.trim() ? sessionStorage.setItem(PROJECT, project.trim()) : sessionStorage.removeItem(PROJECT));
 
 /** Which app serves a path: the read model here; gates, findings and judges maybe through the forwarder. */
 export function url(app, path) {
@@ -40,7 +45,8 @@ export function url(app, path) {
 
 function headers(extra = {}) {
   const key = getKey();
-  return { accept: 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}), ...extra };
+  const project = getProject();
+  return { accept: 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}), ...(project ? { 'x-evals-project': project } : {}), ...extra };
 }
 
 export async function api(app, path, { method = 'GET', body, allow404 = false } = {}) {

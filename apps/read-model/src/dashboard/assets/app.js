@@ -1,6 +1,6 @@
 // The dashboard's entry: a router over pasteable paths (/runs/<id>, /scorecards?suite_key=...), the viewer's
 // key when the service asks for one, and keyboard-friendly navigation (focus moves to the page's content).
-import { api, AuthNeeded, forgetKey, getKey, loadConfig, setKey } from './api.js';
+import { api, ApiFailure, AuthNeeded, forgetKey, getKey, getProject, loadConfig, setKey, setProject } from './api.js';
 import { resetCharts } from './charts.js';
 import { clear, h, notice } from './dom.js';
 import { findingsPage, gatePage, gatesPage, judgesPage, runPage, runsPage, scorecardsPage, setNavigator } from './views.js';
@@ -43,6 +43,8 @@ async function render({ focus = false } = {}) {
   } catch (error) {
     if (controller.signal.aborted) return;
     if (error instanceof AuthNeeded) keyForm(getKey() ? 'That key was refused (unknown or revoked).' : '');
+    // The guard's answer to a project the key may not use (or that does not exist): ask again.
+    else if (!who && error instanceof ApiFailure && error.code === 'PROJECT_NOT_FOUND') keyForm(`No project ${getProject() ?? ''} for this key.`);
     else clear(main, h('h1', {}, 'Could not load this page'), notice(`${error.code ? `${error.code}: ` : ''}${error.message}`, 'error'));
   } finally {
     if (current === controller) {
@@ -56,7 +58,8 @@ async function render({ focus = false } = {}) {
 function showWho() {
   clear(
     whoBox,
-    who.auth_disabled ? 'access control off (loopback)' : `${who.name} · ${who.tier}`,
+    // Issue 30: every page shows one project's data only; say which (a project key's own, or a platform key's choice).
+    `${who.auth_disabled ? 'access control off (loopback)' : `${who.name} · ${who.tier}`}${who.project ? ` · project ${who.project}` : ''}`,
     getKey() ? h('button', { type: 'button', class: 'secondary', onclick: () => (forgetKey(), (who = null), render()) }, 'Forget key') : null,
   );
   whoBox.dataset.tier = who.tier;
@@ -66,6 +69,7 @@ function keyForm(problem) {
   who = null;
   clear(whoBox);
   const input = h('input', { id: 'api-key', type: 'password', autocomplete: 'off', required: true, size: 50 });
+  const project = h('input', { id: 'api-project', type: 'text', autocomplete: 'off', size: 30, pattern: '[a-z0-9][a-z0-9-]{0,62}', value: getProject() ?? '' });
   clear(
     main,
     h('h1', {}, 'API key needed'),
@@ -73,8 +77,9 @@ function keyForm(problem) {
     problem ? notice(problem, 'error') : null,
     h(
       'form',
-      { 'data-form': 'key', onsubmit: (e) => (e.preventDefault(), setKey(input.value), render({ focus: true })) },
+      { 'data-form': 'key', onsubmit: (e) => (e.preventDefault(), setKey(input.value), setProject(project.value), render({ focus: true })) },
       h('label', { for: 'api-key' }, 'API key', input),
+      h('label', { for: 'api-project' }, 'Project (a platform key only; empty: the key\'s own)', project),
       h('p', {}, h('button', { type: 'submit' }, 'Open the dashboard')),
     ),
   );
