@@ -150,7 +150,10 @@ describe('e2e: issue 30 - two projects on the same suite keys at once, each with
       const pins = await read('regression', `/v1/baselines?suite_key=${suiteKey}`);
       expect(pins.pins.map((p: { run_id: string; subject_id: string }) => [p.subject_id, p.run_id])).toEqual([[t.subject, t.runs.base]]);
       const cards = await read('read-model', `/v1/scorecards?suite_key=${suiteKey}`);
-      expect(cards.scorecards.map((c: { subject_id: string; runs: number; latest_run_id: string }) => [c.subject_id, c.runs, c.latest_run_id])).toEqual([[t.subject, 3, t.runs.pinned]]);
+      // The team's subject (and its gate's subject, when the gate's run is carded): this project's subjects only.
+      expect(cards.scorecards.every((c: { subject_id: string }) => c.subject_id.startsWith(t.subject))).toBe(true);
+      const card = cards.scorecards.find((c: { subject_id: string }) => c.subject_id === t.subject);
+      expect([card?.runs, card?.latest_run_id, card?.latest_pass_rate?.n]).toEqual([3, t.runs.pinned, t.caseIds.length]);
       const gate = await read('ingestion', `/v1/gate/${outcome[me].gate.gate_id}`);
       expect(gate.recorded_verdict).toBe(outcome[me].gate.recorded_verdict);
       const list = await read('read-model', '/v1/run-list?limit=200');
