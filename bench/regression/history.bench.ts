@@ -6,6 +6,7 @@
  * them out. Prints milliseconds and client CPU per call; asserts nothing. Run: `npm run bench:history`.
  */
 import { performance } from 'node:perf_hooks';
+import { DEFAULT_PROJECT } from '@evals/contracts';
 import { compareRuns, whatChanged } from '@evals/domain';
 import { createDataSource, migrate, RegressionRepository, type Sql } from '@evals/persistence';
 import { createTestSchema } from '../../test/support/isolation';
@@ -50,6 +51,7 @@ async function main(): Promise<void> {
     const start = Date.parse('2026-01-01T00:00:00Z');
     for (let i = 1; i <= RUNS; i++) {
       await repo.record(sql, {
+        project: DEFAULT_PROJECT,
         run_id: `r${i}`,
         suite_key: 'bench',
         suite_version: 1,
@@ -70,7 +72,7 @@ async function main(): Promise<void> {
       });
     }
     const bytes = Number((await ds.query(`SELECT avg(octet_length(comparison::text))::int AS b FROM run_verdicts WHERE comparison IS NOT NULL`))[0].b);
-    const candidates = await perCall(() => repo.history(sql, 'bench', 'agent', 'bot'));
+    const candidates = await perCall(() => repo.history(sql, DEFAULT_PROJECT, 'bench', 'agent', 'bot'));
     const withComparisons = await perCall(() =>
       ds.query(
         `SELECT run_id, suite_key, suite_version, subject_kind, subject_id, variant, completed_at, n, passed, score, pass_threshold,

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { DEFAULT_PROJECT } from '@evals/contracts';
 import { DEFAULT_MIN_JUDGE_STABILITY, rubricScope, suiteScope, type BudgetDecision, type BudgetPlan, type CalibrationReport, type JudgeCalibrationStatus } from '@evals/domain';
 import { JudgeStatusRepository } from '@evals/persistence';
 import { DATA_SOURCE } from '@evals/platform';
@@ -105,7 +106,8 @@ export class GateJudgePolicy {
   ): Promise<{ status: JudgeCalibrationStatus; scopes: GateJudgeAssessment['scopes'] }> {
     let measured: Awaited<ReturnType<JudgeStatusRepository['scopes']>>;
     try {
-      measured = await this.statuses.scopes(this.db, model, promptVersion);
+      // Issue 30: placeholder until the gate passes its project - the judge's standing is per project.
+      measured = await this.statuses.scopes(this.db, DEFAULT_PROJECT, model, promptVersion);
     } catch {
       // No calibration store: nothing certifies the judge.
       return { status: 'uncalibrated', scopes: null };

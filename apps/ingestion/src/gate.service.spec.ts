@@ -201,7 +201,7 @@ class Stores {
   calibrationScope = 'suite:judged';
 
   readonly statuses = {
-    scopes: async (_sql: unknown, model: string, promptVersion: string) => {
+    scopes: async (_sql: unknown, _project: string, model: string, promptVersion: string) => {
       this.calibrationReads.push(`${model}/${promptVersion}`);
       if (this.calibration === 'unreadable') throw new Error('relation "calibration_reports" does not exist');
       if (this.calibration === 'uncalibrated' || this.calibration === null) return [];

@@ -206,6 +206,7 @@ describe('integration: read-model verdicts from run.compared (G1-G5, SC1, R7)', 
       for (const [id, d] of decisions) {
         const doc = (await repo.load(ds, id))!;
         await regression.record(ds, {
+          project: DEFAULT_PROJECT,
           run_id: id,
           suite_key: doc.suite_key,
           suite_version: doc.suite_version,
@@ -226,7 +227,7 @@ describe('integration: read-model verdicts from run.compared (G1-G5, SC1, R7)', 
         });
       }
       for (const id of runIds) {
-        const old = await regression.find(ds, id);
+        const old = await regression.find(ds, DEFAULT_PROJECT, id);
         const oldView = old && {
           verdict: old.verdict,
           baseline_run_id: old.baseline_run_id,
@@ -241,8 +242,8 @@ describe('integration: read-model verdicts from run.compared (G1-G5, SC1, R7)', 
         expect(JSON.stringify((await queries.run(DEFAULT_PROJECT, id))!.regression)).toBe(JSON.stringify(oldView));
       }
       const oldCards = [];
-      for (const s of await regression.subjects(ds, {})) {
-        oldCards.push(buildScorecard(await regression.history(ds, s.suite_key, s.subject_kind, s.subject_id, 10_000), 10));
+      for (const s of await regression.subjects(ds, DEFAULT_PROJECT, {})) {
+        oldCards.push(buildScorecard(await regression.history(ds, DEFAULT_PROJECT, s.suite_key, s.subject_kind, s.subject_id, 10_000), 10));
       }
       expect(JSON.stringify((await scorecards(ds)).json)).toBe(JSON.stringify({ scorecards: oldCards }));
     });

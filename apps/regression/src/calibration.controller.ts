@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
 import { ApiParam, ApiQuery } from '@nestjs/swagger';
-import { ApiRoute, DATA_SOURCE, refuseUnstorableText } from '@evals/platform';
+import { ApiRoute, DATA_SOURCE, ProjectScope, refuseUnstorableText } from '@evals/platform';
 import type { DataSource } from 'typeorm';
 import { CalibrationService } from './calibration.service';
 import { CalibrationReportDto, CalibrationRunBody, CalibrationSetBody, CalibrationSetCreatedDto, CalibrationSetDto, JUDGE_STATUS_SCHEMA, JudgeStatusModels, type JudgeStatusAnswer } from './regression.dto';
@@ -41,16 +41,16 @@ export class CalibrationSetsController {
   })
   @Post()
   @HttpCode(201)
-  async create(@Body() body: CalibrationSetBody): Promise<CalibrationSetCreatedDto> {
+  async create(@Body() body: CalibrationSetBody, @ProjectScope() project: string): Promise<CalibrationSetCreatedDto> {
     refuseUnstorableText(storedTextOf(body));
-    return (await this.db.transaction((tx) => this.calibration.createSet(tx, body))) as unknown as CalibrationSetCreatedDto;
+    return (await this.db.transaction((tx) => this.calibration.createSet(tx, project, body))) as unknown as CalibrationSetCreatedDto;
   }
 
   @ApiRoute({ tier: 'viewer', summary: 'A calibration set: its labels and reports, never its text', ok: { status: 200, type: CalibrationSetDto, description: 'The set.' }, errors: ['SET_NOT_FOUND'] })
   @ApiParam({ name: 'id', description: 'The set id.', schema: { type: 'string', format: 'uuid' } })
   @Get(':id')
-  async get(@Param('id') id: string): Promise<CalibrationSetDto> {
-    return (await this.calibration.getSet(this.db, id)) as unknown as CalibrationSetDto;
+  async get(@Param('id') id: string, @ProjectScope() project: string): Promise<CalibrationSetDto> {
+    return (await this.calibration.getSet(this.db, project, id)) as unknown as CalibrationSetDto;
   }
 }
 
@@ -74,15 +74,15 @@ export class CalibrationsController {
   })
   @Post()
   @HttpCode(201)
-  async run(@Body() body: CalibrationRunBody): Promise<CalibrationReportDto> {
-    return (await this.calibration.calibrate(this.db, body)) as unknown as CalibrationReportDto;
+  async run(@Body() body: CalibrationRunBody, @ProjectScope() project: string): Promise<CalibrationReportDto> {
+    return (await this.calibration.calibrate(this.db, project, body)) as unknown as CalibrationReportDto;
   }
 
   @ApiRoute({ tier: 'viewer', summary: 'A stored calibration report', ok: { status: 200, type: CalibrationReportDto, description: 'The report.' }, errors: ['REPORT_NOT_FOUND'] })
   @ApiParam({ name: 'id', description: 'The report id.', schema: { type: 'string', format: 'uuid' } })
   @Get(':id')
-  async get(@Param('id') id: string): Promise<CalibrationReportDto> {
-    return (await this.calibration.report(this.db, id)) as unknown as CalibrationReportDto;
+  async get(@Param('id') id: string, @ProjectScope() project: string): Promise<CalibrationReportDto> {
+    return (await this.calibration.report(this.db, project, id)) as unknown as CalibrationReportDto;
   }
 }
 
@@ -90,7 +90,8 @@ export class CalibrationsController {
  * `GET /v1/judges/status?model=&prompt_version=` (GT1, J4): a judge pin's certification scopes - each
  * `rubric:<sha256>` or `suite:<key>` with the standing of its latest measured report. With `scope=` that
  * scope alone, and with `passed=&n=` under a certified scope also the corrected pass rate of `passed` of `n`
- * judged cases with its 95% interval (Rogan-Gladen, Lang & Reiczigel 2014).
+ * judged cases with its 95% interval (Rogan-Gladen, Lang & Reiczigel 2014). Issue 30: the standing in the
+ * caller's project, from that project's calibration reports only.
  */
 @Controller('v1/judges')
 @JudgeStatusModels
@@ -113,12 +114,13 @@ export class JudgesController {
   @ApiQuery({ name: 'n', required: false, schema: { type: 'integer', minimum: 1 } })
   @Get('status')
   async status(
+    @ProjectScope() project: string,
     @Query('model') model?: string,
     @Query('prompt_version') promptVersion?: string,
     @Query('scope') scope?: string,
     @Query('passed') passed?: string,
     @Query('n') n?: string,
   ): Promise<JudgeStatusAnswer> {
-    return (await this.calibration.judgeStatus(this.db, { model, prompt_version: promptVersion, scope, passed, n })) as unknown as JudgeStatusAnswer;
+    return (await this.calibration.judgeStatus(this.db, project, { model, prompt_version: promptVersion, scope, passed, n })) as unknown as JudgeStatusAnswer;
   }
 }

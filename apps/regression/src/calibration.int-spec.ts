@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { HttpException } from '@nestjs/common';
+import { DEFAULT_PROJECT } from '@evals/contracts';
 import { JUDGE_ERROR_CODES } from '@evals/domain';
 import { LangChainJudge } from '@evals/judge';
 import { createDataSource, migrate } from '@evals/persistence';
@@ -11,6 +12,7 @@ import { createTestSchema, type TestSchema } from '../../../test/support/isolati
 import { readReference } from '../../../test/support/reference';
 import { testServers } from '../../../test/support/servers';
 import { CalibrationService } from './calibration.service';
+import { publishSuite } from './suite-log.testing';
 
 /**
  * Calibration that a tiny set cannot fake (J4, issue 13), through the regression app's CalibrationService with
@@ -83,7 +85,7 @@ describe('integration: certification a tiny set cannot fake - sizes, scopes, Pan
   /** Stores a set of `items` labelled against `rubric`; the judge will answer each output as scripted. */
   async function createSet(name: string, rubric: string, items: readonly Labelled[]): Promise<string> {
     for (const i of items) verdicts.set(outputOf(name, i.id), i.judge);
-    const answer = await service.createSet(ds, {
+    const answer = await service.createSet(ds, DEFAULT_PROJECT, {
       name,
       rubric,
       items: items.map((i) => ({ item_id: i.id, output_hash: sha256(outputOf(name, i.id)), human_verdict: i.human, output_chars: i.chars })),
@@ -92,7 +94,7 @@ describe('integration: certification a tiny set cannot fake - sizes, scopes, Pan
   }
 
   async function calibrate(name: string, setId: string, items: readonly Labelled[], targets?: Record<string, unknown>) {
-    return service.calibrate(ds, { set_id: setId, ...(targets ? { targets } : {}), outputs: items.map((i) => ({ item_id: i.id, output: outputOf(name, i.id) })) });
+    return service.calibrate(ds, DEFAULT_PROJECT, { set_id: setId, ...(targets ? { targets } : {}), outputs: items.map((i) => ({ item_id: i.id, output: outputOf(name, i.id) })) });
   }
 
   /** `tp` agreeing passes, `fn` human passes the judge fails, `fp` human fails the judge passes, `tn` agreeing fails. */
@@ -168,7 +170,7 @@ describe('integration: certification a tiny set cannot fake - sizes, scopes, Pan
     // Stored as evidence of the attempt (append-only), with its scope.
     expect(await ds.query(`SELECT status, scope FROM calibration_reports WHERE id = $1`, [answer.report_id])).toEqual([{ status: 'insufficient_set', scope: scopeA }]);
     // The scope's standing is still the 60-item set's report.
-    const status: any = await service.judgeStatus(ds, { scope: scopeA });
+    const status: any = await service.judgeStatus(ds, DEFAULT_PROJECT, { scope: scopeA });
     expect(status).toMatchObject({ status: 'certified', report_id: certifiedA, scope: scopeA, n: 60 });
   });
 
@@ -177,7 +179,7 @@ describe('integration: certification a tiny set cannot fake - sizes, scopes, Pan
     const setId = await createSet('forty-nine', RUBRIC_A, fortyNine);
     fake.reset();
     // No outputs sent: the refusal comes from the human labels alone.
-    const answer = await service.calibrate(ds, { set_id: setId });
+    const answer = await service.calibrate(ds, DEFAULT_PROJECT, { set_id: setId });
     expect(fake.requestCount).toBe(0);
     expect(answer).toMatchObject({ status: 'insufficient_set', report: { set: { n: 49, human_pass: 30, human_fail: 19 }, reasons: ['too_few_items'] } });
     // A one-class set, however large, is refused the same way before any call.
@@ -200,26 +202,26 @@ describe('integration: certification a tiny set cannot fake - sizes, scopes, Pan
     expect(fake.requestCount).toBe(60);
     expect(answer).toMatchObject({ status: 'not_certified', scope: scopeB });
 
-    const a: any = await service.judgeStatus(ds, { scope: scopeA });
+    const a: any = await service.judgeStatus(ds, DEFAULT_PROJECT, { scope: scopeA });
     expect(a).toMatchObject({ status: 'certified', report_id: certifiedA });
-    const b: any = await service.judgeStatus(ds, { scope: scopeB });
+    const b: any = await service.judgeStatus(ds, DEFAULT_PROJECT, { scope: scopeB });
     expect(b).toMatchObject({ status: 'not_certified', report_id: answer.report_id });
-    const all: any = await service.judgeStatus(ds, {});
+    const all: any = await service.judgeStatus(ds, DEFAULT_PROJECT, {});
     expect(all).toMatchObject({ judge_model: MODEL, prompt_version: 'judge-v1', status: 'certified', certified_scopes: [scopeA] });
     expect(all.scopes.map((s: any) => [s.scope, s.status]).sort()).toEqual([
       [scopeA, 'certified'],
       [scopeB, 'not_certified'],
     ].sort());
-    expect(await service.judgeStatus(ds, { scope: `rubric:${sha256('never measured')}` })).toMatchObject({ status: 'uncalibrated', report_id: null });
+    expect(await service.judgeStatus(ds, DEFAULT_PROJECT, { scope: `rubric:${sha256('never measured')}` })).toMatchObject({ status: 'uncalibrated', report_id: null });
 
     // 30 of 40 judged cases passed by the judge, corrected with A's Se 47/48 and Sp 11/12.
-    const corrected: any = await service.judgeStatus(ds, { scope: scopeA, passed: '30', n: '40' });
+    const corrected: any = await service.judgeStatus(ds, DEFAULT_PROJECT, { scope: scopeA, passed: '30', n: '40' });
     const expected = correctedPassRate({ x: 30, n: 40, se: { x: 47, n: 48 }, sp: { x: 11, n: 12 } });
     expect(corrected.corrected_pass_rate).toMatchObject({ apparent: { passed: 30, n: 40 }, sensitivity: { x: 47, n: 48 }, specificity: { x: 11, n: 12 }, rate: expected.point, lower: expected.lower, upper: expected.upper });
     // Rogan-Gladen by hand: (0.75 + 11/12 - 1) / (47/48 + 11/12 - 1).
     expect(corrected.corrected_pass_rate.rate).toBeCloseTo((0.75 + 11 / 12 - 1) / (47 / 48 + 11 / 12 - 1), 12);
-    expect((await service.judgeStatus(ds, { scope: scopeB, passed: '30', n: '40' }) as any).corrected_pass_rate).toBeNull();
-    expect(await refusal(service.judgeStatus(ds, { passed: '3', n: '2', scope: scopeA }))).toMatchObject({ status: 400 });
+    expect((await service.judgeStatus(ds, DEFAULT_PROJECT, { scope: scopeB, passed: '30', n: '40' }) as any).corrected_pass_rate).toBeNull();
+    expect(await refusal(service.judgeStatus(ds, DEFAULT_PROJECT, { passed: '3', n: '2', scope: scopeA }))).toMatchObject({ status: 400 });
   });
 
   it('a judge that cannot be measured (every call a provider error): 502 JUDGE_CALL_FAILED counting the unanswered items by error code; no report stored', async () => {
@@ -239,7 +241,7 @@ describe('integration: certification a tiny set cannot fake - sizes, scopes, Pan
       fake.script(scripted);
     }
     expect((await ds.query(`SELECT count(*)::int AS n FROM calibration_reports`))[0].n).toBe(before);
-    expect(await service.judgeStatus(ds, { scope: scopeA })).toMatchObject({ status: 'certified', report_id: certifiedA });
+    expect(await service.judgeStatus(ds, DEFAULT_PROJECT, { scope: scopeA })).toMatchObject({ status: 'certified', report_id: certifiedA });
   });
 
   it('the PandaLM set (849 items) through the calibration path: every figure recomputed here; kappa clears 0.6, agreement misses 0.85: not certified', async () => {
@@ -284,5 +286,86 @@ describe('integration: certification a tiny set cannot fake - sizes, scopes, Pan
     expect(r.sensitivity).toMatchObject({ numerator: tp, denominator: tp + fn });
     expect(r.specificity).toMatchObject({ numerator: tn, denominator: tn + fp });
     expect(answer).toMatchObject({ status: 'not_certified', report: { reasons: ['agreement_below_target'], set: { n: 849, sufficient: true } } });
+  });
+  /**
+   * Issue 30 (ADR 0009): a set, its report and the judge's standing belong to the project that labelled the set.
+   * team-b labels rubric A - which default certified above - and its judge fails there: default stays
+   * certified, team-b is not, and neither sees the other's set or report (the 404 of a missing one).
+   */
+  describe('per project (issue 30)', () => {
+    const B = 'team-b';
+    let teamBSet: string;
+    let teamBReport: string;
+
+    it("team-b's labels on rubric A neither displace default's certification nor borrow it", async () => {
+      const poor = items('tb', { tp: 30, fn: 18, fp: 6, tn: 6 });
+      for (const i of poor) verdicts.set(outputOf('team-b', i.id), i.judge);
+      const created = await service.createSet(ds, B, {
+        name: 'team-b rubric A',
+        rubric: RUBRIC_A,
+        items: poor.map((i) => ({ item_id: i.id, output_hash: sha256(outputOf('team-b', i.id)), human_verdict: i.human, output_chars: i.chars })),
+      });
+      teamBSet = created.set.id;
+      const answer = await service.calibrate(ds, B, { set_id: teamBSet, outputs: poor.map((i) => ({ item_id: i.id, output: outputOf('team-b', i.id) })) });
+      expect(answer).toMatchObject({ status: 'not_certified', scope: scopeA });
+      teamBReport = answer.report_id;
+
+      // The newest report of scope A is team-b's, and it is not certified: default's standing is still its own.
+      expect(await service.judgeStatus(ds, DEFAULT_PROJECT, { scope: scopeA })).toMatchObject({ status: 'certified', report_id: certifiedA });
+      expect(await service.judgeStatus(ds, B, { scope: scopeA })).toMatchObject({ status: 'not_certified', report_id: teamBReport });
+      // Without a scope: team-b's pin is certified for nothing, although default's is for A.
+      expect(await service.judgeStatus(ds, B, {})).toMatchObject({ status: 'not_certified', certified_scopes: [] });
+      expect(await service.judgeStatus(ds, DEFAULT_PROJECT, {})).toMatchObject({ status: 'certified', certified_scopes: [scopeA] });
+      // A project that labelled nothing is uncalibrated, whatever the others measured.
+      expect(await service.judgeStatus(ds, 'team-c', { scope: scopeA })).toMatchObject({ status: 'uncalibrated', report_id: null });
+    });
+
+    it('calibration.reported carries the project outside default, and nothing new in default', async () => {
+      const facts: Array<{ report_id: string; data: Record<string, unknown> }> = await ds.query(
+        `SELECT data->>'report_id' AS report_id, data FROM events WHERE type = 'calibration.reported' AND data->>'report_id' = ANY($1::text[])`,
+        [[teamBReport, certifiedA]],
+      );
+      const byId = new Map(facts.map((f) => [f.report_id, f.data]));
+      expect(byId.get(teamBReport)).toMatchObject({ project: B, scope: scopeA, status: 'not_certified' });
+      expect(byId.get(certifiedA)).not.toHaveProperty('project');
+      expect(await ds.query(`SELECT project FROM calibration_reports WHERE id = $1`, [teamBReport])).toEqual([{ project: B }]);
+    });
+
+    it("another project's set or report answers what a missing one does", async () => {
+      const defaultSet = await createSet('default-only', RUBRIC_B, items('dd', { tp: 1, fn: 0, fp: 0, tn: 1 }));
+      const missing = '00000000-0000-4000-8000-000000000000';
+      const setMissing = await refusal(service.getSet(ds, B, missing));
+      expect(setMissing).toMatchObject({ status: 404, body: { code: 'SET_NOT_FOUND' } });
+      for (const [project, id] of [[B, defaultSet], [DEFAULT_PROJECT, teamBSet]] as const) {
+        const refused = await refusal(service.getSet(ds, project, id));
+        expect(refused).toEqual({ status: setMissing.status, body: { ...setMissing.body, message: `no calibration set ${id}` } });
+      }
+      expect(await refusal(service.calibrate(ds, B, { set_id: defaultSet }))).toMatchObject({ status: 404, body: { code: 'SET_NOT_FOUND', message: `no calibration set ${defaultSet}` } });
+      expect(await refusal(service.report(ds, DEFAULT_PROJECT, teamBReport))).toMatchObject({ status: 404, body: { code: 'REPORT_NOT_FOUND', message: `no calibration report ${teamBReport}` } });
+      // Each project reads its own set with its own reports.
+      const own = await service.getSet(ds, B, teamBSet);
+      expect(own.reports.map((r) => r.report_id)).toEqual([teamBReport]);
+      expect((await service.report(ds, B, teamBReport)).report_id).toBe(teamBReport);
+    });
+
+    it("a set's suite is the suite of that key in the set's project, when it is created and when it is calibrated", async () => {
+      const caseIds = Array.from({ length: 60 }, (_, i) => `s${i}`);
+      // Only team-b has suite `cal-suite`; its cases carry their own rubric (the suite's default llm_judge).
+      await publishSuite(ds, B, 'cal-suite', 1, { type: 'llm_judge', rubric: 'Team b answers in French.' }, caseIds);
+      const labelled = caseIds.map((id, i) => ({ id, human: i < 48 ? ('pass' as const) : ('fail' as const), judge: i < 48 ? ('pass' as const) : ('fail' as const), chars: 10 }));
+      for (const i of labelled) verdicts.set(outputOf('cal-suite', i.id), i.judge);
+      const body = {
+        name: 'suite set',
+        suite_key: 'cal-suite',
+        items: labelled.map((i) => ({ item_id: i.id, case_id: i.id, output_hash: sha256(outputOf('cal-suite', i.id)), human_verdict: i.human, output_chars: i.chars })),
+      };
+      expect(await refusal(service.createSet(ds, DEFAULT_PROJECT, body))).toMatchObject({ status: 404, body: { code: 'SUITE_NOT_FOUND' } });
+      const created = await service.createSet(ds, B, body);
+      expect(created.set).toMatchObject({ suite_key: 'cal-suite', suite_version: 1 });
+      const answer = await service.calibrate(ds, B, { set_id: created.set.id, outputs: labelled.map((i) => ({ item_id: i.id, output: outputOf('cal-suite', i.id) })) });
+      expect(answer).toMatchObject({ status: 'certified', scope: 'suite:cal-suite' });
+      expect(await service.judgeStatus(ds, B, { scope: 'suite:cal-suite' })).toMatchObject({ status: 'certified', report_id: answer.report_id });
+      expect(await service.judgeStatus(ds, DEFAULT_PROJECT, { scope: 'suite:cal-suite' })).toMatchObject({ status: 'uncalibrated' });
+    });
   });
 });

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { DEFAULT_PROJECT, isSafeId, isSuiteKey } from '@evals/contracts';
+import { isSafeId, isSuiteKey } from '@evals/contracts';
 import {
   CalibrationTargetError,
   JudgeError,
@@ -125,6 +125,10 @@ export interface StoredCalibrationReport extends CalibrationReport {
  * clamped to 4 000 characters here, before writing. For any other set the outputs come with the calibration
  * request, are checked against the labelled hashes, judged, and forgotten. The judge's reasoning never
  * leaves the adapter (J2); reports hold counts, rates and per-item pass/fail.
+ *
+ * Issue 30 (ADR 0009): sets, their items and reports belong to the caller's project, a set's suite is looked
+ * up in it, and a judge's standing is read within it - one team's labels never certify another team's judge.
+ * Another project's set or report answers SET_NOT_FOUND / REPORT_NOT_FOUND, as a missing one does.
  */
 @Injectable()
 export class CalibrationService {
@@ -138,7 +142,7 @@ export class CalibrationService {
 
   // --- sets --------------------------------------------------------------------------------------------------
 
-  async createSet(sql: Sql, body: unknown): Promise<{ set: CalibrationSetRecord; items: { count: number; golden_outputs: number; golden_truncated: number; human_pass: number } }> {
+  async createSet(sql: Sql, project: string, body: unknown): Promise<{ set: CalibrationSetRecord; items: { count: number; golden_outputs: number; golden_truncated: number; human_pass: number } }> {
     if (!isRecord(body)) fail('INVALID_REQUEST', 'the body must be a JSON object', 'body');
     const name = body.name;
     if (typeof name !== 'string' || name.trim() === '' || name.length > 200) fail('INVALID_REQUEST', 'name must be a non-empty string of at most 200 characters', 'name');
@@ -164,7 +168,7 @@ export class CalibrationService {
     let suite: CompiledSuite | null = null;
     let suiteVersion: number | null = null;
     if (typeof body.suite_key === 'string') {
-      const stored = await this.suites.find(sql, DEFAULT_PROJECT, body.suite_key, body.suite_version as number | undefined);
+      const stored = await this.suites.find(sql, project, body.suite_key, body.suite_version as number | undefined);
       if (!stored) fail('SUITE_NOT_FOUND', `no suite ${body.suite_key}${body.suite_version ? ` v${body.suite_version}` : ''}`, 'suite_key');
       suite = compileSuite(stored);
       suiteVersion = stored.version;
@@ -224,8 +228,8 @@ export class CalibrationService {
       suite_version: suiteVersion,
       item_count: records.length,
     };
-    await this.repo.createSet(sql, set, records);
-    const stored = (await this.repo.findSet(sql, set.id))!;
+    await this.repo.createSet(sql, project, set, records);
+    const stored = (await this.repo.findSet(sql, project, set.id))!;
     return {
       set: stored,
       items: {
@@ -238,12 +242,12 @@ export class CalibrationService {
   }
 
   /** A set and its items: hashes, lengths and labels; never the golden text itself (it is not for reading back). */
-  async getSet(sql: Sql, id: string) {
+  async getSet(sql: Sql, project: string, id: string) {
     if (!isUuid(id)) fail('SET_NOT_FOUND', `no calibration set ${id}`, 'id');
-    const set = await this.repo.findSet(sql, id);
+    const set = await this.repo.findSet(sql, project, id);
     if (!set) fail('SET_NOT_FOUND', `no calibration set ${id}`, 'id');
-    const items = await this.repo.items(sql, id);
-    const reports = await this.repo.reportsForSet(sql, id);
+    const items = await this.repo.items(sql, project, id);
+    const reports = await this.repo.reportsForSet(sql, project, id);
     return {
       set,
       items: items.map((i) => ({
@@ -261,7 +265,7 @@ export class CalibrationService {
   // --- calibration runs ----------------------------------------------------------------------------------------
 
   /** J4: judges the set's items, computes the report, stores it (append-only) and answers it. */
-  async calibrate(sql: Sql, body: unknown): Promise<CalibrationAnswer> {
+  async calibrate(sql: Sql, project: string, body: unknown): Promise<CalibrationAnswer> {
     if (!isRecord(body)) fail('INVALID_REQUEST', 'the body must be a JSON object', 'body');
     // Targets first: a lowered target is refused before anything is read or any judge call is paid for.
     const targets = this.targets(body.targets);
@@ -269,19 +273,19 @@ export class CalibrationService {
     if ('problem' in repeats) fail('INVALID_REQUEST', repeats.problem, 'repeats');
     const setId = body.set_id;
     if (typeof setId !== 'string' || !isUuid(setId)) fail('INVALID_REQUEST', 'set_id must be a calibration set id', 'set_id');
-    const set = await this.repo.findSet(sql, setId);
+    const set = await this.repo.findSet(sql, project, setId);
     if (!set) fail('SET_NOT_FOUND', `no calibration set ${setId}`, 'set_id');
     const judge = this.requireJudge();
     const scope = calibrationScopeOf(set);
-    const records = await this.repo.items(sql, setId);
+    const records = await this.repo.items(sql, project, setId);
     // J4: a set too small (or one-class) to certify anything is refused from its human labels alone - before
     // its outputs are checked or a single judge call is paid for.
     const check = checkCalibrationSet(
       records.map((r) => r.human_verdict === 'pass'),
       targets,
     );
-    if (!check.sufficient) return this.refuseSet(sql, setId, scope, check, targets, judge);
-    const judgeable = await this.judgeable(sql, set, records, body.outputs);
+    if (!check.sufficient) return this.refuseSet(sql, project, setId, scope, check, targets, judge);
+    const judgeable = await this.judgeable(sql, project, set, records, body.outputs);
 
     const results = await Promise.all(judgeable.map((item) => judge.judge(item.request).catch((error: unknown) => asJudgeError(error))));
     const failures = new Map<JudgeErrorCode, number>();
@@ -331,7 +335,7 @@ export class CalibrationService {
       judge: { model: judge.model, prompt_version: judge.promptVersion, calls: judgeable.length, unparseable, input_tokens: input, output_tokens: output, cost_usd: cost },
       items: perItem.map(({ item_id, human, judge: j, label }) => ({ item_id, human, judge: j, label })),
     };
-    const stored = await this.repo.addReport(sql, {
+    const stored = await this.repo.addReport(sql, project, {
       id: randomUUID(),
       set_id: setId,
       judge_model: judge.model,
@@ -345,7 +349,7 @@ export class CalibrationService {
   }
 
   /** J4: the refusal of a set below the size targets, stored (append-only) with its counts; no judge call. */
-  private async refuseSet(sql: Sql, setId: string, scope: CalibrationScope, check: CalibrationSetCheck, targets: CalibrationTargets, judge: LangChainJudge): Promise<CalibrationAnswer> {
+  private async refuseSet(sql: Sql, project: string, setId: string, scope: CalibrationScope, check: CalibrationSetCheck, targets: CalibrationTargets, judge: LangChainJudge): Promise<CalibrationAnswer> {
     const report: InsufficientSetReport = {
       status: 'insufficient_set',
       n: check.n,
@@ -357,13 +361,13 @@ export class CalibrationService {
       judge: { model: judge.model, prompt_version: judge.promptVersion, calls: 0, unparseable: 0, input_tokens: 0, output_tokens: 0, cost_usd: 0 },
       items: [],
     };
-    const stored = await this.repo.addReport(sql, { id: randomUUID(), set_id: setId, judge_model: judge.model, prompt_version: judge.promptVersion, scope, targets, report, status: 'insufficient_set' });
+    const stored = await this.repo.addReport(sql, project, { id: randomUUID(), set_id: setId, judge_model: judge.model, prompt_version: judge.promptVersion, scope, targets, report, status: 'insufficient_set' });
     return { report_id: stored.id, set_id: setId, status: 'insufficient_set', judge_model: judge.model, prompt_version: judge.promptVersion, scope, created_at: stored.created_at, report };
   }
 
-  async report(sql: Sql, id: string) {
+  async report(sql: Sql, project: string, id: string) {
     if (!isUuid(id)) fail('REPORT_NOT_FOUND', `no calibration report ${id}`, 'id');
-    const r = await this.repo.findReport(sql, id);
+    const r = await this.repo.findReport(sql, project, id);
     if (!r) fail('REPORT_NOT_FOUND', `no calibration report ${id}`, 'id');
     return { report_id: r.id, set_id: r.set_id, status: r.status, judge_model: r.judge_model, prompt_version: r.prompt_version, scope: r.scope, created_at: r.created_at, report: r.report };
   }
@@ -374,9 +378,10 @@ export class CalibrationService {
    * GT1/J4: a judge pin's certification scopes (default pin: this service's configured judge). With `scope`
    * (`rubric:<sha256>` or `suite:<key>`) that scope's standing, and with `passed` and `n` the corrected pass
    * rate of `passed` of `n` judged cases under it (Rogan-Gladen, Lang & Reiczigel 2014 interval; certified
-   * scopes only). Without `scope`: every measured scope of the pin, each by its latest report.
+   * scopes only). Without `scope`: every measured scope of the pin, each by its latest report. Issue 30: the
+   * standing in `project`, from its own reports only.
    */
-  async judgeStatus(sql: Sql, query: { model?: unknown; prompt_version?: unknown; scope?: unknown; passed?: unknown; n?: unknown }) {
+  async judgeStatus(sql: Sql, project: string, query: { model?: unknown; prompt_version?: unknown; scope?: unknown; passed?: unknown; n?: unknown }) {
     const model = typeof query.model === 'string' && query.model !== '' ? query.model : this.judge?.model;
     const promptVersion = typeof query.prompt_version === 'string' && query.prompt_version !== '' ? query.prompt_version : this.judge?.promptVersion;
     if (!model || !promptVersion) fail('INVALID_REQUEST', 'model and prompt_version are required (no judge is configured here to default to)', 'model');
@@ -384,11 +389,11 @@ export class CalibrationService {
     const apparent = this.apparent(query.passed, query.n);
     if (query.scope !== undefined && query.scope !== '') {
       if (typeof query.scope !== 'string' || !SCOPE.test(query.scope)) fail('INVALID_REQUEST', 'scope must be rubric:<sha256 hex> or suite:<suite key>', 'scope');
-      const status = await this.status.status(sql, model, promptVersion, query.scope);
+      const status = await this.status.status(sql, project, model, promptVersion, query.scope);
       return { ...status, minimum_targets: MIN_CALIBRATION_TARGETS, ...(apparent ? { corrected_pass_rate: judgeCorrectedPassRate(status, apparent) } : {}) };
     }
     if (apparent) fail('INVALID_REQUEST', 'a corrected pass rate needs the scope whose calibration corrects it', 'scope');
-    const scopes = await this.status.scopes(sql, model, promptVersion);
+    const scopes = await this.status.scopes(sql, project, model, promptVersion);
     const certified = scopes.filter((s) => s.status === 'certified').map((s) => s.scope);
     // The pin's summary: certified for some scope (the gate still checks the scope its cases use), or not.
     const status = certified.length > 0 ? 'certified' : scopes.length > 0 ? 'not_certified' : 'uncalibrated';
@@ -427,7 +432,7 @@ export class CalibrationService {
   }
 
   /** Pairs each item with its text (supplied, or a complete golden text) and what the judge is shown. */
-  private async judgeable(sql: Sql, set: CalibrationSetRecord, records: readonly CalibrationItemRecord[], rawOutputs: unknown): Promise<JudgeableItem[]> {
+  private async judgeable(sql: Sql, project: string, set: CalibrationSetRecord, records: readonly CalibrationItemRecord[], rawOutputs: unknown): Promise<JudgeableItem[]> {
     const supplied = new Map<string, { output: string; input?: string }>();
     if (rawOutputs !== undefined && rawOutputs !== null) {
       if (!Array.isArray(rawOutputs) || rawOutputs.length > MAX_CALIBRATION_ITEMS) fail('INVALID_REQUEST', `outputs must be an array of at most ${MAX_CALIBRATION_ITEMS} {item_id, output, input?}`, 'outputs');
@@ -444,7 +449,8 @@ export class CalibrationService {
     }
     let suite: CompiledSuite | null = null;
     if (set.suite_key) {
-      const stored = await this.suites.find(sql, DEFAULT_PROJECT, set.suite_key, set.suite_version ?? undefined);
+      // The set's project is the caller's (it was found in it): its suite is that project's suite of the key.
+      const stored = await this.suites.find(sql, project, set.suite_key, set.suite_version ?? undefined);
       if (!stored) fail('SUITE_NOT_FOUND', `the set's suite ${set.suite_key} v${set.suite_version} is no longer stored`);
       suite = compileSuite(stored);
     }

@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post } from '@nestjs/common';
 import { ApiParam } from '@nestjs/swagger';
-import { ApiRoute, DATA_SOURCE } from '@evals/platform';
+import { ApiRoute, DATA_SOURCE, ProjectScope } from '@evals/platform';
 import type { DataSource } from 'typeorm';
 import { ComparisonService } from './comparison.service';
 import { ComparisonBody, ComparisonDto } from './regression.dto';
@@ -25,14 +25,14 @@ export class ComparisonsController {
   })
   @Post()
   @HttpCode(201)
-  async create(@Body() body: ComparisonBody): Promise<ComparisonDto> {
-    return (await this.comparisons.compare(this.db, body)) as unknown as ComparisonDto;
+  async create(@Body() body: ComparisonBody, @ProjectScope() project: string): Promise<ComparisonDto> {
+    return (await this.comparisons.compare(this.db, project, body)) as unknown as ComparisonDto;
   }
 
   @ApiRoute({ tier: 'viewer', summary: 'A stored pairwise comparison', ok: { status: 200, type: ComparisonDto, description: 'The report.' }, errors: ['COMPARISON_NOT_FOUND'] })
   @ApiParam({ name: 'id', description: 'The comparison id.' })
   @Get(':id')
-  async get(@Param('id') id: string): Promise<ComparisonDto> {
-    return (await this.comparisons.find(this.db, id)) as unknown as ComparisonDto;
+  async get(@Param('id') id: string, @ProjectScope() project: string): Promise<ComparisonDto> {
+    return (await this.comparisons.find(this.db, project, id)) as unknown as ComparisonDto;
   }
 }

@@ -1,8 +1,9 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { DEFAULT_PROJECT, isSafeId } from '@evals/contracts';
+import { isSafeId } from '@evals/contracts';
 import {
   JudgeError,
+  RunModel,
   compileSuite,
   pairwiseReport,
   type CompiledSuite,
@@ -48,6 +49,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * stored (D1), judged case by case twice with the order swapped (`LangChainJudge.compare`). A winner only
  * when both orders agree; the report gives wins, losses, ties and the measured position consistency with its
  * denominator and 95% interval (GT6), and is stored append-only. No output and no reasoning is kept.
+ * Issue 30 (ADR 0009): both runs must be of the caller's project (another project's run is RUN_NOT_FOUND,
+ * as a missing one is); the report belongs to that project and is read back only from it.
  */
 @Injectable()
 export class ComparisonService {
@@ -59,7 +62,7 @@ export class ComparisonService {
     private readonly suites: SuiteVersions = new SuiteVersions(),
   ) {}
 
-  async compare(sql: Sql, body: unknown): Promise<ComparisonAnswer> {
+  async compare(sql: Sql, project: string, body: unknown): Promise<ComparisonAnswer> {
     if (!isRecord(body)) fail('INVALID_REQUEST', 'the body must be a JSON object', 'body');
     if (!isSafeId(body.run_a)) fail('INVALID_REQUEST', 'run_a must be a run id', 'run_a');
     if (!isSafeId(body.run_b)) fail('INVALID_REQUEST', 'run_b must be a run id', 'run_b');
@@ -71,10 +74,10 @@ export class ComparisonService {
     const outputsA = this.outputs(body.outputs_a, 'outputs_a');
     const outputsB = this.outputs(body.outputs_b, 'outputs_b');
 
-    const openedA = await this.opened(sql, body.run_a, 'run_a');
-    const openedB = await this.opened(sql, body.run_b, 'run_b');
+    const openedA = await this.opened(sql, project, body.run_a, 'run_a');
+    const openedB = await this.opened(sql, project, body.run_b, 'run_b');
     if (openedA.suite_key !== openedB.suite_key) fail('RUNS_OTHER_SUITE', `run_a is a run of ${openedA.suite_key}, run_b of ${openedB.suite_key}`, 'run_b');
-    const suite = await this.suite(sql, openedA);
+    const suite = await this.suite(sql, project, openedA);
 
     const shared = [...outputsA.keys()].filter((id) => outputsB.has(id));
     if (shared.length === 0) fail('NO_SHARED_CASES', 'no case id is in both outputs_a and outputs_b', 'outputs_b');
@@ -129,7 +132,7 @@ export class ComparisonService {
       cases,
       usage: { calls: requests.length * 2, input_tokens: input, output_tokens: output, cost_usd: cost },
     };
-    const stored = await this.repo.add(sql, {
+    const stored = await this.repo.add(sql, project, {
       id: randomUUID(),
       run_a: body.run_a,
       run_b: body.run_b,
@@ -149,8 +152,8 @@ export class ComparisonService {
     };
   }
 
-  async find(sql: Sql, id: string) {
-    const row = /^[0-9a-f-]{36}$/i.test(id) ? await this.repo.find(sql, id) : null;
+  async find(sql: Sql, project: string, id: string) {
+    const row = /^[0-9a-f-]{36}$/i.test(id) ? await this.repo.find(sql, project, id) : null;
     if (!row) fail('COMPARISON_NOT_FOUND', `no comparison ${id}`, 'id');
     return { comparison_id: row.id, run_a: row.run_a, run_b: row.run_b, judge_model: row.judge_model, prompt_version: row.prompt_version, created_at: row.created_at, ...(row.report as object) };
   }
@@ -168,15 +171,18 @@ export class ComparisonService {
     return out;
   }
 
-  /** The run's `run.opened` facts, as the run's model folds its stream (R7). */
-  private async opened(sql: Sql, runId: string, field: string): Promise<RunOpenedV1> {
+  /**
+   * The run's `run.opened` facts, as the run's model folds its stream (R7) - of a run of `project` only: another
+   * project's run gets the very refusal of a missing one (ADR 0009), naming only the id the caller sent.
+   */
+  private async opened(sql: Sql, project: string, runId: string, field: string): Promise<RunOpenedV1> {
     const { state } = await loadRun(sql, this.events, runId);
-    if (!state.opened) fail('RUN_NOT_FOUND', `no run ${runId}`, field);
+    if (!state.opened || RunModel.runProject(state) !== project) fail('RUN_NOT_FOUND', `no run ${runId}`, field);
     return state.opened;
   }
 
-  private async suite(sql: Sql, opened: RunOpenedV1): Promise<CompiledSuite> {
-    const stored = await this.suites.find(sql, opened.project ?? DEFAULT_PROJECT, opened.suite_key, opened.suite_version);
+  private async suite(sql: Sql, project: string, opened: RunOpenedV1): Promise<CompiledSuite> {
+    const stored = await this.suites.find(sql, project, opened.suite_key, opened.suite_version);
     if (!stored) fail('SUITE_NOT_FOUND', `suite ${opened.suite_key} v${opened.suite_version} is not stored`);
     return compileSuite(stored);
   }

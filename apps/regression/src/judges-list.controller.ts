@@ -2,7 +2,7 @@ import { Controller, Get, Inject } from '@nestjs/common';
 import type { LangChainJudge } from '@evals/judge';
 import { ApiProperty } from '@nestjs/swagger';
 import { JudgePinQueries, type JudgePinStatus } from '@evals/persistence';
-import { ApiRoute, DATA_SOURCE } from '@evals/platform';
+import { ApiRoute, DATA_SOURCE, ProjectScope } from '@evals/platform';
 import { MIN_CALIBRATION_TARGETS } from '@evals/domain';
 import type { DataSource } from 'typeorm';
 import { REGRESSION_JUDGE } from './calibration.judge';
@@ -31,6 +31,7 @@ export class JudgesListDto {
  * the list is per scope, not per pin. The judge configured here appears even when it has no measured scope
  * (`uncalibrated`). Each row: agreement with its interval, kappa, sensitivity and specificity with their
  * denominators, the targets and the reasons. One scope with the corrected pass rate: `GET /v1/judges/status`.
+ * Issue 30: the scopes of the caller's project - its reports, its standing.
  */
 @Controller('v1/judges')
 export class JudgesListController {
@@ -43,8 +44,8 @@ export class JudgesListController {
 
   @ApiRoute({ tier: 'viewer', summary: 'Every calibrated judge scope with its status (J4)', ok: { status: 200, type: JudgesListDto, description: 'The scopes.' } })
   @Get()
-  async list(): Promise<JudgesListDto> {
+  async list(@ProjectScope() project: string): Promise<JudgesListDto> {
     const configured = this.judge ? { judge_model: this.judge.model, prompt_version: this.judge.promptVersion } : null;
-    return { judges: await this.pins.list(this.db, configured ? [configured] : []), configured, minimum_targets: MIN_CALIBRATION_TARGETS };
+    return { judges: await this.pins.list(this.db, project, configured ? [configured] : []), configured, minimum_targets: MIN_CALIBRATION_TARGETS };
   }
 }

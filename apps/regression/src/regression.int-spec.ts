@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { decodeMessage, DEFAULT_PROJECT, messageProject, SUBJECTS } from '@evals/contracts';
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { JetStreamBus } from '@evals/bus';
+import { JetStreamBus, streamOf, subjectOf, type BusNames } from '@evals/bus';
 import { RUN_EVENTS, runStreamId, type RunOpenedV1 } from '@evals/domain';
-import { createDataSource, EventStore, migrate, OutboxRelay, RegressionRepository, type EvidenceRow } from '@evals/persistence';
+import { createDataSource, EventStore, migrate, OutboxRelay, RegressionRepository, type EvidenceRow, type RunVerdictRow } from '@evals/persistence';
 import type { DataSource } from 'typeorm';
 import { createTestSchema, testBusNames, type TestSchema } from '../../../test/support/isolation';
 import { startNats, stopNats, testServers } from '../../../test/support/servers';
@@ -84,13 +85,13 @@ describe('integration: regression decisions and findings (G1-G6)', () => {
     expect(noisy).toMatchObject({ kind: 'recorded', finding: false, row: { verdict: 'inconclusive_noise', baseline_run_id: 'a-good', baseline_choice: 'automatic' } });
     const next = await completeRun(opened('a-next', { subject_id: 'noisy' }), 9, 10, '2026-11-30T03:00:00.000Z');
     expect(next).toMatchObject({ kind: 'recorded', row: { baseline_run_id: 'a-good', verdict: 'no_regression' } });
-    expect(await repo.findingFor(ds, 'a-noisy')).toBeNull();
+    expect(await repo.findingFor(ds, DEFAULT_PROJECT, 'a-noisy')).toBeNull();
   });
 
   it('a redelivered run.scored decides nothing twice', async () => {
     const again = await ds.transaction((m) => service.decide(m, { data: { run_id: 'a-next', n: 10, passed: 0, score_sum: 0, missing_case_ids: [] }, metadata: meta('2026-11-30T04:00:00.000Z') }));
     expect(again).toEqual({ kind: 'duplicate' });
-    expect((await repo.find(ds, 'a-next'))!.passed).toBe(9);
+    expect((await repo.find(ds, DEFAULT_PROJECT, 'a-next'))!.passed).toBe(9);
   });
 
   it('a regressed run is not the next automatic baseline (G4: the ratchet)', async () => {
@@ -117,7 +118,7 @@ describe('integration: regression decisions and findings (G1-G6)', () => {
     });
     expect(c.run).toMatchObject({ passed: 8, n: 8 });
     expect(c.baseline).toMatchObject({ passed: 8, n: 8 });
-    expect(await repo.findingFor(ds, 'p-part')).toBeNull();
+    expect(await repo.findingFor(ds, DEFAULT_PROJECT, 'p-part')).toBeNull();
     // The next run is compared with the last complete run, not with the partial one.
     const next = await completeRun(opened('p-next', { subject_id: 'partial' }), 1, 11, '2026-11-30T03:00:00.000Z');
     expect(next).toMatchObject({ kind: 'recorded', finding: true, row: { verdict: 'regressed', baseline_run_id: 'p-base' } });
@@ -154,7 +155,7 @@ describe('integration: regression decisions and findings (G1-G6)', () => {
     const skipped = await record(judged('g-skip', 0, true, '2026-11-30T02:00:00.000Z'));
     expect(skipped).toMatchObject({ kind: 'recorded', finding: false, row: { verdict: 'no_regression', completeness: 'incomplete', baseline_run_id: 'g-base' } });
     expect((skipped as any).row.comparison.compared_cases).toMatchObject({ run: { n: 6, of: 10 }, left_out: { unscored_in_run: 4 } });
-    expect(await repo.findingFor(ds, 'g-skip')).toBeNull();
+    expect(await repo.findingFor(ds, DEFAULT_PROJECT, 'g-skip')).toBeNull();
     const next = await record(judged('g-next', 4, false, '2026-11-30T03:00:00.000Z'));
     expect(next).toMatchObject({ kind: 'recorded', row: { verdict: 'no_regression', completeness: 'complete', baseline_run_id: 'g-base' } });
   });
@@ -162,9 +163,9 @@ describe('integration: regression decisions and findings (G1-G6)', () => {
   it('records the verdict on the run\'s stream as run.compared, once (R7)', async () => {
     const stream = await events.readStream(ds, runStreamId('p-next'));
     expect(stream.map((e) => e.type)).toEqual(['run.opened', 'run.sealed', 'run.scored', 'run.compared']);
-    const finding = await repo.findingFor(ds, 'p-next');
+    const finding = await repo.findingFor(ds, DEFAULT_PROJECT, 'p-next');
     expect(stream[3].data).toMatchObject({ run_id: 'p-next', verdict: 'regressed', completeness: 'complete', baseline_run_id: 'p-base', chosen_by: 'automatic', finding_id: finding!.finding_id });
-    expect((stream[3].data as any).comparison).toEqual((await repo.find(ds, 'p-next'))!.comparison);
+    expect((stream[3].data as any).comparison).toEqual((await repo.find(ds, DEFAULT_PROJECT, 'p-next'))!.comparison);
   });
 
   describe('with the bus down (G6)', () => {
@@ -196,7 +197,7 @@ describe('integration: regression decisions and findings (G1-G6)', () => {
         // Another suite version (80 cases against 70): independent samples, as in Newcombe's example.
       const outcome = await completeRun(opened('b-cand', { subject_id: 'down', case_count: 80, suite_version: 2 }), 48, 80, '2026-11-30T06:00:00.000Z');
         expect(outcome).toMatchObject({ kind: 'recorded', finding: true, row: { verdict: 'regressed' } });
-        expect(await repo.findingFor(ds, 'b-cand')).not.toBeNull();
+        expect(await repo.findingFor(ds, DEFAULT_PROJECT, 'b-cand')).not.toBeNull();
         await expect(relay.tick()).rejects.toBeDefined();
         const pending = await ds.query(`SELECT subject FROM outbox WHERE published_at IS NULL`);
         expect(pending.map((r: { subject: string }) => r.subject)).toEqual([
@@ -241,5 +242,158 @@ describe('integration: regression decisions and findings (G1-G6)', () => {
       expect(message.data.pass_rate_diff.upper).toBeCloseTo(-0.0524, 4);
       expect(message.data.score_drop).toBeCloseTo(0.2, 12);
     }, 60_000);
+  });
+  /**
+   * Issue 30 (ADR 0009): two projects on the same suite key and subject. Each run's baseline, pin and finding
+   * is of its own project - the same suite key in another project is another suite - and its finding.reported
+   * goes out on its project's subject (`finding.reported.team-a`) with metadata.project, while `default` keeps
+   * the bare subject and an envelope without the field.
+   */
+  describe('two projects on one suite key and subject (issue 30)', () => {
+    const A = 'team-a';
+    const D = DEFAULT_PROJECT;
+    const run = (id: string, project: string, over: Partial<RunOpenedV1> = {}) => opened(id, { subject_id: 'shared', ...(project === D ? {} : { project }), ...over });
+    const verdictOf = (outcome: Awaited<ReturnType<typeof completeRun>>) => (outcome as { row: RunVerdictRow }).row;
+
+    it("the automatic baseline is chosen among the run's own project only", async () => {
+      await completeRun(run('d-1', D), 9, 10, '2026-12-01T01:00:00.000Z');
+      // The newest run of this suite and subject is d-1, of default: team-a's first run has no baseline.
+      const a1 = verdictOf(await completeRun(run('a-1', A), 10, 10, '2026-12-01T02:00:00.000Z'));
+      expect(a1).toMatchObject({ project: A, verdict: 'no_baseline', baseline_run_id: null });
+      // Compared with a-1 (10/10, newer) it would drop; compared with its own project's d-1 it does not.
+      const d2 = verdictOf(await completeRun(run('d-2', D), 9, 10, '2026-12-01T03:00:00.000Z'));
+      expect(d2).toMatchObject({ project: D, baseline_run_id: 'd-1', baseline_choice: 'automatic', verdict: 'no_regression' });
+      // d-2 is newer and eligible, but of default: team-a's regression is against a-1.
+      const a2 = await completeRun(run('a-2', A), 1, 10, '2026-12-01T04:00:00.000Z');
+      expect(a2).toMatchObject({ kind: 'recorded', finding: true, row: { project: A, verdict: 'regressed', baseline_run_id: 'a-1' } });
+      expect((await repo.history(ds, A, 'support', 'agent', 'shared')).map((r) => r.run_id)).toEqual(['a-2', 'a-1']);
+      expect((await repo.history(ds, D, 'support', 'agent', 'shared')).map((r) => r.run_id)).toEqual(['d-2', 'd-1']);
+    });
+
+    it('verdict rows carry the project and are found only from it', async () => {
+      expect(await repo.find(ds, A, 'a-2')).toMatchObject({ project: A, verdict: 'regressed' });
+      expect(await repo.find(ds, D, 'a-2')).toBeNull();
+      expect(await repo.find(ds, A, 'd-2')).toBeNull();
+      expect(await ds.query(`SELECT run_id, project FROM run_verdicts WHERE run_id IN ('a-1', 'd-1') ORDER BY run_id`)).toEqual([
+        { run_id: 'a-1', project: A },
+        { run_id: 'd-1', project: D },
+      ]);
+      expect(await repo.subjects(ds, A, { subject_id: 'shared' })).toEqual([{ suite_key: 'support', subject_kind: 'agent', subject_id: 'shared' }]);
+      expect(await repo.subjects(ds, 'team-none', {})).toEqual([]);
+    });
+
+    it("pins are per project: the same suite, subject and variant pinned in both, each decision uses its own project's pin", async () => {
+      await repo.pin(ds, D, { suite_key: 'support', subject_kind: 'agent', subject_id: 'shared', variant: null, run_id: 'd-1' });
+      expect(await repo.pinFor(ds, A, 'support', 'agent', 'shared', null)).toBeNull();
+      expect(await repo.pins(ds, A, { subject_id: 'shared' })).toEqual([]);
+      await repo.pin(ds, A, { suite_key: 'support', subject_kind: 'agent', subject_id: 'shared', variant: null, run_id: 'a-1' });
+      expect((await repo.pins(ds, D, { subject_id: 'shared' })).map((p) => p.run_id)).toEqual(['d-1']);
+      expect((await repo.pins(ds, A, { subject_id: 'shared' })).map((p) => p.run_id)).toEqual(['a-1']);
+      // Re-pinning in one project moves nothing of the other's.
+      await repo.pin(ds, D, { suite_key: 'support', subject_kind: 'agent', subject_id: 'shared', variant: null, run_id: 'd-2' });
+      expect(await repo.pinFor(ds, A, 'support', 'agent', 'shared', null)).toMatchObject({ run_id: 'a-1' });
+      await repo.pin(ds, D, { suite_key: 'support', subject_kind: 'agent', subject_id: 'shared', variant: null, run_id: 'd-1' });
+
+      const a3 = verdictOf(await completeRun(run('a-3', A), 10, 10, '2026-12-01T05:00:00.000Z'));
+      expect(a3).toMatchObject({ baseline_run_id: 'a-1', baseline_choice: 'pinned' });
+      // A default regression, against default's pin: its finding stays on the bare subject (below).
+      const d3 = await completeRun(run('d-3', D), 1, 10, '2026-12-01T06:00:00.000Z');
+      expect(d3).toMatchObject({ finding: true, row: { baseline_run_id: 'd-1', baseline_choice: 'pinned', verdict: 'regressed' } });
+    });
+
+    it("another project's run as an explicit baseline is refused as a run never completed, naming only the id sent", async () => {
+      const a4 = verdictOf(await completeRun(run('a-4', A, { baseline_run_id: 'd-2' }), 10, 10, '2026-12-01T07:00:00.000Z'));
+      const missing = verdictOf(await completeRun(run('a-5', A, { baseline_run_id: 'nowhere' }), 10, 10, '2026-12-01T07:30:00.000Z'));
+      expect(missing).toMatchObject({ verdict: 'no_baseline', comparison: { error: { code: 'BASELINE_NOT_FOUND', message: 'baseline nowhere is not a completed run' } } });
+      expect(a4).toMatchObject({ verdict: 'no_baseline', comparison: { error: { code: 'BASELINE_NOT_FOUND', message: 'baseline d-2 is not a completed run' } } });
+      expect(Object.keys(a4.comparison as object)).toEqual(Object.keys(missing.comparison as object));
+    });
+
+    it('findings are listed and found only in their own project', async () => {
+      const ids = async (project: string) => ((await repo.findings(ds, project, { subject_id: 'shared', limit: 50 })) as Array<{ run_id: string }>).map((f) => f.run_id);
+      expect(await ids(A)).toEqual(['a-2']);
+      expect(await ids(D)).toEqual(['d-3']);
+      expect(await repo.findingFor(ds, A, 'a-2')).not.toBeNull();
+      expect(await repo.findingFor(ds, D, 'a-2')).toBeNull();
+      expect(await repo.findingFor(ds, A, 'd-3')).toBeNull();
+      expect(await ds.query(`SELECT run_id, project FROM findings WHERE run_id IN ('a-2', 'd-3') ORDER BY run_id`)).toEqual([
+        { run_id: 'a-2', project: A },
+        { run_id: 'd-3', project: D },
+      ]);
+    });
+
+    it("finding.reported: a project's on finding.reported.<project> with metadata.project; default's on the bare subject, without it", async () => {
+      const rows: Array<{ run_id: string; subject: string; metadata: Record<string, unknown> }> = await ds.query(
+        `SELECT payload->'data'->>'run_id' AS run_id, subject, payload->'metadata' AS metadata FROM outbox
+         WHERE payload->>'type' = 'finding.reported' AND payload->'data'->>'run_id' IN ('a-2', 'd-3') ORDER BY run_id`,
+      );
+      expect(rows.map((r) => [r.run_id, r.subject, r.metadata.project])).toEqual([
+        ['a-2', 'finding.reported.team-a', A],
+        ['d-3', 'finding.reported', undefined],
+      ]);
+      expect('project' in rows[1].metadata).toBe(false);
+    });
+
+    describe('relayed to JetStream with the service topology (EVALS_OUTBOUND)', () => {
+      let nc: NatsConnection;
+      let names: BusNames;
+
+      beforeAll(async () => {
+        nc = await connect({ servers: testServers.nats.url });
+        const t = testBusNames('rgp');
+        names = { streamPrefix: `RGP_${t.suffix}_`, subjectPrefix: `rgp_${t.suffix}` };
+        const bus = await JetStreamBus.connect(nc, names, { storage: 'memory', publishTimeoutMs: 5_000 });
+        await bus.ensureTopology();
+        const relay = new OutboxRelay(ds, bus, { wireSubject: (s) => subjectOf(names, s) });
+        // Everything pending: this block's rows (the earlier blocks' were relayed by the bus-down test).
+        while ((await relay.tick()) > 0);
+      });
+
+      afterAll(async () => {
+        const jsm = await jetstreamManager(nc);
+        for (const s of ['EVALS_INBOUND', 'EVALS_WORK', 'EVALS_EVENTS', 'EVALS_OUTBOUND'] as const) await jsm.streams.delete(streamOf(names, s)).catch(() => undefined);
+        await nc.close();
+      });
+
+      /** The messages a consumer filtering `filter` (a contract subject) reads from EVALS_OUTBOUND. */
+      async function read(filter: string, durable: string): Promise<Array<{ subject: string; body: string }>> {
+        const jsm = await jetstreamManager(nc);
+        const stream = streamOf(names, 'EVALS_OUTBOUND');
+        await jsm.consumers.add(stream, { durable_name: durable, ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.All, filter_subject: subjectOf(names, filter) });
+        const consumer = await jetstream(nc).consumers.get(stream, durable);
+        const out: Array<{ subject: string; body: string }> = [];
+        const pending = (await consumer.info()).num_pending;
+        for (let i = 0; i < pending; i++) {
+          const m = await consumer.next({ expires: 5_000 });
+          if (!m) break;
+          m.ack();
+          out.push({ subject: m.subject, body: m.string() });
+        }
+        return out;
+      }
+
+      it("a consumer of team-a's subject gets team-a's finding only, with metadata.project; a consumer of the bare subject only default's", async () => {
+        const teamA = await read('finding.reported.team-a', 'team-a');
+        expect(teamA.map((m) => m.subject)).toEqual([subjectOf(names, 'finding.reported.team-a')]);
+        // The payload's type stays the contract subject; the project travels in the envelope.
+        const decoded = decodeMessage(SUBJECTS.FINDING_REPORTED, teamA[0].body);
+        expect(decoded.ok).toBe(true);
+        if (!decoded.ok) return;
+        expect(decoded.message.data).toMatchObject({ run_id: 'a-2', baseline_run_id: 'a-1' });
+        expect(messageProject(decoded.message.metadata)).toBe(A);
+
+        const bare = await read('finding.reported', 'bare');
+        const runIds = bare.map((m) => JSON.parse(m.body).data.run_id);
+        expect(runIds).toContain('d-3');
+        expect(runIds).not.toContain('a-2');
+        const d3 = bare.find((m) => JSON.parse(m.body).data.run_id === 'd-3')!;
+        expect(JSON.parse(d3.body).metadata).not.toHaveProperty('project');
+
+        // A consumer of every project filters finding.> (ADR 0009): both findings, each with its own envelope.
+        const all = await read('finding.>', 'all-projects');
+        const projects = new Map(all.map((m) => [JSON.parse(m.body).data.run_id, messageProject(JSON.parse(m.body).metadata)]));
+        expect([projects.get('a-2'), projects.get('d-3')]).toEqual([A, D]);
+      });
+    });
   });
 });

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { encodeMessage, SUBJECTS } from '@evals/contracts';
+import { encodeMessage, projectSubject, SUBJECTS } from '@evals/contracts';
 import {
   chooseBaseline,
   compareRuns,
@@ -32,6 +32,11 @@ export type DecideOutcome = { kind: 'recorded'; row: RunVerdictRow; finding: boo
  * the central Finding with `finding.reported` in the outbox - best-effort on the bus, certain in the
  * database (G6). One transaction; a redelivered event finds its verdict and does nothing. What the run is -
  * complete or not, eligible or not - is the run model's answer, folded from the run's own stream.
+ *
+ * Issue 30 (ADR 0009): so is the run's project (`runProject`). Every baseline candidate, pin and explicit
+ * baseline is looked up within it - the same suite key and subject in another project are another suite -
+ * and the verdict row, the finding and `finding.reported` (metadata.project, `finding.reported.<project>`
+ * outside `default`) carry it.
  */
 @Injectable()
 export class RegressionService {
@@ -45,10 +50,11 @@ export class RegressionService {
 
   async decide(sql: Sql, scored: ScoredEvent): Promise<DecideOutcome> {
     const runId = scored.data.run_id;
-    if (await this.repo.find(sql, runId)) return { kind: 'duplicate' };
     const loaded = await loadRun(sql, this.events, runId);
     const opened = loaded.state.opened;
     if (!opened) return { kind: 'run_unknown' };
+    const project = RunModel.runProject(loaded.state);
+    if (await this.repo.find(sql, project, runId)) return { kind: 'duplicate' };
     // The delivered run.scored is in the stream already (it was committed before it was relayed); folding
     // it again is a no-op, and it covers a stream read that raced its commit.
     const state = RunModel.evolve(loaded.state, { type: 'run.scored', version: 1, data: scored.data }, scored.metadata.occurred_at);
@@ -65,10 +71,11 @@ export class RegressionService {
       verdict: null,
       completeness,
     };
-    const explicit = opened.baseline_run_id ? await this.repo.find(sql, opened.baseline_run_id) : null;
-    const pin = explicit ? null : await this.repo.pinFor(sql, opened.suite_key, opened.subject_kind, opened.subject_id, opened.variant);
-    const pinned = pin ? await this.repo.find(sql, pin.run_id) : null;
-    const history = explicit || pinned ? [] : await this.repo.history(sql, opened.suite_key, opened.subject_kind, opened.subject_id);
+    // Another project's run as the explicit baseline is what a run never completed is: refused, nothing of it read.
+    const explicit = opened.baseline_run_id ? await this.repo.find(sql, project, opened.baseline_run_id) : null;
+    const pin = explicit ? null : await this.repo.pinFor(sql, project, opened.suite_key, opened.subject_kind, opened.subject_id, opened.variant);
+    const pinned = pin ? await this.repo.find(sql, project, pin.run_id) : null;
+    const history = explicit || pinned ? [] : await this.repo.history(sql, project, opened.suite_key, opened.subject_kind, opened.subject_id);
 
     let decision: BaselineDecision;
     if (opened.baseline_run_id && !explicit) {
@@ -126,6 +133,7 @@ export class RegressionService {
       }
     }
     const row: RunVerdictRow = {
+      project,
       run_id: runId,
       suite_key: opened.suite_key,
       suite_version: opened.suite_version,
@@ -180,9 +188,13 @@ export class RegressionService {
       correlation_id: scored.metadata.correlation_id,
       causation_id: scored.metadata.message_id,
       occurred_at: completedAt,
+      // Written only outside `default` (encodeMessage), so a default finding is byte for byte what it was.
+      project,
     });
-    await this.repo.addFinding(sql, { finding_id: findingId, kind: 'eval_regression', run_id: runId, payload: data, occurred_at: completedAt });
-    await this.outbox.add(sql, [{ subject: SUBJECTS.FINDING_REPORTED, message_id: messageId, payload: wire }]);
+    await this.repo.addFinding(sql, project, { finding_id: findingId, kind: 'eval_regression', run_id: runId, payload: data, occurred_at: completedAt });
+    // The outbox row's subject is the contract subject the relay publishes on (after the deployment prefix):
+    // the project's own token, so a consumer of one project filters `finding.reported.<project>` (ADR 0009).
+    await this.outbox.add(sql, [{ subject: projectSubject(SUBJECTS.FINDING_REPORTED, project), message_id: messageId, payload: wire }]);
     return { kind: 'recorded', row, finding: true };
   }
 

@@ -60,7 +60,7 @@ export class RunScoredConsumer implements OnApplicationBootstrap, BeforeApplicat
         continue;
       }
       if (outcome.kind === 'recorded') {
-        this.logger.event('info', 'run compared', { run_id: outcome.row.run_id, verdict: outcome.row.verdict, baseline_run_id: outcome.row.baseline_run_id, finding: outcome.finding });
+        this.logger.event('info', 'run compared', { project: outcome.row.project, run_id: outcome.row.run_id, verdict: outcome.row.verdict, baseline_run_id: outcome.row.baseline_run_id, finding: outcome.finding });
         if (outcome.finding) this.relay.relay.notify();
       }
       await msg.ackConfirmed();

@@ -44,11 +44,16 @@ export interface CalibrationReportRecord {
 
 const ISO = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 
+/**
+ * Issue 30: a set, its items and its reports belong to the project that labelled the set (ADR 0009): every
+ * method takes the project, and another project's set or report is what a missing one is. Items have no
+ * project of their own: they are read only through their set, within its project.
+ */
 export class CalibrationRepository {
-  async createSet(sql: Sql, set: CalibrationSetRecord, items: readonly CalibrationItemRecord[]): Promise<void> {
+  async createSet(sql: Sql, project: string, set: CalibrationSetRecord, items: readonly CalibrationItemRecord[]): Promise<void> {
     await sql.query(
-      `INSERT INTO calibration_sets (id, name, golden, rubric, suite_key, suite_version, item_count) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-      [set.id, set.name, set.golden, set.rubric, set.suite_key, set.suite_version, items.length],
+      `INSERT INTO calibration_sets (id, name, golden, rubric, suite_key, suite_version, item_count, project) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+      [set.id, set.name, set.golden, set.rubric, set.suite_key, set.suite_version, items.length, project],
     );
     if (items.length === 0) return;
     await sql.query(
@@ -70,56 +75,62 @@ export class CalibrationRepository {
     );
   }
 
-  async findSet(sql: Sql, id: string): Promise<CalibrationSetRecord | null> {
+  async findSet(sql: Sql, project: string, id: string): Promise<CalibrationSetRecord | null> {
     const rows = await sql.query(
       `SELECT id, name, golden, rubric, suite_key, suite_version, item_count, to_char(created_at AT TIME ZONE 'UTC', ${ISO}) AS created_at
-       FROM calibration_sets WHERE id = $1`,
-      [id],
+       FROM calibration_sets WHERE id = $1 AND project = $2`,
+      [id, project],
     );
     return rows[0] ?? null;
   }
 
-  async items(sql: Sql, setId: string): Promise<CalibrationItemRecord[]> {
+  /** The items of a set of `project` (none for another project's set). */
+  async items(sql: Sql, project: string, setId: string): Promise<CalibrationItemRecord[]> {
     return sql.query(
-      `SELECT item_id, case_id, output_hash, human_verdict, output_chars, golden_output, golden_input
-       FROM calibration_items WHERE set_id = $1 ORDER BY ordinal`,
-      [setId],
+      `SELECT i.item_id, i.case_id, i.output_hash, i.human_verdict, i.output_chars, i.golden_output, i.golden_input
+       FROM calibration_items i JOIN calibration_sets s ON s.id = i.set_id
+       WHERE i.set_id = $1 AND s.project = $2 ORDER BY i.ordinal`,
+      [setId, project],
     );
   }
 
-  async addReport(sql: Sql, report: CalibrationReportRecord): Promise<CalibrationReportRecord> {
+  /** A report of a set of `project`; its `calibration.reported` fact carries the project (absent: `default`). */
+  async addReport(sql: Sql, project: string, report: CalibrationReportRecord): Promise<CalibrationReportRecord> {
     // The report and its fact in the shared log, in one statement: the gate and the read model learn a judge's
     // standing from `calibration.reported` (JudgeStatusRepository), never from this table (issue 27).
     const [row] = await sql.query(
       `WITH r AS (
-         INSERT INTO calibration_reports (id, set_id, judge_model, prompt_version, scope, targets, report, status)
-         VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8)
+         INSERT INTO calibration_reports (id, set_id, judge_model, prompt_version, scope, targets, report, status, project)
+         SELECT $1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8, $9
+         -- The set must be the project's: a report never attaches to another project's set.
+         WHERE EXISTS (SELECT 1 FROM calibration_sets s WHERE s.id = $2 AND s.project = $9)
          RETURNING *
        ), fact AS (
          INSERT INTO events (stream_id, stream_version, type, version, data, metadata, message_id)
-         SELECT ${CALIBRATION_FACT_COLUMNS} FROM r
+         SELECT ${PROJECT_CALIBRATION_FACT_COLUMNS} FROM r
        )
        SELECT to_char(created_at AT TIME ZONE 'UTC', ${ISO}) AS created_at FROM r`,
-      [report.id, report.set_id, report.judge_model, report.prompt_version, report.scope, JSON.stringify(report.targets), JSON.stringify(report.report), report.status],
+      [report.id, report.set_id, report.judge_model, report.prompt_version, report.scope, JSON.stringify(report.targets), JSON.stringify(report.report), report.status, project],
     );
+    if (!row) throw new Error(`calibration set ${report.set_id} is not a set of project ${project}`);
     return { ...report, created_at: row.created_at };
   }
 
-  async findReport(sql: Sql, id: string): Promise<CalibrationReportRecord | null> {
+  async findReport(sql: Sql, project: string, id: string): Promise<CalibrationReportRecord | null> {
     const rows = await sql.query(
       `SELECT id, set_id, judge_model, prompt_version, scope, targets, report, status, to_char(created_at AT TIME ZONE 'UTC', ${ISO}) AS created_at
-       FROM calibration_reports WHERE id = $1`,
-      [id],
+       FROM calibration_reports WHERE id = $1 AND project = $2`,
+      [id, project],
     );
     return rows[0] ?? null;
   }
 
-  /** Reports of one set, newest first. */
-  async reportsForSet(sql: Sql, setId: string, limit = 50): Promise<CalibrationReportRecord[]> {
+  /** Reports of one set of `project`, newest first. */
+  async reportsForSet(sql: Sql, project: string, setId: string, limit = 50): Promise<CalibrationReportRecord[]> {
     return sql.query(
       `SELECT id, set_id, judge_model, prompt_version, scope, targets, report, status, to_char(created_at AT TIME ZONE 'UTC', ${ISO}) AS created_at
-       FROM calibration_reports WHERE set_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2`,
-      [setId, limit],
+       FROM calibration_reports WHERE set_id = $1 AND project = $3 ORDER BY created_at DESC, id DESC LIMIT $2`,
+      [setId, limit, project],
     );
   }
 }
@@ -127,12 +138,24 @@ export class CalibrationRepository {
 /**
  * `calibration.reported` v1 of one `calibration_reports` row `r`, as the columns of `events`: its own stream
  * (`calibration-<report id>`, version 1), the report's id as the message id. Counts, rates and ids only (D1):
- * a report holds no output. The migration that introduced it wrote the same for every earlier report.
+ * a report holds no output. The migration that introduced it wrote the same for every earlier report (it
+ * runs before reports had a project, so it uses these columns as they were: `default`).
  */
-export const CALIBRATION_FACT_COLUMNS = `'calibration-' || r.id, 1, 'calibration.reported', 1,
+export const CALIBRATION_FACT_COLUMNS = calibrationFactColumns(`'{}'::jsonb`);
+
+/**
+ * The same fact with the report's project (issue 30, ADR 0009: `calibration.reported` carries the project of
+ * the set it reports), an optional v1 field added additively: absent for `default`, so a default report's
+ * fact is what it was before projects, and `JudgeStatusRepository` reads an absent project as `default`.
+ */
+const PROJECT_CALIBRATION_FACT_COLUMNS = calibrationFactColumns(`CASE WHEN r.project = 'default' THEN '{}'::jsonb ELSE jsonb_build_object('project', r.project) END`);
+
+function calibrationFactColumns(projectField: string): string {
+  return `'calibration-' || r.id, 1, 'calibration.reported', 1,
   jsonb_build_object('report_id', r.id, 'set_id', r.set_id, 'judge_model', r.judge_model, 'prompt_version', r.prompt_version,
     'scope', r.scope, 'status', r.status, 'targets', r.targets, 'report', r.report,
-    'created_at', to_char(r.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')),
+    'created_at', to_char(r.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')) || ${projectField},
   jsonb_build_object('message_id', r.id, 'correlation_id', r.id, 'causation_id', r.id,
     'occurred_at', to_char(r.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')),
   r.id::uuid`;
+}

@@ -188,28 +188,29 @@ export type JudgePinStatus = JudgeStatus & { readonly set_name: string | null; r
  * (`rubric:<sha256>` or `suite:<key>`), each by the latest measured report of that scope - the same reports the
  * gate trusts (`JudgeStatusRepository.scopes`), so a pin certified on one rubric and failing on another shows
  * both. A pin with no measured scope (only refused sets, reports from before scopes, or just configured) gets
- * one `uncalibrated` row with scope null.
+ * one `uncalibrated` row with scope null. Issue 30: of one project - its reports, its standing (ADR 0009).
  */
 export class JudgePinQueries {
   constructor(private readonly status = new JudgeStatusRepository()) {}
 
-  async list(sql: Sql, also: ReadonlyArray<{ judge_model: string; prompt_version: string }> = []): Promise<JudgePinStatus[]> {
+  async list(sql: Sql, project: string, also: ReadonlyArray<{ judge_model: string; prompt_version: string }> = []): Promise<JudgePinStatus[]> {
     const pins: Array<{ judge_model: string; prompt_version: string }> = await sql.query(
-      `SELECT DISTINCT judge_model, prompt_version FROM calibration_reports ORDER BY judge_model, prompt_version LIMIT 500`,
+      `SELECT DISTINCT judge_model, prompt_version FROM calibration_reports WHERE project = $1 ORDER BY judge_model, prompt_version LIMIT 500`,
+      [project],
     );
     for (const p of also) if (!pins.some((q) => q.judge_model === p.judge_model && q.prompt_version === p.prompt_version)) pins.push({ judge_model: p.judge_model, prompt_version: p.prompt_version });
     const scopes: JudgeStatus[] = [];
     for (const p of pins) {
-      const measured = await this.status.scopes(sql, p.judge_model, p.prompt_version);
+      const measured = await this.status.scopes(sql, project, p.judge_model, p.prompt_version);
       // No measured scope means no measured report at all: `status` answers `uncalibrated`, scope null.
-      scopes.push(...(measured.length > 0 ? measured : [await this.status.status(sql, p.judge_model, p.prompt_version)]));
+      scopes.push(...(measured.length > 0 ? measured : [await this.status.status(sql, project, p.judge_model, p.prompt_version)]));
     }
     const ids = scopes.map((s) => s.report_id).filter((id): id is string => id !== null);
     const extras: Array<{ id: string; set_name: string; verbosity_bias: unknown }> = ids.length
       ? await sql.query(
           `SELECT r.id, s.name AS set_name, r.report->'verbosity_bias' AS verbosity_bias
-           FROM calibration_reports r JOIN calibration_sets s ON s.id = r.set_id WHERE r.id = ANY($1::uuid[])`,
-          [ids],
+           FROM calibration_reports r JOIN calibration_sets s ON s.id = r.set_id WHERE r.id = ANY($1::uuid[]) AND r.project = $2`,
+          [ids, project],
         )
       : [];
     const byId = new Map(extras.map((e) => [e.id, e]));

@@ -56,7 +56,8 @@ export class JudgeCorrectionQueries {
     }
     const out: RunJudgeCorrection[] = [];
     for (const pin of byPin.values()) {
-      const scopes = await this.statuses.scopes(sql, pin.model, pin.promptVersion);
+      // Issue 30: the certification of the run's own project (ADR 0009).
+      const scopes = await this.statuses.scopes(sql, run.project ?? DEFAULT_PROJECT, pin.model, pin.promptVersion);
       const certified = new Map(scopes.filter((s) => s.status === 'certified' && s.scope && s.sensitivity && s.specificity).map((s) => [s.scope!, { sensitivity: s.sensitivity!, specificity: s.specificity! }]));
       for (const rate of correctedPassRatesByScope(run.suite_key, pin.cases, certified)) out.push({ judge_model: pin.model, prompt_version: pin.promptVersion, ...rate });
     }

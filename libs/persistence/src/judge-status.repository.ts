@@ -1,3 +1,4 @@
+import { DEFAULT_PROJECT } from '@evals/contracts';
 import { correctedJudgePassRate, type CalibrationReport, type CorrectedJudgePassRate } from '@evals/domain';
 import type { Sql } from './sql';
 
@@ -39,32 +40,35 @@ const MEASURED = `data->>'scope' IS NOT NULL AND data->>'status' <> 'insufficien
  */
 const REPORT_FACT = `data->>'report_id' AS id, data->>'set_id' AS set_id, data->>'scope' AS scope, data->>'status' AS status,
   data->'report' AS report, left(data->>'created_at', 23) || 'Z' AS created_at
-  FROM events WHERE type = 'calibration.reported' AND data->>'judge_model' = $1 AND data->>'prompt_version' = $2`;
+  FROM events WHERE type = 'calibration.reported' AND data->>'judge_model' = $1 AND data->>'prompt_version' = $2
+    AND coalesce(data->>'project', '${DEFAULT_PROJECT}') = $3`;
 
 /**
  * Reads judge scopes' standing from the `calibration.reported` facts of the shared log. Exported for the gate (ingestion)
- * and served by the regression app at `GET /v1/judges/status`.
+ * and served by the regression app at `GET /v1/judges/status`. Issue 30 (ADR 0009): the standing is per
+ * project - a fact counts only in the project of the set it reports (no `project` in the fact: `default`),
+ * so one team's labels never certify another team's judge.
  */
 export class JudgeStatusRepository {
   /**
    * One scope of a pin: its latest measured report, or `uncalibrated`. Without a scope, the pin's latest
    * measured report of any scope - a summary for listings only: the gate asks by scope (`scopes`).
    */
-  async status(sql: Sql, judgeModel: string, promptVersion: string, scope?: string): Promise<JudgeStatus> {
+  async status(sql: Sql, project: string, judgeModel: string, promptVersion: string, scope?: string): Promise<JudgeStatus> {
     const rows = await sql.query(
-      `SELECT ${REPORT_FACT} AND ${MEASURED} ${scope === undefined ? '' : "AND data->>'scope' = $3"}
+      `SELECT ${REPORT_FACT} AND ${MEASURED} ${scope === undefined ? '' : "AND data->>'scope' = $4"}
        ORDER BY data->>'created_at' DESC, data->>'report_id' DESC LIMIT 1`,
-      scope === undefined ? [judgeModel, promptVersion] : [judgeModel, promptVersion, scope],
+      scope === undefined ? [judgeModel, promptVersion, project] : [judgeModel, promptVersion, project, scope],
     );
     return rows.length === 0 ? uncalibrated(judgeModel, promptVersion, scope) : fromRow(judgeModel, promptVersion, rows[0]);
   }
 
   /** Every measured scope of a pin, each by its latest report, in scope order. */
-  async scopes(sql: Sql, judgeModel: string, promptVersion: string): Promise<JudgeStatus[]> {
+  async scopes(sql: Sql, project: string, judgeModel: string, promptVersion: string): Promise<JudgeStatus[]> {
     const rows = await sql.query(
       `SELECT DISTINCT ON (data->>'scope') ${REPORT_FACT} AND ${MEASURED}
        ORDER BY data->>'scope', data->>'created_at' DESC, data->>'report_id' DESC`,
-      [judgeModel, promptVersion],
+      [judgeModel, promptVersion, project],
     );
     return rows.map((row: Record<string, unknown>) => fromRow(judgeModel, promptVersion, row));
   }

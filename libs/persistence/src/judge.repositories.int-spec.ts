@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { DEFAULT_PROJECT } from '@evals/contracts';
 import type { DataSource } from 'typeorm';
 import { createTestSchema, type TestSchema } from '../../../test/support/isolation';
 import { testServers } from '../../../test/support/servers';
@@ -6,6 +7,7 @@ import { CalibrationRepository } from './calibration.repository';
 import { ComparisonRepository } from './comparison.repository';
 import { createDataSource, migrate } from './data-source';
 import { JudgeEvidenceRepository } from './judge-evidence.repository';
+import { JudgePinQueries } from './dashboard.queries';
 import { JudgeStatusRepository, judgeCorrectedPassRate } from './judge-status.repository';
 
 const MODEL = 'gpt-4o-2024-08-06';
@@ -36,11 +38,11 @@ describe('integration: judge repositories and their append-only tables (J4, J5, 
     ds = createDataSource({ url: testServers.postgres.url, schema: schema.schema, poolSize: 2 });
     await ds.initialize();
     await migrate(ds);
-    await calibration.createSet(ds, { id: setId, name: 'set', golden: true, rubric: 'r', suite_key: null, suite_version: null, item_count: 2 }, [
+    await calibration.createSet(ds, DEFAULT_PROJECT, { id: setId, name: 'set', golden: true, rubric: 'r', suite_key: null, suite_version: null, item_count: 2 }, [
       { item_id: 'i1', case_id: null, output_hash: 'a'.repeat(64), human_verdict: 'pass', output_chars: 5, golden_output: 'hello', golden_input: null },
       { item_id: 'i2', case_id: 'c2', output_hash: 'b'.repeat(64), human_verdict: 'fail', output_chars: 2, golden_output: null, golden_input: null },
     ]);
-    await comparisons.add(ds, { id: randomUUID(), run_a: 'a', run_b: 'b', judge_model: MODEL, prompt_version: 'pairwise-v1', rubric_hash: 'c'.repeat(64), report: { ties: 1 } });
+    await comparisons.add(ds, DEFAULT_PROJECT, { id: randomUUID(), run_a: 'a', run_b: 'b', judge_model: MODEL, prompt_version: 'pairwise-v1', rubric_hash: 'c'.repeat(64), report: { ties: 1 } });
   });
 
   afterAll(async () => {
@@ -52,10 +54,10 @@ describe('integration: judge repositories and their append-only tables (J4, J5, 
     const A = `rubric:${'a'.repeat(64)}`;
     const B = `rubric:${'b'.repeat(64)}`;
     const add = (scope: string | null, s: 'certified' | 'not_certified' | 'insufficient_set') =>
-      calibration.addReport(ds, { id: randomUUID(), set_id: setId, judge_model: MODEL, prompt_version: 'judge-v1', scope, targets: { agreement: 0.85, kappa: 0.6 }, report: report(s), status: s });
-    expect(await status.status(ds, MODEL, 'judge-v1', A)).toMatchObject({ status: 'uncalibrated', scope: A, report_id: null, reasons: ['never_calibrated'] });
+      calibration.addReport(ds, DEFAULT_PROJECT, { id: randomUUID(), set_id: setId, judge_model: MODEL, prompt_version: 'judge-v1', scope, targets: { agreement: 0.85, kappa: 0.6 }, report: report(s), status: s });
+    expect(await status.status(ds, DEFAULT_PROJECT, MODEL, 'judge-v1', A)).toMatchObject({ status: 'uncalibrated', scope: A, report_id: null, reasons: ['never_calibrated'] });
     const first = await add(A, 'not_certified');
-    const notYet = await status.status(ds, MODEL, 'judge-v1', A);
+    const notYet = await status.status(ds, DEFAULT_PROJECT, MODEL, 'judge-v1', A);
     expect(notYet).toMatchObject({ status: 'not_certified', report_id: first.id, kappa: 0.7, reasons: ['kappa_below_target'] });
     expect(judgeCorrectedPassRate(notYet, { passed: 6, n: 10 })).toBeNull();
     const second = await add(A, 'certified');
@@ -63,10 +65,10 @@ describe('integration: judge repositories and their append-only tables (J4, J5, 
     const other = await add(B, 'not_certified');
     await add(A, 'insufficient_set');
     await add(null, 'not_certified');
-    const certified = await status.status(ds, MODEL, 'judge-v1', A);
+    const certified = await status.status(ds, DEFAULT_PROJECT, MODEL, 'judge-v1', A);
     expect(certified).toMatchObject({ status: 'certified', report_id: second.id, set_id: setId, n: 20 });
-    expect(await status.status(ds, MODEL, 'judge-v1', B)).toMatchObject({ status: 'not_certified', report_id: other.id });
-    expect((await status.scopes(ds, MODEL, 'judge-v1')).map((s) => [s.scope, s.status])).toEqual([
+    expect(await status.status(ds, DEFAULT_PROJECT, MODEL, 'judge-v1', B)).toMatchObject({ status: 'not_certified', report_id: other.id });
+    expect((await status.scopes(ds, DEFAULT_PROJECT, MODEL, 'judge-v1')).map((s) => [s.scope, s.status])).toEqual([
       [A, 'certified'],
       [B, 'not_certified'],
     ]);
@@ -74,14 +76,47 @@ describe('integration: judge repositories and their append-only tables (J4, J5, 
     const corrected = judgeCorrectedPassRate(certified, { passed: 6, n: 10 })!;
     expect(corrected.rate).toBeCloseTo(0.4 / 0.7, 12);
     expect(corrected).toMatchObject({ apparent: { passed: 6, n: 10 }, sensitivity: { x: 9, n: 10 }, specificity: { x: 8, n: 10 } });
-    expect(await status.status(ds, MODEL, 'judge-v2', A)).toMatchObject({ status: 'uncalibrated' });
-    expect(await status.scopes(ds, MODEL, 'judge-v2')).toEqual([]);
+    expect(await status.status(ds, DEFAULT_PROJECT, MODEL, 'judge-v2', A)).toMatchObject({ status: 'uncalibrated' });
+    expect(await status.scopes(ds, DEFAULT_PROJECT, MODEL, 'judge-v2')).toEqual([]);
     await expect(add('global', 'certified')).rejects.toThrow(/check/i);
+  });
+
+  it("per project (issue 30): the same scope certified in one project is uncalibrated in the other; sets, items, reports and comparisons are read only from their own", async () => {
+    const T = 'team-t';
+    const S = 'suite:shared';
+    const teamSet = randomUUID();
+    await calibration.createSet(ds, T, { id: teamSet, name: 'team set', golden: false, rubric: 'r', suite_key: null, suite_version: null, item_count: 1 }, [
+      { item_id: 't1', case_id: null, output_hash: 'c'.repeat(64), human_verdict: 'pass', output_chars: 3, golden_output: null, golden_input: null },
+    ]);
+    const certified = await calibration.addReport(ds, T, { id: randomUUID(), set_id: teamSet, judge_model: MODEL, prompt_version: 'judge-p', scope: S, targets: {}, report: report('certified'), status: 'certified' });
+    expect(await status.status(ds, T, MODEL, 'judge-p', S)).toMatchObject({ status: 'certified', report_id: certified.id });
+    expect(await status.status(ds, DEFAULT_PROJECT, MODEL, 'judge-p', S)).toMatchObject({ status: 'uncalibrated', report_id: null });
+    expect(await status.scopes(ds, DEFAULT_PROJECT, MODEL, 'judge-p')).toEqual([]);
+    expect((await status.scopes(ds, T, MODEL, 'judge-p')).map((x) => x.report_id)).toEqual([certified.id]);
+    // GET /v1/judges: each project lists the pins its own reports measured.
+    const pins = new JudgePinQueries();
+    expect((await pins.list(ds, T)).map((p) => [p.prompt_version, p.status, p.set_name])).toEqual([['judge-p', 'certified', 'team set']]);
+    expect((await pins.list(ds, DEFAULT_PROJECT)).map((p) => p.prompt_version)).not.toContain('judge-p');
+
+    expect(await calibration.findSet(ds, DEFAULT_PROJECT, teamSet)).toBeNull();
+    expect(await calibration.items(ds, DEFAULT_PROJECT, teamSet)).toEqual([]);
+    expect((await calibration.items(ds, T, teamSet)).map((i) => i.item_id)).toEqual(['t1']);
+    expect(await calibration.findReport(ds, DEFAULT_PROJECT, certified.id)).toBeNull();
+    expect(await calibration.reportsForSet(ds, DEFAULT_PROJECT, teamSet)).toEqual([]);
+    expect(await calibration.findSet(ds, T, setId)).toBeNull();
+    // A report never attaches to another project's set: nothing stored, no fact in the log.
+    const foreign = randomUUID();
+    await expect(calibration.addReport(ds, T, { id: foreign, set_id: setId, judge_model: MODEL, prompt_version: 'judge-p', scope: S, targets: {}, report: report('certified'), status: 'certified' })).rejects.toThrow(/not a set of project team-t/);
+    expect(await ds.query(`SELECT 1 FROM events WHERE message_id = $1`, [foreign])).toEqual([]);
+
+    const cmp = await comparisons.add(ds, T, { id: randomUUID(), run_a: 'a', run_b: 'b', judge_model: MODEL, prompt_version: 'pairwise-v1', rubric_hash: 'd'.repeat(64), report: {} });
+    expect(await comparisons.find(ds, T, cmp.id)).toMatchObject({ id: cmp.id });
+    expect(await comparisons.find(ds, DEFAULT_PROJECT, cmp.id)).toBeNull();
   });
 
   it('a golden text over 4 000 characters and a bad hash or verdict are refused by the database itself', async () => {
     const bad = (over: Record<string, unknown>) =>
-      calibration.createSet(ds, { id: randomUUID(), name: 'x', golden: true, rubric: 'r', suite_key: null, suite_version: null, item_count: 1 }, [
+      calibration.createSet(ds, DEFAULT_PROJECT, { id: randomUUID(), name: 'x', golden: true, rubric: 'r', suite_key: null, suite_version: null, item_count: 1 }, [
         { item_id: 'i', case_id: null, output_hash: 'a'.repeat(64), human_verdict: 'pass', output_chars: 1, golden_output: null, golden_input: null, ...over } as never,
       ]);
     await expect(bad({ golden_output: 'x'.repeat(4001) })).rejects.toThrow(/check/i);

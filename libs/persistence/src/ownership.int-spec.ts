@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
+import { DEFAULT_PROJECT } from '@evals/contracts';
 import { JudgeStatusRepository } from './judge-status.repository';
 import { testServers } from '../../../test/support/servers';
 import { APPS, EVENT_AUTHORS, TABLE_OWNERS, appRole, appSchema, applyOwnershipGrants, deploymentSchemas, privilegesOf, schemaUsageOf, tableSchema, type AppName, type TableName } from './ownership';
@@ -133,7 +134,7 @@ describe('upgrading a database of the previous release to the ownership grants (
        VALUES ($1, $2, 'gpt-x', 'v1', 'suite:support', '{}', '{"n": 50, "kappa": 0.8}', 'certified', '2026-01-02T03:04:05.678901Z')`,
       [reportId, setId],
     );
-    const standing = await new JudgeStatusRepository().status(ds, 'gpt-x', 'v1', 'suite:support');
+    const standing = await new JudgeStatusRepository().status(ds, DEFAULT_PROJECT, 'gpt-x', 'v1', 'suite:support');
     expect(standing.status).toBe('uncalibrated');
     const runTypes = Object.keys(EVENT_AUTHORS).filter((type) => type !== 'calibration.reported');
     for (const [i, type] of runTypes.entries()) {
@@ -156,7 +157,7 @@ describe('upgrading a database of the previous release to the ownership grants (
     );
     expect(logBefore.n).toBe(runTypes.length);
     // The earlier report got its fact: the gate's view of the judge is what the table said.
-    const after = await new JudgeStatusRepository().status(ds, 'gpt-x', 'v1', 'suite:support');
+    const after = await new JudgeStatusRepository().status(ds, DEFAULT_PROJECT, 'gpt-x', 'v1', 'suite:support');
     expect({ status: after.status, report_id: after.report_id, set_id: after.set_id, calibrated_at: after.calibrated_at }).toEqual({ status: 'certified', report_id: reportId, set_id: setId, calibrated_at: '2026-01-02T03:04:05.678Z' });
     await migrate(ds);
     expect(((await ds.query(`SELECT count(*)::int AS n FROM events WHERE type = 'calibration.reported'`)) as Array<{ n: number }>)[0].n).toBe(1);

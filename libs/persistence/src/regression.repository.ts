@@ -3,6 +3,8 @@ import type { Sql } from './sql';
 
 /** One completed run as the regression app decided it (G1-G2); append-only. */
 export interface RunVerdictRow extends CompletedRunFacts {
+  /** Issue 30: the run's project (`runProject` of its stream); every read below is within one project. */
+  readonly project: string;
   readonly pass_threshold: number;
   readonly scorer_versions: Readonly<Record<string, string>>;
   readonly verdict: string;
@@ -26,26 +28,32 @@ export interface BaselinePin {
 export type BaselineCandidate = Omit<RunVerdictRow, 'comparison'>;
 
 const ISO = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
-const CANDIDATE_COLUMNS = `run_id, suite_key, suite_version, subject_kind, subject_id, variant,
+const CANDIDATE_COLUMNS = `project, run_id, suite_key, suite_version, subject_kind, subject_id, variant,
   to_char(completed_at AT TIME ZONE 'UTC', ${ISO}) AS completed_at, n, passed, score, pass_threshold,
   scorer_versions, verdict, completeness, baseline_run_id, baseline_choice`;
 const COLUMNS = `${CANDIDATE_COLUMNS}, comparison`;
 
+/**
+ * The regression app's verdicts, pins and findings (G1-G6). Issue 30: every method takes the project and reads
+ * or writes only its rows - a run, pin or finding of another project is what a missing one is (ADR 0009). Run
+ * ids are unique across the service, so `run_verdicts` and `findings` stay keyed by the run; the project is
+ * still part of every lookup, so another project's run is never a baseline, a pin or a finding here.
+ */
 export class RegressionRepository {
   /** True when this call recorded the verdict (a redelivered event finds it there and does nothing). */
   async record(sql: Sql, row: RunVerdictRow): Promise<boolean> {
     const rows = await sql.query(
       `INSERT INTO run_verdicts (run_id, suite_key, suite_version, subject_kind, subject_id, variant, completed_at, n, passed,
-         score, pass_threshold, scorer_versions, verdict, baseline_run_id, baseline_choice, comparison, completeness)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::jsonb, $13, $14, $15, $16::jsonb, $17)
+         score, pass_threshold, scorer_versions, verdict, baseline_run_id, baseline_choice, comparison, completeness, project)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::jsonb, $13, $14, $15, $16::jsonb, $17, $18)
        ON CONFLICT (run_id) DO NOTHING RETURNING 1`,
-      [row.run_id, row.suite_key, row.suite_version, row.subject_kind, row.subject_id, row.variant, row.completed_at, row.n, row.passed, row.score, row.pass_threshold, JSON.stringify(row.scorer_versions), row.verdict, row.baseline_run_id, row.baseline_choice, row.comparison === null ? null : JSON.stringify(row.comparison), row.completeness],
+      [row.run_id, row.suite_key, row.suite_version, row.subject_kind, row.subject_id, row.variant, row.completed_at, row.n, row.passed, row.score, row.pass_threshold, JSON.stringify(row.scorer_versions), row.verdict, row.baseline_run_id, row.baseline_choice, row.comparison === null ? null : JSON.stringify(row.comparison), row.completeness, row.project],
     );
     return rows.length === 1;
   }
 
-  async find(sql: Sql, runId: string): Promise<RunVerdictRow | null> {
-    const rows = await sql.query(`SELECT ${COLUMNS} FROM run_verdicts WHERE run_id = $1`, [runId]);
+  async find(sql: Sql, project: string, runId: string): Promise<RunVerdictRow | null> {
+    const rows = await sql.query(`SELECT ${COLUMNS} FROM run_verdicts WHERE run_id = $1 AND project = $2`, [runId, project]);
     return rows.length === 0 ? null : toRow(rows[0]);
   }
 
@@ -53,75 +61,77 @@ export class RegressionRepository {
    * Completed runs of one suite and subject, newest first: the baseline candidates of every decision (G4, G5).
    * Without their comparisons, which no choice reads: each is a JSON document of intervals and counts, and a
    * subject with a long history had every new run read (and parse) up to 500 of them: 5.5 ms of client CPU per
-   * call with them, 1.8 without (`npm run bench:history`; issue 15).
+   * call with them, 1.8 without (`npm run bench:history`; issue 15). Issue 30: of one project - the same suite
+   * key in another project is another suite (index `run_verdicts_project`).
    */
-  async history(sql: Sql, suiteKey: string, subjectKind: string, subjectId: string, limit = 500): Promise<BaselineCandidate[]> {
+  async history(sql: Sql, project: string, suiteKey: string, subjectKind: string, subjectId: string, limit = 500): Promise<BaselineCandidate[]> {
     const rows = await sql.query(
-      `SELECT ${CANDIDATE_COLUMNS} FROM run_verdicts WHERE suite_key = $1 AND subject_kind = $2 AND subject_id = $3
+      `SELECT ${CANDIDATE_COLUMNS} FROM run_verdicts WHERE project = $5 AND suite_key = $1 AND subject_kind = $2 AND subject_id = $3
        ORDER BY completed_at DESC, run_id DESC LIMIT $4`,
-      [suiteKey, subjectKind, subjectId, limit],
+      [suiteKey, subjectKind, subjectId, limit, project],
     );
     return rows.map(toRow);
   }
 
-  async subjects(sql: Sql, filter: { suite_key?: string; subject_kind?: string; subject_id?: string }): Promise<Array<{ suite_key: string; subject_kind: string; subject_id: string }>> {
+  async subjects(sql: Sql, project: string, filter: { suite_key?: string; subject_kind?: string; subject_id?: string }): Promise<Array<{ suite_key: string; subject_kind: string; subject_id: string }>> {
     return sql.query(
       `SELECT DISTINCT suite_key, subject_kind, subject_id FROM run_verdicts
-       WHERE ($1::text IS NULL OR suite_key = $1) AND ($2::text IS NULL OR subject_kind = $2) AND ($3::text IS NULL OR subject_id = $3)
+       WHERE project = $4 AND ($1::text IS NULL OR suite_key = $1) AND ($2::text IS NULL OR subject_kind = $2) AND ($3::text IS NULL OR subject_id = $3)
        ORDER BY suite_key, subject_kind, subject_id`,
-      [filter.suite_key ?? null, filter.subject_kind ?? null, filter.subject_id ?? null],
+      [filter.suite_key ?? null, filter.subject_kind ?? null, filter.subject_id ?? null, project],
     );
   }
 
-  async pin(sql: Sql, pin: BaselinePin): Promise<void> {
+  /** Pins (or re-pins) within `project`: the key is (project, suite, subject, variant), so a pin never moves another project's. */
+  async pin(sql: Sql, project: string, pin: BaselinePin): Promise<void> {
     await sql.query(
-      `INSERT INTO baseline_pins (suite_key, subject_kind, subject_id, variant, run_id) VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (suite_key, subject_kind, subject_id, variant) DO UPDATE SET run_id = EXCLUDED.run_id, pinned_at = now()`,
-      [pin.suite_key, pin.subject_kind, pin.subject_id, pin.variant ?? '', pin.run_id],
+      `INSERT INTO baseline_pins (project, suite_key, subject_kind, subject_id, variant, run_id) VALUES ($6, $1, $2, $3, $4, $5)
+       ON CONFLICT (project, suite_key, subject_kind, subject_id, variant) DO UPDATE SET run_id = EXCLUDED.run_id, pinned_at = now()`,
+      [pin.suite_key, pin.subject_kind, pin.subject_id, pin.variant ?? '', pin.run_id, project],
     );
   }
 
-  async pinFor(sql: Sql, suiteKey: string, subjectKind: string, subjectId: string, variant: string | null): Promise<BaselinePin | null> {
+  async pinFor(sql: Sql, project: string, suiteKey: string, subjectKind: string, subjectId: string, variant: string | null): Promise<BaselinePin | null> {
     const rows = await sql.query(
       `SELECT suite_key, subject_kind, subject_id, variant, run_id FROM baseline_pins
-       WHERE suite_key = $1 AND subject_kind = $2 AND subject_id = $3 AND variant = $4`,
-      [suiteKey, subjectKind, subjectId, variant ?? ''],
+       WHERE project = $5 AND suite_key = $1 AND subject_kind = $2 AND subject_id = $3 AND variant = $4`,
+      [suiteKey, subjectKind, subjectId, variant ?? '', project],
     );
     return rows.length === 0 ? null : { ...rows[0], variant: rows[0].variant === '' ? null : rows[0].variant };
   }
 
-  async pins(sql: Sql, filter: { suite_key?: string; subject_id?: string }): Promise<BaselinePin[]> {
+  async pins(sql: Sql, project: string, filter: { suite_key?: string; subject_id?: string }): Promise<BaselinePin[]> {
     const rows = await sql.query(
       `SELECT suite_key, subject_kind, subject_id, variant, run_id, to_char(pinned_at AT TIME ZONE 'UTC', ${ISO}) AS pinned_at
-       FROM baseline_pins WHERE ($1::text IS NULL OR suite_key = $1) AND ($2::text IS NULL OR subject_id = $2)
+       FROM baseline_pins WHERE project = $3 AND ($1::text IS NULL OR suite_key = $1) AND ($2::text IS NULL OR subject_id = $2)
        ORDER BY suite_key, subject_kind, subject_id, variant`,
-      [filter.suite_key ?? null, filter.subject_id ?? null],
+      [filter.suite_key ?? null, filter.subject_id ?? null, project],
     );
     return rows.map((r: any) => ({ ...r, variant: r.variant === '' ? null : r.variant }));
   }
 
-  async addFinding(sql: Sql, finding: { finding_id: string; kind: string; run_id: string; payload: unknown; occurred_at: string }): Promise<boolean> {
+  async addFinding(sql: Sql, project: string, finding: { finding_id: string; kind: string; run_id: string; payload: unknown; occurred_at: string }): Promise<boolean> {
     const rows = await sql.query(
-      `INSERT INTO findings (finding_id, kind, run_id, payload, occurred_at) VALUES ($1, $2, $3, $4::jsonb, $5)
+      `INSERT INTO findings (finding_id, kind, run_id, payload, occurred_at, project) VALUES ($1, $2, $3, $4::jsonb, $5, $6)
        ON CONFLICT DO NOTHING RETURNING 1`,
-      [finding.finding_id, finding.kind, finding.run_id, JSON.stringify(finding.payload), finding.occurred_at],
+      [finding.finding_id, finding.kind, finding.run_id, JSON.stringify(finding.payload), finding.occurred_at, project],
     );
     return rows.length === 1;
   }
 
-  /** Stored finding payloads, newest first, optionally of one suite and subject. */
-  async findings(sql: Sql, filter: { suite_key?: string; subject_id?: string; limit: number }): Promise<unknown[]> {
+  /** Stored finding payloads of one project, newest first, optionally of one suite and subject (index `findings_project`). */
+  async findings(sql: Sql, project: string, filter: { suite_key?: string; subject_id?: string; limit: number }): Promise<unknown[]> {
     const rows = await sql.query(
       `SELECT payload FROM findings
-        WHERE ($1::text IS NULL OR payload->>'suite' = $1) AND ($2::text IS NULL OR payload->>'subject_id' = $2)
+        WHERE project = $4 AND ($1::text IS NULL OR payload->>'suite' = $1) AND ($2::text IS NULL OR payload->>'subject_id' = $2)
         ORDER BY occurred_at DESC, finding_id LIMIT $3`,
-      [filter.suite_key ?? null, filter.subject_id ?? null, filter.limit],
+      [filter.suite_key ?? null, filter.subject_id ?? null, filter.limit, project],
     );
     return rows.map((r: { payload: unknown }) => r.payload);
   }
 
-  async findingFor(sql: Sql, runId: string): Promise<{ finding_id: string; payload: unknown } | null> {
-    const rows = await sql.query(`SELECT finding_id, payload FROM findings WHERE run_id = $1`, [runId]);
+  async findingFor(sql: Sql, project: string, runId: string): Promise<{ finding_id: string; payload: unknown } | null> {
+    const rows = await sql.query(`SELECT finding_id, payload FROM findings WHERE run_id = $1 AND project = $2`, [runId, project]);
     return rows[0] ?? null;
   }
 }
