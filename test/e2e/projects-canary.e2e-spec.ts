@@ -21,7 +21,7 @@ import {
 /**
  * Issue 30, the canary: project A's finding id, run ids, suite keys, case ids, tags, subject, rubric hash,
  * calibration set and report, comparison and gate ids - every one a unique canary string - appear in no
- * answer, no dashboard page (HTML or JSON) and no event stream (replayed or live) fetched with project B's
+ * answer, no dashboard page (HTML or JSON) and no event stream (replayed while A's run streams) fetched with project B's
  * keys, at any tier, nor with the platform key acting in B. Every GET route the apps document is fetched
  * (a route without a URL below fails the test), on B's objects, on A's, and with the filters that name the
  * suite key both projects use.
@@ -139,6 +139,8 @@ describe("e2e: issue 30 - project A's canaries in no answer, page or stream of p
     const callers: Array<[string, { key: string; project?: string }]> = [...TIERS.map((t): [string, { key: string }] => [`B ${t}`, { key: b[t] }]), ['platform in B', { key: pc.platformKey, project: projB }]];
     for (const [who, as] of callers) {
       for (const [app, path] of urls()) {
+        // Projects and keys are a platform key's to manage across projects, whichever it acts in (ADR 0009).
+        if (who.startsWith('platform') && (path === '/v1/projects' || path === '/v1/keys' || path.startsWith('/v1/projects/'))) continue;
         const reply = await pc.call(app, 'GET', path, { ...as, streamMs: 2_000 });
         answers.push({ at: `${who}: ${app} GET ${path}`, reply });
       }
@@ -173,26 +175,41 @@ describe("e2e: issue 30 - project A's canaries in no answer, page or stream of p
     expect(must.filter((c) => !seen.has(c))).toEqual([]);
   });
 
-  it("a live event stream of B's open run carries none of A's cases while A's run streams beside it", async () => {
-    const runB = `live-${tagB}`;
-    const runA = `live-${tagA}`;
+  it("B's event stream of a run on the shared suite key, read while A's run on it streams and seals, carries none of A's cases", async () => {
+    const runB = `stream-${tagB}`;
+    const runA = `stream-${tagA}`;
     const open = (keys: ProjectKeys, runId: string, s: SeededProject) =>
       pc.call('ingestion', 'POST', '/v1/streamed-runs', { key: keys.operator, body: { run_id: runId, suite_key: shared, subject_kind: 'agent', subject_id: s.subjectId } });
     expectStatus(await open(b, runB, seedB), 200, 'B opens');
     expectStatus(await open(a, runA, seedA), 200, 'A opens');
-    await eventually(async () => ((await pc.call('read-model', 'GET', `/v1/runs/${runB}`, { key: b.viewer })).status === 200 ? true : undefined), 30_000, "B's open run in the read model");
-    // B listens on its run while both projects send outputs to theirs and seal them.
-    const listening = pc.call('read-model', 'GET', `/v1/runs/${runB}/events`, { key: b.viewer, streamMs: 15_000 });
-    const send = async (keys: ProjectKeys, runId: string, s: SeededProject) => {
-      expectStatus(await pc.call('ingestion', 'POST', `/v1/streamed-runs/${runId}/outputs`, { key: keys.operator, body: { outputs: outputsFor(s.sharedCaseIds, 3, s === seedA ? tagA : tagB) } }), [200, 202]);
+    const send = async (keys: ProjectKeys, runId: string, s: SeededProject, tag: string) => {
+      for (const ids of [s.sharedCaseIds.slice(0, 3), s.sharedCaseIds.slice(3)]) {
+        expectStatus(await pc.call('ingestion', 'POST', `/v1/streamed-runs/${runId}/outputs`, { key: keys.operator, body: { outputs: outputsFor(ids, 2, tag) } }), [200, 202]);
+      }
       expectStatus(await pc.call('ingestion', 'POST', `/v1/streamed-runs/${runId}/seal`, { key: keys.operator, body: {} }), [200, 202]);
     };
-    await Promise.all([send(a, runA, seedA), send(b, runB, seedB)]);
-    const live = await listening;
-    expect(live.status).toBe(200);
-    expect(leaked(live.text, [...canaries(), runA])).toEqual([]);
-    expect(live.text).toContain(seedB.sharedCaseIds[0]);
-    // A's live stream is refused to B like any run B does not have.
+    // B replays its stream (R6: the frames so far, then the end) over and over while both projects send and seal.
+    const seen: string[] = [];
+    let sending = true;
+    const reading = (async () => {
+      while (sending) {
+        const r = await pc.call('read-model', 'GET', `/v1/runs/${runB}/events`, { key: b.viewer, streamMs: 2_000 });
+        seen.push(r.text);
+      }
+    })();
+    await Promise.all([send(a, runA, seedA, tagA), send(b, runB, seedB, tagB)]);
+    const done = await eventually(async () => {
+      const r = await pc.call('read-model', 'GET', `/v1/runs/${runB}/events`, { key: b.viewer, streamMs: 2_000 });
+      return r.text.includes('"status":"completed"') ? r : undefined;
+    }, 30_000, "B's run completed in its stream");
+    sending = false;
+    await reading;
+    seen.push(done.text);
+    expect(seen.length).toBeGreaterThan(1);
+    expect(seen.flatMap((text) => leaked(text, [...canaries(), runA]))).toEqual([]);
+    // B's stream holds B's cases: one frame each, then the summary.
+    expect(seedB.sharedCaseIds.filter((id) => !done.text.includes(`"case_id":"${id}"`))).toEqual([]);
+    // A's stream is refused to B like any run B does not have.
     const refused = await pc.call('read-model', 'GET', `/v1/runs/${runA}/events`, { key: b.viewer, streamMs: 2_000 });
     expect([refused.status, refused.json?.code]).toEqual([404, 'RUN_NOT_FOUND']);
   });

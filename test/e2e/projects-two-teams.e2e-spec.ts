@@ -212,10 +212,10 @@ describe('e2e: issue 30 - two projects on the same suite keys at once, each with
     // Interleaved: a valid run for B, or the default project, after every refused one.
     for (const project of [...malformed, ...unknown]) {
       const runId = `bus-${b.tag}-${i++}`;
-      const bad = envelope('evals.run.requested', { run_id: `refused-${runId}`, suite_key: suiteKey, subject_kind: 'agent', subject_id: b.subject, outputs: outputsFor(b.caseIds, 12) }, project);
+      const bad = envelope('evals.run.requested', { run_id: `refused-${runId}`, suite_key: suiteKey, subject_kind: 'agent', subject_id: b.subject, source: 'ci', outputs: outputsFor(b.caseIds, 12) }, project);
       await js.publish(subject('evals.run.requested'), JSON.stringify(bad), { msgID: bad.metadata.message_id });
       const forB = i % 2 === 0;
-      const ok = envelope('evals.run.requested', { run_id: runId, suite_key: suiteKey, subject_kind: 'agent', subject_id: b.subject, outputs: outputsFor(b.caseIds, 12) }, forB ? b.project : undefined);
+      const ok = envelope('evals.run.requested', { run_id: runId, suite_key: suiteKey, subject_kind: 'agent', subject_id: b.subject, source: 'ci', outputs: outputsFor(b.caseIds, 12) }, forB ? b.project : undefined);
       // The default project has no suite of this key: its valid runs use one pushed there first.
       if (!forB) ok.data = { ...(ok.data as object), suite_key: `default-${suiteKey}`, outputs: outputsFor(['d0', 'd1'], 2) } as typeof ok.data;
       await js.publish(subject('evals.run.requested'), JSON.stringify(ok), { msgID: ok.metadata.message_id });
