@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import type { Command, Io } from './command';
 import { COMMAND_INDEX, findCommand } from './commands';
 import { ApiError, CliError, EXIT, UsageError } from './exit-codes';
+import { checkProjectId } from './project';
 
 export type { Io } from './command';
 
@@ -14,6 +15,7 @@ const ENVIRONMENT = [
   '  EVALS_READ_SERVER        read model (default: EVALS_SERVER with port + 2)',
   '  EVALS_REGRESSION_SERVER  regression app (default: EVALS_SERVER with port + 3)',
   '  EVALS_API_KEY            sent as Authorization: Bearer <key>',
+  '  EVALS_PROJECT            the project to act in, sent as X-Evals-Project (--project beats it)',
   '  NO_COLOR                 no colours; EVALS_NO_PROGRESS: no progress line',
 ];
 
@@ -37,7 +39,7 @@ function overview(): string {
   return [
     'evals: score agent outputs against versioned golden suites, with honest statistics.',
     '',
-    'Usage: evals COMMAND [options]   (evals COMMAND --help for one command)',
+    'Usage: evals [--project ID] COMMAND [options]   (evals COMMAND --help for one command)',
     '',
     ...COMMAND_INDEX.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     '',
@@ -49,7 +51,16 @@ function overview(): string {
 }
 
 export async function runCli(argv: readonly string[], io: Io): Promise<number> {
-  const args = [...argv];
+  let global;
+  try {
+    global = globalOptions(argv, io);
+  } catch (error) {
+    if (!(error instanceof CliError)) throw error;
+    io.err(`evals: ${error.message}`);
+    return error.exitCode;
+  }
+  const args = global.args;
+  io = global.io;
   if (args.length === 0 || args[0] === '--help' || args[0] === '-h' || args[0] === 'help') {
     const topic = args[0] === 'help' && args.length > 1 ? args.slice(1).join(' ') : undefined;
     io.out(await help(topic));
@@ -83,6 +94,23 @@ export async function runCli(argv: readonly string[], io: Io): Promise<number> {
     io.err(`evals ${command.name}: unexpected error: ${error instanceof Error ? error.name : 'error'}`);
     return EXIT.USAGE;
   }
+}
+
+/**
+ * Issue 30: `--project ID` before the command (`evals --project team-a gate ...`) is the project of whatever
+ * the command sends; it stands for EVALS_PROJECT (so it beats the variable) and a `--project` among the
+ * command's own options beats it in turn. Checked here, once: the commands read it as the variable.
+ */
+function globalOptions(argv: readonly string[], io: Io): { args: string[]; io: Io } {
+  const args = [...argv];
+  let project: string | undefined;
+  while (args[0] === '--project' || args[0]?.startsWith('--project=')) {
+    const flag = args.shift()!;
+    project = flag === '--project' ? args.shift() : flag.slice('--project='.length);
+    if (project === undefined) throw new UsageError('--project needs a project id');
+  }
+  if (project === undefined) return { args, io };
+  return { args, io: { ...io, env: { ...io.env, EVALS_PROJECT: checkProjectId(project, '--project') } } };
 }
 
 /**

@@ -118,6 +118,7 @@ export const SERVER_OPTIONS = {
   'read-server': { type: 'string' },
   'regression-server': { type: 'string' },
   'api-key': { type: 'string' },
+  project: { type: 'string' },
   timeout: { type: 'string' },
 } as const;
 
@@ -126,6 +127,7 @@ export const SERVER_OPTION_HELP = [
   '--read-server URL        read model (EVALS_READ_SERVER; default: --server with port + 2, i.e. 3003)',
   '--regression-server URL  regression app (EVALS_REGRESSION_SERVER; default: --server with port + 3, i.e. 3004)',
   '--api-key KEY            sent as Authorization: Bearer KEY (EVALS_API_KEY; prefer the variable)',
+  '--project ID             the project to act in, sent as X-Evals-Project (EVALS_PROJECT; default: the key\'s own, else default)',
   '--timeout SECONDS        give up waiting for an answer (exit 3)',
 ] as const;
 

@@ -1,6 +1,7 @@
 import { ApiError, CliError, EXIT, UnreachableError } from './exit-codes';
 import { positiveSeconds, type Io } from './command';
 import type { AnswerOf, ApiUrl, BodyOf, PlainUrl } from './api/api-types';
+import { checkProjectId } from './project';
 import { nodeTransport, type Transport, type TransportAnswer } from './http-transport';
 
 /**
@@ -23,8 +24,12 @@ export interface ServerFlags {
   'read-server'?: string;
   'regression-server'?: string;
   'api-key'?: string;
+  project?: string;
   timeout?: string;
 }
+
+/** The header that names the request's project (issue 30, docs/adr/0009-projects.md). */
+export const PROJECT_HEADER = 'x-evals-project';
 
 /**
  * `--server` / EVALS_SERVER (default http://127.0.0.1:3001) is the ingestion API. The read model and the
@@ -78,6 +83,17 @@ export function resolveApiKey(flags: ServerFlags, env: Io['env']): string | unde
   return key;
 }
 
+/**
+ * Issue 30: `--project` beats EVALS_PROJECT; neither: undefined, and no header is sent, so the server takes
+ * the key's own project (or `default`) exactly as before projects. An id that is not PROJECT_ID_PATTERN is a
+ * usage error (exit 2) before anything is sent: the server would only answer 404 PROJECT_NOT_FOUND.
+ */
+export function resolveProject(flags: Pick<ServerFlags, 'project'>, env: Io['env']): string | undefined {
+  const fromFlag = flags.project !== undefined;
+  const project = fromFlag ? flags.project : nonEmpty(env.EVALS_PROJECT);
+  return project === undefined ? undefined : checkProjectId(project, fromFlag ? '--project' : 'EVALS_PROJECT');
+}
+
 export interface ApiAnswer<T = unknown> {
   readonly status: number;
   readonly body: T;
@@ -98,7 +114,7 @@ export class ApiClient {
 
   constructor(
     readonly endpoints: Endpoints,
-    private readonly options: { apiKey?: string; timeoutMs: number; fetch?: typeof fetch },
+    private readonly options: { apiKey?: string; timeoutMs: number; fetch?: typeof fetch; /** Sent as X-Evals-Project on every request (issue 30). */ project?: string },
   ) {
     // Not the global fetch by default: http-transport.ts says why.
     this.fetchImpl = options.fetch ?? nodeTransport;
@@ -133,6 +149,8 @@ export class ApiClient {
   async request<T>(method: string, url: string, options: RequestOptions = {}): Promise<ApiAnswer<T>> {
     const headers: Record<string, string> = { accept: options.expect === 'text' ? 'text/csv, text/plain, application/json' : 'application/json', 'user-agent': 'evals-cli' };
     if (this.options.apiKey !== undefined) headers.authorization = `Bearer ${this.options.apiKey}`;
+    // Every request, to all three APIs: one command acts in one project (a project key's own, else this one).
+    if (this.options.project !== undefined) headers[PROJECT_HEADER] = this.options.project;
     let body: string | undefined;
     if (options.json !== undefined) {
       headers['content-type'] = 'application/json';
@@ -235,8 +253,9 @@ export function isObject(value: unknown): value is Record<string, unknown> {
 export function clientFor(flags: ServerFlags, io: Io, defaultTimeoutSeconds: number): ApiClient {
   const endpoints = resolveEndpoints(flags, io.env);
   const apiKey = resolveApiKey(flags, io.env);
+  const project = resolveProject(flags, io.env);
   const timeout = positiveSeconds(flags.timeout, '--timeout', defaultTimeoutSeconds);
-  return new ApiClient(endpoints, { apiKey, timeoutMs: Math.round(timeout * 1000), fetch: io.fetch });
+  return new ApiClient(endpoints, { apiKey, timeoutMs: Math.round(timeout * 1000), fetch: io.fetch, ...(project !== undefined ? { project } : {}) });
 }
 
 /** `base + /v1/...?query`, with undefined query values left out; typed with its route (ApiUrl). */

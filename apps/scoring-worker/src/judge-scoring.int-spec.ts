@@ -10,8 +10,9 @@ import Redis from 'ioredis';
 import type { DataSource } from 'typeorm';
 import { JetStreamBus, STREAMS, streamOf, subjectOf, type BusNames } from '@evals/bus';
 import { RUN_EVENTS, WORK_SUBJECTS, encodeWork, runStreamId, type CasesScoredV2, type RunOpenedV1, type RunScoredV1, type WorkItem } from '@evals/domain';
-import { loadJudgeConfig, type JudgeAdapterConfig } from '@evals/judge';
-import { EventStore, SuiteRepository, createDataSource, migrate, type NewEvent } from '@evals/persistence';
+import { loadJudgeConfig, verdictCacheKey, type JudgeAdapterConfig } from '@evals/judge';
+import { EventStore, SuiteEvents, SuiteRepository, createDataSource, migrate, type NewEvent, type SuiteCaseRecord } from '@evals/persistence';
+import { llmJudgeScorer } from '@evals/scorers';
 import { REASONING_MARKER, candidateOutputOf, completion, startFakeOpenAI, verdictReply, type FakeOpenAI, type FakeScript } from '../../../test/support/fake-openai';
 import { createTestSchema, testBusNames, testRedisPrefix, type TestSchema } from '../../../test/support/isolation';
 import { testServers } from '../../../test/support/servers';
@@ -163,6 +164,19 @@ describe('integration: the scoring worker grades llm_judge cases through the jud
       cases,
     });
     return key;
+  }
+
+  /**
+   * Issue 30: a suite version of `project`, written to the log as the ingestion publishes it (the worker
+   * folds only its stream): the same key and version may be another project's too.
+   */
+  async function publishSuite(project: string, key: string, defaultScorer: Record<string, unknown>, cases: SuiteCaseRecord[]): Promise<void> {
+    const events = new SuiteEvents(store);
+    await ds.transaction(async (tx) => {
+      const head = { project, suite_key: key, version: 1, content_hash: 'b'.repeat(64), description: null, default_scorer: defaultScorer, pass_threshold: 0.5, regression_threshold: 0.1, golden_fixtures: false };
+      await events.published(tx, { ...head, case_count: cases.length, created_at: new Date().toISOString() });
+      await events.pages(tx, project, key, 1, cases, 0);
+    });
   }
 
   function event(type: string, data: object): NewEvent {
@@ -420,5 +434,78 @@ describe('integration: the scoring worker grades llm_judge cases through the jud
     expect(fake.requestCount).toBe(0);
     expect((await evidenceOf(runId)).map((r) => r.label)).toEqual(['judge_not_configured', 'judge_not_configured', 'missing_output']);
     expect(none.judge).toMatchObject({ cases: 2, calls: 0, not_configured: 2, credential_missing: 0, model: null });
+  });
+
+  describe('issue 30: two projects on the same suite key (docs/adr/0009-projects.md)', () => {
+    const project = (id: string): Partial<RunOpenedV1> => ({ project: id });
+
+    it("scores each run against its own project's suite version, though both have the same key, version and case ids", async () => {
+      const key = `shared-${randomUUID().slice(0, 8)}`;
+      const cases = (expected: string) => ['x1', 'x2'].map((case_id) => ({ case_id, input: 'q', expected, scorer: null, tags: [] }));
+      // The same key and version: `default` expects "alpha", team-b expects "beta".
+      await publishSuite('default', key, { type: 'exact' }, cases('alpha'));
+      await publishSuite('team-b', key, { type: 'exact' }, cases('beta'));
+      await startWorker();
+      const items = [
+        { case_id: 'x1', output: 'alpha' },
+        { case_id: 'x2', output: 'beta' },
+      ];
+      // The default run first, so the worker's suite cache holds `default`'s version when team-b's run comes.
+      const mine = await openRun(key, 2);
+      await scoreAndSeal(mine, items);
+      const theirs = await openRun(key, 2, project('team-b'));
+      await scoreAndSeal(theirs, items);
+      const labels = async (runId: string) => (await evidenceOf(runId)).map((r) => [r.case_id, r.label]);
+      expect(await labels(mine)).toEqual([
+        ['x1', 'match'],
+        ['x2', 'mismatch'],
+      ]);
+      expect(await labels(theirs)).toEqual([
+        ['x1', 'mismatch'],
+        ['x2', 'match'],
+      ]);
+      // A project without that suite key is not scored against another project's: its version is unknown.
+      const orphan = await openRun(key, 2, project('team-c'));
+      await publish(WORK_SUBJECTS.score, { run_id: orphan, items });
+      const [letter] = await waitFor(async () => {
+        const rows: Array<{ code: string }> = await ds.query(`SELECT code FROM dead_letters WHERE reason LIKE $1`, [`%${orphan}%`]);
+        return rows.length > 0 ? rows : undefined;
+      }, 'the dead letter of the run of team-c');
+      expect(letter.code).toBe('UNKNOWN_SUITE_VERSION');
+      expect(await evidenceOf(orphan)).toEqual([]);
+    });
+
+    it("a gate run's verdict cache is per project: another project's recorded verdict is a miss; default keeps its keys", async () => {
+      const key = `judged-${randomUUID().slice(0, 8)}`;
+      const rubric = 'The answer offers a refund politely.';
+      const cases = [{ case_id: 'j1', input: 'question 1', expected: 'a polite refund', scorer: null, tags: [] }];
+      await publishSuite('default', key, { type: 'llm_judge', rubric, min_score: 0.5 }, cases);
+      await publishSuite('team-b', key, { type: 'llm_judge', rubric, min_score: 0.5 }, cases);
+      await startWorker();
+      const items = [{ case_id: 'j1', output: `GOOD ${CANARY}` }];
+      const gate = { judge_cache: true };
+      const keyOf = (extra: { project?: string }) =>
+        `${prefix}${verdictCacheKey({ request: { output: items[0].output, rubric, expected: 'a polite refund', input: 'question 1' }, model: MODEL, prompt_version: 'judge-v1', scorer_version: llmJudgeScorer.version, repeat: 0, ...extra }, HMAC_SECRET)}`;
+
+      const first = await scoreAndSeal(await openRun(key, 1, gate), items);
+      expect(first.judge).toMatchObject({ calls: 1, cache_hits: 0, cache_misses: 1 });
+      // The default project's entry is keyed exactly as before projects: no project in the key material.
+      expect((await redisEntries()).map(([k]) => k)).toEqual([keyOf({})]);
+
+      // team-b's gate judges the same output with the same rubric: a miss and a call, and an entry of its own.
+      const theirs = await scoreAndSeal(await openRun(key, 1, { ...gate, ...project('team-b') }), items);
+      expect(theirs.judge).toMatchObject({ calls: 1, cache_hits: 0, cache_misses: 1 });
+      expect(fake.requestCount).toBe(2);
+      expect((await redisEntries()).map(([k]) => k).sort()).toEqual([keyOf({}), keyOf({ project: 'team-b' })].sort());
+
+      // Each project's next gate run hits its own entry, with no call.
+      const again = await scoreAndSeal(await openRun(key, 1, { ...gate, ...project('team-b') }), items);
+      const mineAgain = await scoreAndSeal(await openRun(key, 1, gate), items);
+      expect([again.judge, mineAgain.judge]).toMatchObject([
+        { calls: 0, cache_hits: 1 },
+        { calls: 0, cache_hits: 1 },
+      ]);
+      expect(fake.requestCount).toBe(2);
+    });
   });
 });

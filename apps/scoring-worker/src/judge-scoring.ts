@@ -9,7 +9,8 @@
  *
  * Gate runs (`run.opened.judge_cache`) go through the verdict cache (J6) when Redis is configured; every
  * other run calls the judge again. (A run opened with `judge_skip` - GT4 - never gets here: OutputScorer
- * fails its judge cases with that label, without a call.)
+ * fails its judge cases with that label, without a call.) The cache is per project (issue 30, ADR 0009):
+ * each call names the run's project, which joins the key, so one team's gate never hits another's verdict.
  */
 import type { BusMessage } from '@evals/bus';
 import {
@@ -79,6 +80,8 @@ export interface JudgeJob {
   readonly output: string;
   readonly msg: BusMessage;
   readonly useCache: boolean;
+  /** The run's project (issue 30): the verdict cache's entries are per project. */
+  readonly project: string;
   readonly ctx: ScoringContext;
 }
 
@@ -127,7 +130,7 @@ async function judgeOne(judge: WorkerJudge, job: JudgeJob, tally: JudgeTally): P
     Array.from({ length: repeats }, async (_, repeat): Promise<JudgeVerdict | JudgeError> => {
       let result: JudgeVerdict | JudgeError;
       try {
-        result = await judge.port.judge(request, { useCache, ...(repeat > 0 ? { repeat } : {}) });
+        result = await judge.port.judge(request, { useCache, project: job.project, ...(repeat > 0 ? { repeat } : {}) });
       } catch (error) {
         // Only a code ever leaves this scope: a foreign error's message may quote the request (D1).
         result = error instanceof JudgeError ? error : new JudgeError('judge_unavailable', 'the judge call failed unexpectedly', { reason: 'unexpected_error' });

@@ -76,7 +76,7 @@ export class OutputScorer {
               rows.push({ evidence, owner: r });
             } else if (compiled.scorer.kind === 'judge' && this.judge) {
               // Graded below, concurrently, before the transaction (S3).
-              jobs.push({ job: { compiled, output: item.output, msg: r.msg, useCache: run.opened.judge_cache === true, ctx: scoring }, owner: r });
+              jobs.push({ job: { compiled, output: item.output, msg: r.msg, useCache: run.opened.judge_cache === true, project: run.project, ctx: scoring }, owner: r });
             } else {
               rows.push({ evidence: scoreCase(compiled, item.output, scoring, hash), owner: r });
             }

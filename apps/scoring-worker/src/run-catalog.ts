@@ -1,4 +1,3 @@
-import { DEFAULT_PROJECT } from '@evals/contracts';
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { compileSuite, RunModel, SuiteCompileError, SuiteStreamError, suiteStreamId, type CompiledSuite, type RunOpenedV1 } from '@evals/domain';
 import { BoundedCache, EventStore, SuiteVersions, loadRun, type Sql, type SuiteVersionWithCases } from '@evals/persistence';
@@ -10,6 +9,11 @@ import { BoundedCache, EventStore, SuiteVersions, loadRun, type Sql, type SuiteV
  */
 export interface OpenedRun {
   readonly opened: RunOpenedV1;
+  /**
+   * Issue 30: the run's project (`runProject`: what `run.opened` names, `default` before projects). Its
+   * suite version is looked up in it, and its judge's verdict cache is keyed by it.
+   */
+  readonly project: string;
   /** GT4: the label its judge cases get instead of a call (`RunModel.judgeSkipLabel`), or null. */
   readonly judgeSkip: string | null;
   /** GT4 per case (`RunModel.judgeSkipLabelFor`): `judgeSkip`, or `budget_throttled` outside a throttle's room, or null. */
@@ -53,12 +57,22 @@ export class RunCatalog {
     if (cached) return cached;
     const { state } = await loadRun(sql, this.events, runId);
     if (!state.opened) return null;
-    const run: OpenedRun = { opened: state.opened, judgeSkip: RunModel.judgeSkipLabel(state), judgeSkipFor: RunModel.judgeSkipLabelFor(state), monitor: RunModel.isMonitorRun(state) };
+    const run: OpenedRun = {
+      opened: state.opened,
+      project: RunModel.runProject(state),
+      judgeSkip: RunModel.judgeSkipLabel(state),
+      judgeSkipFor: RunModel.judgeSkipLabelFor(state),
+      monitor: RunModel.isMonitorRun(state),
+    };
     this.runs.set(runId, run);
     return run;
   }
 
-  /** The compiled suite version, or null when it is not stored. Throws SuiteCompileError when not scorable. */
+  /**
+   * The compiled suite version of the project, or null when it is not stored. Throws SuiteCompileError when
+   * not scorable. Cached by its stream id, which names the project (issue 30): the same suite key and
+   * version of two projects are two entries.
+   */
   async suite(sql: Sql, project: string, suiteKey: string, version: number): Promise<CompiledSuite | null> {
     const key = suiteStreamId(project, suiteKey, version);
     const cached = this.suites.get(key);

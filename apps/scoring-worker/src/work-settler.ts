@@ -1,4 +1,3 @@
-import { DEFAULT_PROJECT } from '@evals/contracts';
 import { Inject, Injectable } from '@nestjs/common';
 import { contractSubject, type BusMessage } from '@evals/bus';
 import { SuiteCompileError, type CompiledSuite, type WorkMetadata } from '@evals/domain';
@@ -94,7 +93,8 @@ export class WorkSettler {
     }
     const { suite_key: suiteKey, suite_version: version } = run.opened;
     try {
-      const suite = await this.catalog.suite(this.db, run.opened.project ?? DEFAULT_PROJECT, suiteKey, version);
+      // Issue 30: the suite key is the run's project's (the same key in another project is another suite).
+      const suite = await this.catalog.suite(this.db, run.project, suiteKey, version);
       if (suite) return { run, suite };
       for (const msg of msgs) {
         this.retryLater(settlement, outcome, msg, DEAD_LETTER_CODES.unknownSuiteVersion, `run ${clamp(runId)}: suite ${clamp(suiteKey)} v${version} not stored`);

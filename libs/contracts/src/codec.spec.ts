@@ -163,6 +163,19 @@ describe('decodeMessage: the envelope', () => {
     expect(f.issues).toEqual(['type: equalsSubject']);
   });
 
+  it("issue 30: reads an outbound message on its project's subject token, and only its own project's", () => {
+    const result = encodeMessage(SUBJECTS.RESULT_RECORDED, 1, RESULT_RECORDED_V1_EXAMPLE, { ...META, project: 'team-a' });
+    expect(result.metadata.project).toBe('team-a');
+    const onToken = decodeMessage('evals.result.recorded.team-a', JSON.stringify(result));
+    expect(onToken.ok && onToken.message).toEqual(result);
+    // Another project's token, a token for a default message, and an inbound type with a token: refused.
+    expect(failureOf(decodeMessage('evals.result.recorded.team-b', JSON.stringify(result))).issues).toEqual(['type: equalsSubject']);
+    const plain = encodeMessage(SUBJECTS.RESULT_RECORDED, 1, RESULT_RECORDED_V1_EXAMPLE, META);
+    expect(plain.metadata).not.toHaveProperty('project');
+    expect(failureOf(decodeMessage('evals.result.recorded.default', JSON.stringify(plain))).code).toBe('SCHEMA_MISMATCH');
+    expect(failureOf(decodeObject('evals.output.submitted.team-a', { ...SUBMITTED, metadata: { ...META, project: 'team-a' } })).code).toBe('SCHEMA_MISMATCH');
+  });
+
   it('refuses a version with no decoder (UNKNOWN_SCHEMA), naming the known ones', () => {
     const f = failureOf(
       decodeObject(SUBJECTS.OUTPUT_SUBMITTED, { ...SUBMITTED, schema: 'evals.output.submitted.v2', version: 2 }),

@@ -17,6 +17,7 @@ import {
   type SchemaOf,
   versionsOf,
 } from './registry';
+import { OUTBOUND_SUBJECTS, projectSubject, type Subject } from './subjects';
 import { validateCompiled } from './validation/compiled-dto';
 import { type DtoValidation, type FieldIssue, isPlainObject, validateDto } from './validation/dto-validation';
 
@@ -78,6 +79,15 @@ export function decodeMessage(subject: string, payload: Uint8Array | string): De
   }
 }
 
+/**
+ * Issue 30: an outbound message of a project other than `default` arrives on its type with the project as a
+ * trailing token (projectSubject) - the project its own envelope names, so a message cannot be moved to
+ * another project's subject.
+ */
+function onProjectSubject(subject: string, type: string, project: unknown): boolean {
+  return typeof project === 'string' && project !== DEFAULT_PROJECT && (OUTBOUND_SUBJECTS as readonly string[]).includes(type) && subject === projectSubject(type as Subject, project);
+}
+
 function decode(subject: string, payload: Uint8Array | string): DecodeResult {
   const size = typeof payload === 'string' ? utf8ByteLength(payload) : payload.byteLength;
   if (size > MAX_MESSAGE_BYTES) {
@@ -110,7 +120,7 @@ function decode(subject: string, payload: Uint8Array | string): DecodeResult {
   if (schema !== schemaName(type, version)) {
     return failure(subject, 'SCHEMA_MISMATCH', [{ field: 'schema', constraint: 'equalsTypeDotVersion' }], messageId);
   }
-  if (type !== subject) {
+  if (type !== subject && !onProjectSubject(subject, type, (root['metadata'] as Record<string, unknown>)['project'])) {
     return failure(subject, 'SCHEMA_MISMATCH', [{ field: 'type', constraint: 'equalsSubject' }], messageId);
   }
   const def = findDefinition(schema);

@@ -73,6 +73,24 @@ describe('CachedJudge (J6)', () => {
     expect(judge.stats()).toMatchObject({ misses: 1, errors: 1 });
   });
 
+  it('issue 30: the same request in two projects is two entries; the default project keeps its key', async () => {
+    const inner = new CountingJudge();
+    const cache = new MemoryCache();
+    const judge = new CachedJudge(inner, cache, { scorerVersion: '1.0.0' });
+    expect(judge.keyOf(request, 0, 'default')).toBe(judge.keyOf(request));
+    expect(judge.keyOf(request, 0, 'team-a')).not.toBe(judge.keyOf(request, 0, 'team-b'));
+    await judge.judge(request, { useCache: true, project: 'team-a' });
+    // Team b's gate judges the same output with the same rubric: a miss (a hit would tell it team a did).
+    expect((await judge.judge(request, { useCache: true, project: 'team-b' })).cached).toBe(false);
+    // Nor does either project's entry answer the default project.
+    expect((await judge.judge(request, { useCache: true })).cached).toBe(false);
+    expect(inner.calls).toBe(3);
+    expect(cache.map.size).toBe(3);
+    expect((await judge.judge(request, { useCache: true, project: 'team-a' })).cached).toBe(true);
+    expect((await judge.judge(request, { useCache: true, project: 'default' })).cached).toBe(true);
+    expect(inner.calls).toBe(3);
+  });
+
   it('keys change with the scorer version and the key secret', () => {
     const inner = new CountingJudge();
     const cache = new MemoryCache();

@@ -6,6 +6,9 @@
  *
  * A cache that cannot be read or written never fails a call: it counts as a miss (or an unrecorded
  * verdict) and is counted in `stats().errors`.
+ *
+ * The cache is per project (issue 30, docs/adr/0009-projects.md): `options.project` (the run's) joins the
+ * key, so one project's recorded verdict is never another's hit; `default` keeps the keys it always had.
  */
 import type { JudgeCallOptions, JudgePort, JudgeRequest, JudgeVerdict, VerdictCache } from '@evals/domain';
 import { verdictCacheKey } from './verdict-cache';
@@ -48,17 +51,24 @@ export class CachedJudge implements JudgePort {
     return this.inner.promptVersion;
   }
 
-  /** The cache key of a request for this judge (model pin, prompt version, scorer version and repeat index included). */
-  keyOf(request: JudgeRequest, repeat = 0): string {
+  /** The cache key of a request for this judge (model pin, prompt version, scorer version, repeat index and project included). */
+  keyOf(request: JudgeRequest, repeat = 0, project?: string): string {
     return verdictCacheKey(
-      { request, model: this.inner.model, prompt_version: this.inner.promptVersion, scorer_version: this.options.scorerVersion, repeat },
+      {
+        request,
+        model: this.inner.model,
+        prompt_version: this.inner.promptVersion,
+        scorer_version: this.options.scorerVersion,
+        repeat,
+        ...(project !== undefined ? { project } : {}),
+      },
       this.options.keySecret,
     );
   }
 
   async judge(request: JudgeRequest, options: JudgeCallOptions = {}): Promise<JudgeVerdict> {
     if (!options.useCache) return this.inner.judge(request);
-    const key = this.keyOf(request, options.repeat ?? 0);
+    const key = this.keyOf(request, options.repeat ?? 0, options.project);
     let recorded = null;
     try {
       recorded = await this.cache.get(key);

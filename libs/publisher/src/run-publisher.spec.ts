@@ -1,4 +1,4 @@
-import { decodeMessage, MAX_OUTPUT_BYTES, SUBJECTS } from '@evals/contracts';
+import { decodeMessage, MAX_OUTPUT_BYTES, messageProject, SUBJECTS } from '@evals/contracts';
 import { EvalsPublisher, type PublishPort } from './run-publisher';
 
 /** A bus that stores what it is given, in order, resolving each publish when `release` says so. */
@@ -92,5 +92,54 @@ describe('unit: @evals/publisher (issue 28)', () => {
     await doomed.output('c1', 'a');
     await expect(doomed.seal()).rejects.toThrow('no responders');
     expect(() => new EvalsPublisher(bus.port, { sessionId: 'has space' })).toThrow();
+  });
+
+  describe('issue 30: the project of the run', () => {
+    async function publishRun(publisher: EvalsPublisher, bus: ReturnType<typeof fakeBus>, project?: string) {
+      const run = await publisher.open(opening, undefined, project === undefined ? {} : { project });
+      await run.output('c0', 'a');
+      await run.output('c1', 'b');
+      await run.seal();
+      return bus.stored.map((m) => JSON.parse(m.payload) as { metadata: Record<string, unknown> });
+    }
+
+    it('writes the project as metadata.project on every message it publishes (open, batches, seal)', async () => {
+      const bus = fakeBus();
+      const sent = await publishRun(new EvalsPublisher(bus.port, { sessionId: 's1', batchOutputs: 1, project: 'team-a', now }), bus);
+      expect(sent).toHaveLength(4);
+      expect(sent.map((m) => m.metadata['project'])).toEqual(['team-a', 'team-a', 'team-a', 'team-a']);
+      // The service reads it back as the run's project; the subjects stay the bare inbound ones.
+      const decoded = bus.stored.map((m) => decodeMessage(m.subject, m.payload));
+      expect(decoded.map((d) => (d.ok ? messageProject(d.message.metadata) : 'refused'))).toEqual(['team-a', 'team-a', 'team-a', 'team-a']);
+      expect(bus.stored.map((m) => m.subject)).toEqual([SUBJECTS.RUN_REQUESTED, SUBJECTS.OUTPUTS_SUBMITTED, SUBJECTS.OUTPUTS_SUBMITTED, SUBJECTS.RUN_SEALED]);
+    });
+
+    it('writes nothing without a project, nor for default: the messages are those of a publisher before projects', async () => {
+      const plain = fakeBus();
+      const before = await publishRun(new EvalsPublisher(plain.port, { sessionId: 's1', now }), plain);
+      expect(before.every((m) => !('project' in m.metadata))).toBe(true);
+      const named = fakeBus();
+      await publishRun(new EvalsPublisher(named.port, { sessionId: 's1', project: 'default', now }), named);
+      expect(named.stored.map((m) => m.payload)).toEqual(plain.stored.map((m) => m.payload));
+    });
+
+    it("a run's own project wins over the publisher's, for that run only", async () => {
+      const bus = fakeBus();
+      const publisher = new EvalsPublisher(bus.port, { sessionId: 's1', project: 'team-a', now });
+      const other = await publishRun(publisher, bus, 'team-b');
+      expect(other.map((m) => m.metadata['project'])).toEqual(['team-b', 'team-b', 'team-b']);
+      const bus2 = fakeBus();
+      const again = await publishRun(new EvalsPublisher(bus2.port, { sessionId: 's1', project: 'team-a', now }), bus2, 'default');
+      expect(again.every((m) => !('project' in m.metadata))).toBe(true);
+    });
+
+    it('refuses a project that is not a project id before publishing anything', async () => {
+      const bus = fakeBus();
+      for (const bad of ['Team-A', 'a.b', 'a:b', '', '-a', 'x'.repeat(64)]) {
+        expect(() => new EvalsPublisher(bus.port, { sessionId: 's1', project: bad })).toThrow(expect.objectContaining({ code: 'INVALID_ENVELOPE' }));
+        await expect(new EvalsPublisher(bus.port, { sessionId: 's1' }).open(opening, undefined, { project: bad })).rejects.toMatchObject({ code: 'INVALID_ENVELOPE' });
+      }
+      expect(bus.stored).toHaveLength(0);
+    });
   });
 });

@@ -1,7 +1,9 @@
 import {
   BATCH_TARGET_BYTES,
   ContractError,
+  DEFAULT_PROJECT,
   encodeMessage,
+  isProjectId,
   isSafeId,
   MAX_BATCH_OUTPUTS,
   MAX_OUTPUT_BYTES,
@@ -35,6 +37,18 @@ export interface PublisherOptions {
    * never name other outputs. Give a fresh value per process (e.g. a UUID); required.
    */
   readonly sessionId: string;
+  /**
+   * Issue 30 (docs/adr/0009-projects.md): the project every run of this publisher belongs to, written as
+   * `metadata.project` on each of its messages (PROJECT_ID_PATTERN). Absent or `default`: nothing is written,
+   * so the messages are byte for byte those of a publisher before projects. `open` may name another per run.
+   */
+  readonly project?: string;
+}
+
+/** Per run (`open`): what differs from the publisher's options. */
+export interface RunOptions {
+  /** The run's project, instead of the publisher's `project`. */
+  readonly project?: string;
 }
 
 export interface RunSummary {
@@ -61,11 +75,17 @@ export class EvalsPublisher {
     private readonly options: PublisherOptions,
   ) {
     if (!isSafeId(options.sessionId)) throw new ContractError('INVALID_PAYLOAD', 'sessionId: isSafeId');
+    checkProject(options.project);
   }
 
-  /** Publishes `evals.run.requested` (stored before this resolves) and returns the run's stream of outputs. */
-  async open(request: RunOpening, correlationId: string = request.run_id): Promise<RunStream> {
-    const stream = new RunStream(this.port, this.options, request.run_id, correlationId);
+  /**
+   * Publishes `evals.run.requested` (stored before this resolves) and returns the run's stream of outputs.
+   * Every message of the run carries the run's project (`run.project`, else the publisher's, else default).
+   */
+  async open(request: RunOpening, correlationId: string = request.run_id, run: RunOptions = {}): Promise<RunStream> {
+    checkProject(run.project);
+    const project = run.project ?? this.options.project ?? DEFAULT_PROJECT;
+    const stream = new RunStream(this.port, this.options, request.run_id, correlationId, project);
     await stream.send(SUBJECTS.RUN_REQUESTED, request, 'open');
     return stream;
   }
@@ -89,6 +109,8 @@ export class RunStream {
     private readonly options: PublisherOptions,
     readonly runId: string,
     private readonly correlationId: string,
+    /** Issue 30: the project each message of the run names (`metadata.project`; nothing for `default`). */
+    readonly project: string = DEFAULT_PROJECT,
   ) {
     this.maxOutputs = Math.max(1, Math.min(options.batchOutputs ?? MAX_BATCH_OUTPUTS, MAX_BATCH_OUTPUTS));
     this.maxBytes = Math.max(1, options.batchBytes ?? BATCH_TARGET_BYTES);
@@ -130,7 +152,14 @@ export class RunStream {
   /** One message of this run, encoded and validated, stored before this resolves. */
   async send(type: typeof SUBJECTS.RUN_REQUESTED | typeof SUBJECTS.RUN_SEALED | typeof SUBJECTS.OUTPUTS_SUBMITTED, data: object, part: string): Promise<void> {
     const messageId = `${this.runId}:${this.options.sessionId}:${part}`;
-    const metadata = { message_id: messageId, correlation_id: this.correlationId, causation_id: messageId, occurred_at: (this.options.now ?? (() => new Date()))().toISOString() };
+    const metadata = {
+      message_id: messageId,
+      correlation_id: this.correlationId,
+      causation_id: messageId,
+      occurred_at: (this.options.now ?? (() => new Date()))().toISOString(),
+      // `encodeMessage` writes it only when not `default` (a default-project message is unchanged).
+      project: this.project,
+    };
     const wire = encodeMessage(type, 1, data as never, metadata);
     const ack = await this.port.publish(type, JSON.stringify(wire), messageId);
     if (ack.duplicate) this.duplicates++;
@@ -156,4 +185,9 @@ export class RunStream {
   private throwIfFailed(): void {
     if (this.failure) throw this.failure.error;
   }
+}
+
+/** A project given to the publisher must be a project id: refused at once, not at the first message. */
+function checkProject(project: string | undefined): void {
+  if (project !== undefined && !isProjectId(project)) throw new ContractError('INVALID_ENVELOPE', 'project: isProjectId');
 }

@@ -9,6 +9,7 @@ import { demoCommand } from './demo.command';
 import { gateStatusCommand } from './gate-status.command';
 import { gateCommand } from './gate.command';
 import { overrideCommand } from './override.command';
+import { projectCreateCommand, projectListCommand } from './project.command';
 import { runCommand } from './run.command';
 import { scoreCommand } from './score.command';
 import { scorecardCommand } from './scorecard.command';
@@ -31,6 +32,8 @@ export const COMMANDS: readonly Command[] = [
   baselinePinCommand,
   baselineListCommand,
   scorecardCommand,
+  projectCreateCommand,
+  projectListCommand,
   ...JUDGE_COMMANDS,
   importPromptfooCommand,
   importOpenAiEvalsCommand,

@@ -47,7 +47,7 @@ async function serviceDemo(root: string, flags: Record<string, unknown>, io: Io)
   const baselineRun = `demo-${stamp}-baseline`;
   const candidateRun = `demo-${stamp}-candidate`;
   // The steps are the ordinary commands; the server flags given to the demo go on to each of them.
-  const server = (['server', 'read-server', 'regression-server', 'api-key', 'timeout'] as const).flatMap((f) => (typeof flags[f] === 'string' ? [`--${f}`, flags[f] as string] : []));
+  const server = (['server', 'read-server', 'regression-server', 'api-key', 'project', 'timeout'] as const).flatMap((f) => (typeof flags[f] === 'string' ? [`--${f}`, flags[f] as string] : []));
   const step = (n: number, text: string) => io.out(`\n${s.bold(`${n}. ${text}`)}`);
 
   io.out(s.bold(`evals demo: a suite, a baseline, a regressed candidate and the gate, on ${io.env.EVALS_SERVER ?? 'the service'}`));

@@ -57,6 +57,8 @@ export interface JudgeCallOptions {
    * repeats of a case are k recorded verdicts, not one verdict read back k times.
    */
   readonly repeat?: number;
+  /** The project of the run judged (issue 30): the verdict cache is keyed per project. Absent: `default`. */
+  readonly project?: string;
 }
 
 export interface JudgePort {

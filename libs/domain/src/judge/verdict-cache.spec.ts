@@ -26,6 +26,28 @@ describe('verdict cache key material (J6)', () => {
   });
 });
 
+describe('verdict cache key material per project (issue 30, ADR 0009)', () => {
+  // The material of a key written before projects, byte for byte: a default-project key must stay exactly
+  // this, or every verdict recorded before the upgrade stops matching.
+  const BEFORE_PROJECTS =
+    '{"expected":{"absent":true},"input":{"absent":true},"model":"gpt-4o-2024-08-06","output":"out","prompt_version":"judge-v1","rubric":"r","scheme":"evals.judge-verdict.v1","scorer_version":"1.0.0"}';
+
+  it('keeps a default-project key exactly as it was before projects', () => {
+    expect(verdictCacheKeyMaterial(base)).toBe(BEFORE_PROJECTS);
+    expect(verdictCacheKeyMaterial({ ...base, project: 'default' })).toBe(BEFORE_PROJECTS);
+  });
+
+  it('gives two projects different keys for the same request, and neither the default key', () => {
+    const a = verdictCacheKeyMaterial({ ...base, project: 'team-a' });
+    const b = verdictCacheKeyMaterial({ ...base, project: 'team-b' });
+    expect(a).not.toBe(b);
+    expect(a).not.toBe(BEFORE_PROJECTS);
+    expect(b).not.toBe(BEFORE_PROJECTS);
+    // The repeat index and the project are both key parts: neither masks the other.
+    expect(verdictCacheKeyMaterial({ ...base, project: 'team-a', repeat: 1 })).not.toBe(a);
+  });
+});
+
 describe('parseCachedVerdict', () => {
   it('reads back exactly {verdict, score}', () => {
     expect(parseCachedVerdict('{"verdict":"pass","score":0.7}')).toEqual({ verdict: 'pass', score: 0.7 });

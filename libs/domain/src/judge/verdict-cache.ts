@@ -7,7 +7,12 @@
  * prompt version and the `llm_judge` scorer version. Changing any of them is a miss.
  *
  * The value is the verdict and score only: never the output, the reasoning or the reply (D1, J2).
+ *
+ * The cache is per project (issue 30, docs/adr/0009-projects.md): the project joins the key material, so
+ * a hit never tells one team that another judged the same output with the same rubric. `default` adds
+ * nothing, so the keys written before projects keep matching.
  */
+import { DEFAULT_PROJECT } from '@evals/contracts';
 import { canonicalJson } from '../suites/canonical-json';
 import type { JudgeRequest, PassFail } from './judge.port';
 
@@ -21,6 +26,8 @@ export interface VerdictCacheKeyParts {
   readonly scorer_version: string;
   /** The repeat index (issue 13); 0 or absent is the single call, whose key stays as it always was. */
   readonly repeat?: number;
+  /** The project of the run judged (issue 30); `default` or absent adds nothing, so its keys stay as they were. */
+  readonly project?: string;
 }
 
 /** Canonical JSON of everything the cache key covers (hash it; never store it). */
@@ -38,6 +45,8 @@ export function verdictCacheKeyMaterial(parts: VerdictCacheKeyParts): string {
     scorer_version: parts.scorer_version,
     // Only repeats after the first add the index: existing entries (one call per case) keep matching.
     ...(parts.repeat !== undefined && parts.repeat > 0 ? { repeat: parts.repeat } : {}),
+    // Likewise only a project other than `default`: entries written before projects keep matching.
+    ...(parts.project !== undefined && parts.project !== DEFAULT_PROJECT ? { project: parts.project } : {}),
   });
 }
 
