@@ -97,7 +97,7 @@ describe('e2e: the regression gate', () => {
   // does not fit in what is left. $0 of $10 spent leaves room whatever the mode (no judge here: no price, an
   // estimate of $0). Block and throttle of a priced judge: test/e2e/judge-budget.e2e-spec.ts.
   it.each(['allow', 'throttle', 'block'] as const)('budget %s with room: allowed before any judge spend (GT4)', async (mode) => {
-    await db.query(`INSERT INTO budgets (scope, limit_usd, spent_usd, mode) VALUES ('judge', 10, 0, $1) ON CONFLICT (scope) DO UPDATE SET mode = EXCLUDED.mode`, [mode]);
+    await db.query(`INSERT INTO budgets (scope, limit_usd, spent_usd, mode) VALUES ('judge', 10, 0, $1) ON CONFLICT (project, scope) DO UPDATE SET mode = EXCLUDED.mode`, [mode]);
     const r = await post('/v1/gate', { suite_key: judgeKey, subject_kind: 'agent', subject_id: `budget-${mode}`, outputs: [...outputs(10, 10), { case_id: 'tone', output: 'Thanks' }] });
     expect(r.json.budget).toMatchObject({ decision: 'allowed', estimate_usd: 0, left_usd: 10 });
     expect(r.json.reasons.map((x: any) => x.code)).not.toContain('budget_blocked');

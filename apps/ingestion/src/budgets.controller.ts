@@ -1,6 +1,6 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ApiRoute, TIMESTAMP_PROPERTY } from '@evals/platform';
+import { ApiRoute, ProjectScope, TIMESTAMP_PROPERTY } from '@evals/platform';
 import { GateBudget } from './gate-budget';
 
 /** One judge budget (GT4, issue 13): its limit, what its current window has spent (from the ledger) and what is left. */
@@ -33,7 +33,8 @@ export class BudgetsController {
     errors: ['INTERNAL'],
   })
   @Get()
-  list(): Promise<BudgetListDto> {
-    return this.budgets.list();
+  list(@ProjectScope() project: string): Promise<BudgetListDto> {
+    // Issue 30: the project's budgets only; another project's budget of the same scope is not listed.
+    return this.budgets.list(project);
   }
 }

@@ -40,7 +40,7 @@ export interface BudgetView {
 /**
  * Budgets in money (GT4, issue 13 part 4): before any judge spend the gate estimates it and weighs it against
  * every budget whose scope covers it (`planJudgeSpend`); after the run, the actual spend is appended to the
- * ledger, from which every scope's spent amount follows. A store that cannot be read refuses the spend and
+ * ledger, from which every scope's spent amount follows. All of it per project (issue 30). A store that cannot be read refuses the spend and
  * says why in the log (the error's name and message: a relation or a connection, never an output).
  */
 @Injectable()
@@ -68,15 +68,15 @@ export class GateBudget {
    * commit and counts its hold, so two gates at once cannot both fit the same remaining budget. The hold
    * becomes the actual spend in `record`, or is dropped by `release`.
    */
-  async assess(suiteKey: string, model: string | null, toJudge: readonly CaseToJudge[], gateId?: string): Promise<GateBudgetAssessment> {
+  async assess(project: string, suiteKey: string, model: string | null, toJudge: readonly CaseToJudge[], gateId?: string): Promise<GateBudgetAssessment> {
     const cases = this.estimate(toJudge);
     const now = this.clock.now();
     let plan: BudgetPlan;
     try {
       plan = await this.db.transaction(async (tx) => {
         const holds = gateId !== undefined && cases.some((c) => c.cost_usd > 0);
-        if (holds) await this.budgets.lockSpending(tx);
-        const rows = await this.budgets.standings(tx, budgetScopes(suiteKey, model), now);
+        if (holds) await this.budgets.lockSpending(tx, project);
+        const rows = await this.budgets.standings(tx, project, budgetScopes(suiteKey, model), now);
         // What is left is the limit less the ledger's spend and what running gates hold (both shown in the report).
         const planned = planJudgeSpend(
           rows.map((r) => ({ ...r, spent_usd: r.spent_usd + (r.reserved_usd ?? 0), ledger_spent_usd: r.spent_usd, reserved_usd: r.reserved_usd ?? 0 })),
@@ -84,7 +84,7 @@ export class GateBudget {
         );
         const held = planned.decision === 'allowed' ? planned.estimate_usd : planned.decision === 'throttled' ? (planned.judged_estimate_usd ?? 0) : 0;
         if (holds && held > 0) {
-          await this.budgets.reserve(tx, {
+          await this.budgets.reserve(tx, project, {
             gate_id: gateId,
             amount_usd: held,
             judge_model: model,
@@ -113,27 +113,27 @@ export class GateBudget {
    * The actual judge spend of a gate's run, appended to the ledger inside the gate's transaction, which also
    * drops the gate's hold: the budgets count the one or the other, never both, never neither.
    */
-  async record(tx: Sql, entry: { gate_id: string; amount_usd: number; judge_model: string | null; suite_key: string }): Promise<void> {
-    await this.budgets.release(tx, entry.gate_id);
+  async record(tx: Sql, project: string, entry: { gate_id: string; amount_usd: number; judge_model: string | null; suite_key: string }): Promise<void> {
+    await this.budgets.release(tx, project, entry.gate_id);
     if (!(entry.amount_usd > 0)) return;
-    await this.budgets.recordSpend(tx, { ...entry, recorded_at: this.clock.now().toISOString() });
+    await this.budgets.recordSpend(tx, project, { ...entry, recorded_at: this.clock.now().toISOString() });
   }
 
   /** Drops a gate's hold when the gate failed before its run could spend anything (best effort: a hold left expires). */
-  async release(gateId: string): Promise<void> {
+  async release(project: string, gateId: string): Promise<void> {
     try {
-      await this.budgets.release(this.db, gateId);
+      await this.budgets.release(this.db, project, gateId);
     } catch (error) {
       this.logger.event('warn', 'budget hold not released; it expires by itself (GT4)', { gate_id: gateId, error: error instanceof Error ? `${error.name}: ${error.message}`.slice(0, 300) : 'error' });
     }
   }
 
-  /** `GET /v1/budgets`: every budget, its limit, what its current window has spent (from the ledger) and what is left. */
-  async list(): Promise<{ budgets: BudgetView[]; as_of: string }> {
+  /** `GET /v1/budgets`: every budget of the project, its limit, what its current window has spent (from the ledger) and what is left. */
+  async list(project: string): Promise<{ budgets: BudgetView[]; as_of: string }> {
     const now = this.clock.now();
     let rows: BudgetRow[];
     try {
-      rows = await this.budgets.standings(this.db, null, now);
+      rows = await this.budgets.standings(this.db, project, null, now);
     } catch (error) {
       this.logger.event('warn', 'budget store unreadable', { error: error instanceof Error ? `${error.name}: ${error.message}`.slice(0, 300) : 'error' });
       throw error;

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { DEFAULT_PROJECT } from '@evals/contracts';
 import { caseOutcomeOf, encodeCaseOutcomes, foldRunView, parseRunEvent, runStreamId, type RunComparedV1, type RunEvent, type RunOpenedV1 } from '@evals/domain';
 import {
   BudgetRepository,
@@ -126,7 +127,7 @@ describe('integration: the gate answers from the run\'s stream, never the read m
     await ingestion.initialize();
 
     const suites = new SuiteCatalogService(ingestion);
-    const pushed = await suites.push({
+    const pushed = await suites.push(DEFAULT_PROJECT, {
       key: 'fold-suite',
       default_scorer: { type: 'exact' },
       pass_threshold: 0.75,
@@ -169,7 +170,7 @@ describe('integration: the gate answers from the run\'s stream, never the read m
     await seedRun('fold-base', 4, { verdict: 'no_baseline', completeness: 'complete', baseline_run_id: null, chosen_by: null, comparison: null, finding_id: null });
     const events = await seedRun('fold-cand', 1, regressed('fold-base'));
 
-    const report = (await gate.gate({ suite_key: 'fold-suite', subject_kind: 'agent', subject_id: 'fold-bot', run_id: 'fold-cand' })) as Record<string, any>;
+    const report = (await gate.gate(DEFAULT_PROJECT, { suite_key: 'fold-suite', subject_kind: 'agent', subject_id: 'fold-bot', run_id: 'fold-cand' })) as Record<string, any>;
     expect(report).toMatchObject({ recorded_verdict: 'fail', effective_verdict: 'fail' });
     expect(report.reasons.map((r: { code: string }) => r.code)).toContain('regressed');
     expect(report.run).toMatchObject({ run_id: 'fold-cand', suite_version: suiteVersion, n: 4, passed: 1, pass_rate: 0.25, completeness: 'complete' });
@@ -185,13 +186,13 @@ describe('integration: the gate answers from the run\'s stream, never the read m
     expect(view.cases).toHaveLength(4);
 
     // The gate list: the recorded gate with both verdicts, from the ingestion's own gate_verdicts.
-    const list = await new GateListQueries().list(ingestion, { run_id: ['fold-cand'] }, 0, 10);
+    const list = await new GateListQueries().list(ingestion, DEFAULT_PROJECT, { run_id: ['fold-cand'] }, 0, 10);
     expect(list.items).toEqual([expect.objectContaining({ gate_id: report.gate_id, run_id: 'fold-cand', recorded_verdict: 'fail', effective_verdict: 'fail', reasons: expect.arrayContaining(['regressed']) })]);
   });
 
   it('a run scored but not compared yet is pending; the waiter answers once run.compared reaches the log', async () => {
     await seedRun('fold-late', 4, null);
-    const early = await gate.gate({ suite_key: 'fold-suite', subject_kind: 'agent', subject_id: 'fold-bot', run_id: 'fold-late' }).then(
+    const early = await gate.gate(DEFAULT_PROJECT, { suite_key: 'fold-suite', subject_kind: 'agent', subject_id: 'fold-bot', run_id: 'fold-late' }).then(
       () => null,
       (e: unknown) => e,
     );
@@ -204,11 +205,47 @@ describe('integration: the gate answers from the run\'s stream, never the read m
     expect(view.regression).toMatchObject({ verdict: 'no_regression', baseline_eligible: true });
     expect(view.eval_result).toMatchObject({ run_id: 'fold-late', passed: true });
 
-    const report = (await gate.gate({ suite_key: 'fold-suite', subject_kind: 'agent', subject_id: 'fold-bot', run_id: 'fold-late' })) as Record<string, any>;
+    const report = (await gate.gate(DEFAULT_PROJECT, { suite_key: 'fold-suite', subject_kind: 'agent', subject_id: 'fold-bot', run_id: 'fold-late' })) as Record<string, any>;
     expect(report).toMatchObject({ recorded_verdict: 'pass', comparison: { verdict: 'no_regression' } });
   });
 
   it('an unknown run is UNKNOWN_RUN, as before', async () => {
-    await expect(gate.gate({ suite_key: 'fold-suite', subject_kind: 'agent', subject_id: 'fold-bot', run_id: 'fold-nope' })).rejects.toMatchObject({ code: 'UNKNOWN_RUN' });
+    await expect(gate.gate(DEFAULT_PROJECT, { suite_key: 'fold-suite', subject_kind: 'agent', subject_id: 'fold-bot', run_id: 'fold-nope' })).rejects.toMatchObject({ code: 'UNKNOWN_RUN' });
+  });
+
+  it("issue 30: another project's gate and run are not found from a project with the same suite key; its gates list only its own", async () => {
+    const other = 'fold-other';
+    await admin.query(`INSERT INTO projects (id, name) VALUES ($1, 'other') ON CONFLICT DO NOTHING`, [other]);
+    // The same suite key in the other project, so a miss cannot be its suite's.
+    await new SuiteCatalogService(ingestion).push(other, {
+      key: 'fold-suite',
+      default_scorer: { type: 'exact' },
+      pass_threshold: 0.75,
+      regression_threshold: 0.1,
+      golden_fixtures: false,
+      cases: CASES.map((id) => ({ id, input: 'q', expected: 'yes', tags: [] })),
+    });
+    const gated = (await gate.gate(DEFAULT_PROJECT, { suite_key: 'fold-suite', subject_kind: 'agent', subject_id: 'fold-bot', run_id: 'fold-cand' })) as Record<string, any>;
+    expect(gated.recorded_verdict).toBe('fail');
+
+    // The default project's run, gated from the other project: the answer of a run that does not exist.
+    const foreignRun = await gate.gate(other, { suite_key: 'fold-suite', subject_kind: 'agent', subject_id: 'fold-bot', run_id: 'fold-cand' }).catch((e: IntakeError) => e);
+    const missingRun = await gate.gate(other, { suite_key: 'fold-suite', subject_kind: 'agent', subject_id: 'fold-bot', run_id: 'fold-nope' }).catch((e: IntakeError) => e);
+    expect(foreignRun).toMatchObject({ code: 'UNKNOWN_RUN', message: 'no run fold-cand', field: 'run_id' });
+    expect((missingRun as IntakeError).message.replace('fold-nope', 'fold-cand')).toBe((foreignRun as IntakeError).message);
+
+    // Its gate: not found from the other project, by status or override (the audit gets no row), and not listed.
+    const verdicts = new GateVerdicts(ingestion, new GateRepository(), new GateBudget(ingestion, new BudgetRepository(), clock, { event: () => undefined }, config), clock);
+    await expect(verdicts.status(other, gated.gate_id)).rejects.toMatchObject({ code: 'GATE_NOT_FOUND', message: `no gate ${gated.gate_id}` });
+    await expect(verdicts.override(other, gated.gate_id, 'accepted by the other team, who should not be able to', { key_id: 'k-other', name: 'other' })).rejects.toMatchObject({ code: 'GATE_NOT_FOUND' });
+    expect(await admin.query(`SELECT count(*)::int AS n FROM gate_overrides WHERE gate_id = $1`, [gated.gate_id])).toEqual([{ n: 0 }]);
+    expect(await verdicts.status(DEFAULT_PROJECT, gated.gate_id)).toMatchObject({ gate_id: gated.gate_id, overrides: [] });
+    const lists = new GateListQueries();
+    expect((await lists.list(ingestion, other, { run_id: ['fold-cand'] }, 0, 10)).items).toEqual([]);
+    expect((await lists.list(ingestion, other, {}, 0, 10)).total).toBe(0);
+    expect((await lists.list(ingestion, DEFAULT_PROJECT, { run_id: ['fold-cand'] }, 0, 10)).items.map((g) => g.gate_id)).toContain(gated.gate_id);
+    // The overridden gate in its own project: the audit row is written.
+    await verdicts.override(DEFAULT_PROJECT, gated.gate_id, 'accepted by the release manager for the hotfix', { key_id: 'k', name: 'lead' });
+    expect(await admin.query(`SELECT count(*)::int AS n FROM gate_overrides WHERE gate_id = $1`, [gated.gate_id])).toEqual([{ n: 1 }]);
   });
 });

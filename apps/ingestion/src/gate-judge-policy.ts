@@ -1,5 +1,4 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { DEFAULT_PROJECT } from '@evals/contracts';
 import { DEFAULT_MIN_JUDGE_STABILITY, rubricScope, suiteScope, type BudgetDecision, type BudgetPlan, type CalibrationReport, type JudgeCalibrationStatus } from '@evals/domain';
 import { JudgeStatusRepository } from '@evals/persistence';
 import { DATA_SOURCE } from '@evals/platform';
@@ -65,18 +64,18 @@ export class GateJudgePolicy {
    * certified `suite:<key>` scope, or a certified `rubric:<hash>` scope for every distinct rubric (J4): a
    * certification on another rubric of the same pin does not count.
    */
-  async assess(suiteKey: string, used: boolean, rubrics: readonly string[] = [], toJudge: readonly CaseToJudge[] = [], gateId?: string): Promise<GateJudgeAssessment> {
+  async assess(project: string, suiteKey: string, used: boolean, rubrics: readonly string[] = [], toJudge: readonly CaseToJudge[] = [], gateId?: string): Promise<GateJudgeAssessment> {
     const judge = this.config.judge;
     const pin = { model: judge?.model ?? null, prompt_version: judge?.prompt_version ?? null };
     if (!used) return { used, status: null, credential_missing: false, budget: 'not_needed', skip: null, scopes: null, ...pin };
-    const calibration = judge ? await this.calibration(suiteKey, rubrics, judge.model, judge.prompt_version) : { status: 'uncalibrated' as const, scopes: null };
+    const calibration = judge ? await this.calibration(project, suiteKey, rubrics, judge.model, judge.prompt_version) : { status: 'uncalibrated' as const, scopes: null };
     const facts = {
       used,
       status: calibration.status,
       not_configured: !judge,
       credential_missing: judge !== null && judge.credential_missing,
       // A judge the gate will skip anyway spends nothing: weighed (the report shows it), never held.
-      ...(await this.budget(suiteKey, judge?.model ?? null, toJudge, judge && !judge.credential_missing && calibration.status === 'certified' ? gateId : undefined)),
+      ...(await this.budget(project, suiteKey, judge?.model ?? null, toJudge, judge && !judge.credential_missing && calibration.status === 'certified' ? gateId : undefined)),
     };
     return { ...facts, skip: judgeSkip(facts), scopes: calibration.scopes, ...pin };
   }
@@ -87,8 +86,8 @@ export class GateJudgePolicy {
   }
 
   /** GT4: drops the gate's budget hold when it failed before its run could spend (see GateService). */
-  release(gateId: string): Promise<void> {
-    return this.budgets.release(gateId);
+  release(project: string, gateId: string): Promise<void> {
+    return this.budgets.release(project, gateId);
   }
 
   /** GT4: the judge spend the gate records after the judge calls: the run's judge cost, when the judge was called. */
@@ -99,6 +98,7 @@ export class GateJudgePolicy {
   }
 
   private async calibration(
+    project: string,
     suiteKey: string,
     rubrics: readonly string[],
     model: string,
@@ -106,8 +106,9 @@ export class GateJudgePolicy {
   ): Promise<{ status: JudgeCalibrationStatus; scopes: GateJudgeAssessment['scopes'] }> {
     let measured: Awaited<ReturnType<JudgeStatusRepository['scopes']>>;
     try {
-      // Issue 30: placeholder until the gate passes its project - the judge's standing is per project.
-      measured = await this.statuses.scopes(this.db, DEFAULT_PROJECT, model, promptVersion);
+      // Issue 30 (ADR 0009): the judge's standing is the gate's project's; one team's labels never certify
+      // another team's judge (calibration.reported carries the project of the set it reports).
+      measured = await this.statuses.scopes(this.db, project, model, promptVersion);
     } catch {
       // No calibration store: nothing certifies the judge.
       return { status: 'uncalibrated', scopes: null };
@@ -137,8 +138,8 @@ export class GateJudgePolicy {
    * GT4 in money (issue 13): `toJudge` are the cases the run would judge, estimated (`repeats` calls each)
    * and weighed against every budget covering the spend. Unreadable store: refused (and logged).
    */
-  private async budget(suiteKey: string, model: string | null, toJudge: readonly CaseToJudge[], gateId?: string): Promise<{ budget: BudgetDecision; budget_plan: BudgetPlan | null }> {
-    const assessed = await this.budgets.assess(suiteKey, model, toJudge, gateId);
+  private async budget(project: string, suiteKey: string, model: string | null, toJudge: readonly CaseToJudge[], gateId?: string): Promise<{ budget: BudgetDecision; budget_plan: BudgetPlan | null }> {
+    const assessed = await this.budgets.assess(project, suiteKey, model, toJudge, gateId);
     return { budget: assessed.decision, budget_plan: assessed.plan };
   }
 }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { RunModel, type RunJudgeUsageV1, type VerdictStability } from '@evals/domain';
 import type { RunView, SuiteVersionWithCases } from '@evals/persistence';
-import { IntakeError } from './intake-error';
+import { IntakeError, unknownRun } from './intake-error';
 import { RunIntakeService, type Causation, type OpenRunCommand } from './run-intake.service';
 import { RunStreams } from './run-streams';
 import { RunWaiter } from './run-waiter';
@@ -21,8 +21,9 @@ export class GateRuns {
     private readonly streams: RunStreams,
   ) {}
 
-  async suite(key: string, version: number | undefined): Promise<SuiteVersionWithCases> {
-    const suite = await this.suites.find(key, version);
+  /** The suite version in the gate's project (issue 30: another project's key is no suite here). */
+  async suite(project: string, key: string, version: number | undefined): Promise<SuiteVersionWithCases> {
+    const suite = await this.suites.find(project, key, version);
     if (!suite) throw new IntakeError('SUITE_NOT_FOUND', `no suite ${key}${version ? ` version ${version}` : ''}`, 'suite_key');
     return suite;
   }
@@ -33,10 +34,13 @@ export class GateRuns {
     return this.waiter.completed(command.run_id, { includeCases: true });
   }
 
-  /** An existing run to gate: it must exist (UNKNOWN_RUN), be completed (RUN_PENDING) and be a run of the suite. */
-  async existing(runId: string, suiteKey: string): Promise<RunView> {
-    const found = await this.waiter.find(runId, { includeCases: true });
-    if (!found) throw new IntakeError('UNKNOWN_RUN', `no run ${runId}`, 'run_id');
+  /**
+   * An existing run to gate: it must exist in the gate's project (UNKNOWN_RUN, also for another project's run -
+   * issue 30), be completed (RUN_PENDING) and be a run of the suite.
+   */
+  async existing(project: string, runId: string, suiteKey: string): Promise<RunView> {
+    const found = await this.waiter.find(runId, project, { includeCases: true });
+    if (!found) throw unknownRun(runId);
     if (found.run.status !== 'completed') throw new IntakeError('RUN_PENDING', `run ${runId} is not completed yet`, 'run_id');
     if (found.run.suite_key !== suiteKey) throw new IntakeError('INVALID_REQUEST', `run ${runId} is a run of suite ${found.run.suite_key}`, 'run_id');
     return this.waiter.completed(runId, { includeCases: true });

@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Req } from '@nestjs/common';
 import { ApiParam } from '@nestjs/swagger';
-import { ApiRoute, refuseUnstorableText } from '@evals/platform';
+import { ApiRoute, ProjectScope, refuseUnstorableText } from '@evals/platform';
 import { GateService } from './gate.service';
 import { GateVerdicts, type Actor } from './gate-verdicts';
 import { GATE_BODY_SCHEMA, GateBodyModels, GateFamilyRequestBody, GateOverrideBody, GateRequestBody, GateVerdictDto } from './ingestion.dto';
@@ -25,16 +25,16 @@ export class GateController {
   })
   @Post()
   @HttpCode(200)
-  gate(@Body() body: GateRequestBody | GateFamilyRequestBody): Promise<GateVerdictDto> {
+  gate(@ProjectScope() project: string, @Body() body: GateRequestBody | GateFamilyRequestBody): Promise<GateVerdictDto> {
     // The gate's parser validates either shape, naming the field of every refusal.
-    return this.gates.gate(body) as Promise<unknown> as Promise<GateVerdictDto>;
+    return this.gates.gate(project, body) as Promise<unknown> as Promise<GateVerdictDto>;
   }
 
   @ApiRoute({ tier: 'viewer', summary: 'A recorded gate verdict with its overrides (GT5)', ok: { status: 200, type: GateVerdictDto, description: 'The verdict, effective after overrides.' }, errors: ['GATE_NOT_FOUND'] })
   @ApiParam(GATE_ID)
   @Get(':id')
-  status(@Param('id') id: string): Promise<GateVerdictDto> {
-    return this.verdicts.status(id) as Promise<unknown> as Promise<GateVerdictDto>;
+  status(@ProjectScope() project: string, @Param('id') id: string): Promise<GateVerdictDto> {
+    return this.verdicts.status(project, id) as Promise<unknown> as Promise<GateVerdictDto>;
   }
 
   @ApiRoute({
@@ -47,11 +47,14 @@ export class GateController {
   @ApiParam(GATE_ID)
   @Post(':id/override')
   @HttpCode(200)
-  override(@Param('id') id: string, @Body() body: GateOverrideBody | undefined, @Req() req: { principal?: { id?: string; key_id?: string; name?: string } }): Promise<GateVerdictDto> {
+  override(
+    @ProjectScope() project: string,
+    @Param('id') id: string,
+    @Body() body: GateOverrideBody | undefined, @Req() req: { principal?: { id?: string; key_id?: string; name?: string } }): Promise<GateVerdictDto> {
     const p = req.principal;
     const actor: Actor = { key_id: p?.key_id ?? p?.id ?? 'anonymous', name: p?.name ?? 'anonymous' };
     const reason = (body as { reason?: unknown } | undefined)?.reason;
     refuseUnstorableText([['reason', reason]]);
-    return this.verdicts.override(id, reason, actor) as Promise<unknown> as Promise<GateVerdictDto>;
+    return this.verdicts.override(project, id, reason, actor) as Promise<unknown> as Promise<GateVerdictDto>;
   }
 }

@@ -5,6 +5,7 @@
  * `run.compared` are decided by the model. The same gate over HTTP on the real servers is
  * test/e2e/gate.e2e-spec.ts; these show each decision on its own and fast.
  */
+import { DEFAULT_PROJECT } from '@evals/contracts';
 import {
   compareRuns,
   compileSuite,
@@ -199,40 +200,42 @@ class Stores {
 
   /** J4: the scope the fake's calibration is for (the `judged` suite's own, unless a test says otherwise). */
   calibrationScope = 'suite:judged';
+  /** Issue 30: the project whose labels measured the fake's calibration; another project's gate reads none of it. */
+  calibrationProject = DEFAULT_PROJECT;
 
   readonly statuses = {
-    scopes: async (_sql: unknown, _project: string, model: string, promptVersion: string) => {
+    scopes: async (_sql: unknown, project: string, model: string, promptVersion: string) => {
       this.calibrationReads.push(`${model}/${promptVersion}`);
       if (this.calibration === 'unreadable') throw new Error('relation "calibration_reports" does not exist');
-      if (this.calibration === 'uncalibrated' || this.calibration === null) return [];
+      if (this.calibration === 'uncalibrated' || this.calibration === null || project !== this.calibrationProject) return [];
       const rate = (x: number, n: number) => ({ value: x / n, numerator: x, denominator: n, lower: 0, upper: 1 });
       return [{ status: this.calibration, scope: this.calibrationScope, report_id: 'report-1', sensitivity: rate(45, 50), specificity: rate(40, 50) }];
     },
   } as unknown as JudgeStatusRepository;
 
   readonly budgetRepository = {
-    standings: async (_sql: unknown, scopes: readonly string[] | null) => {
+    standings: async (_sql: unknown, _project: string, scopes: readonly string[] | null) => {
       if (scopes) this.budgetReads.push([...scopes]);
       if (this.budgets === 'unreadable') throw new Error('relation "budgets" does not exist');
       return this.budgets
         .filter((b) => scopes === null || scopes.includes(b.scope))
         .map((b) => ({ period: 'month', window_start: '2026-12-01T00:00:00.000Z', updated_at: NOW.toISOString(), limit_usd: 0, spent_usd: 0, ...b }));
     },
-    recordSpend: async (_sql: unknown, e: { gate_id: string; amount_usd: number }) => void this.spend.push({ scope: 'judge', gate_id: e.gate_id, usd: e.amount_usd }),
+    recordSpend: async (_sql: unknown, _project: string, e: { gate_id: string; amount_usd: number }) => void this.spend.push({ scope: 'judge', gate_id: e.gate_id, usd: e.amount_usd }),
     // GT4 holds (the real ones are tested on PostgreSQL: apps/ingestion/src/gate-budget.int-spec.ts).
     lockSpending: async () => undefined,
-    reserve: async (_sql: unknown, r: { gate_id: string; amount_usd: number }) => void (this.holds.set(r.gate_id, r.amount_usd), this.reserved.push({ gate_id: r.gate_id, usd: r.amount_usd })),
-    release: async (_sql: unknown, gateId: string) => void this.holds.delete(gateId),
+    reserve: async (_sql: unknown, _project: string, r: { gate_id: string; amount_usd: number }) => void (this.holds.set(r.gate_id, r.amount_usd), this.reserved.push({ gate_id: r.gate_id, usd: r.amount_usd })),
+    release: async (_sql: unknown, _project: string, gateId: string) => void this.holds.delete(gateId),
   } as unknown as BudgetRepository;
   /** GT4: the budget holds of gates not yet recorded, by gate id, and every hold ever made. */
   readonly holds = new Map<string, number>();
   readonly reserved: Array<{ gate_id: string; usd: number }> = [];
 
   readonly gateRepository = {
-    record: async (_sql: unknown, g: { gate_id: string; recorded_verdict: 'pass' | 'fail'; report: Record<string, unknown> }) =>
+    record: async (_sql: unknown, _project: string, g: { gate_id: string; recorded_verdict: 'pass' | 'fail'; report: Record<string, unknown> }) =>
       void this.gates.set(g.gate_id, { recorded_verdict: g.recorded_verdict, report: g.report, overrides: [] }),
-    find: async (_sql: unknown, gateId: string) => this.gates.get(gateId) ?? null,
-    addOverride: async (_sql: unknown, gateId: string, o: GateOverrideRow) => void this.gates.get(gateId)!.overrides.push(o),
+    find: async (_sql: unknown, _project: string, gateId: string) => this.gates.get(gateId) ?? null,
+    addOverride: async (_sql: unknown, _project: string, gateId: string, o: GateOverrideRow) => (this.gates.get(gateId)!.overrides.push(o), true),
   } as unknown as GateRepository;
 }
 
@@ -247,10 +250,10 @@ function setup(judge: IngestionConfig['judge'] = { ...JUDGE, credential_missing:
   let next = 0;
   const ids = { uuid: () => `00000000-0000-4000-8000-${String(++next).padStart(12, '0')}` };
 
-  const intake = new RunIntakeService(runs as unknown as RunStreams, pipeline as unknown as WorkPublisher, { head: (_sql: unknown, key: string, version?: number) => find(key, version), caseScorers: async (_sql: unknown, key: string, version: number) => (await find(key, version))!.cases } as unknown as SuiteRepository, db, {
+  const intake = new RunIntakeService(runs as unknown as RunStreams, pipeline as unknown as WorkPublisher, { head: (_sql: unknown, _project: string, key: string, version?: number) => find(key, version), caseScorers: async (_sql: unknown, _project: string, key: string, version: number) => (await find(key, version))!.cases } as unknown as SuiteRepository, db, {
     hmacSecret: SECRET,
   });
-  const gateRuns = new GateRuns({ find } as unknown as SuiteCatalogService, intake, readModel as unknown as RunWaiter, runs as unknown as RunStreams);
+  const gateRuns = new GateRuns({ find: (_project: string, key: string, version?: number) => find(key, version) } as unknown as SuiteCatalogService, intake, readModel as unknown as RunWaiter, runs as unknown as RunStreams);
   const logger = { event: (level: string, msg: string, fields?: Record<string, unknown>) => void stores.logs.push({ level, msg, ...fields }) };
   const budget = new GateBudget(db, stores.budgetRepository, clock, logger, { judge: judge && { ...judge, pricing: PRICING } });
   const policy = new GateJudgePolicy(db, { judge }, stores.statuses, budget);
@@ -291,7 +294,7 @@ describe('unit: the gate (GT1-GT6)', () => {
       const { gate, runs, stores } = setup({ ...JUDGE, credential_missing: !given.credential });
       stores.budgets = given.budget === 'unreadable' ? 'unreadable' : given.budget === 'none' ? [] : [{ scope: 'suite:judged', mode: given.budget }];
       stores.calibration = given.calibration;
-      const report: Report = await gate.gate(request('judged', { run_id: 'r1' }));
+      const report: Report = await gate.gate(DEFAULT_PROJECT, request('judged', { run_id: 'r1' }));
 
       // The run was opened with the label its judge cases get instead of a call (or none).
       expect(RunModel.judgeSkipLabel((await runs.load('r1')).state)).toBe(skip);
@@ -302,6 +305,16 @@ describe('unit: the gate (GT1-GT6)', () => {
       // Spend is recorded only for judge calls that were made.
       expect(stores.spend).toEqual(skip ? [] : [{ scope: 'judge', gate_id: report.gate_id, usd: 2 * COST_PER_CALL }]);
       expect(report.recorded_verdict).toBe(skip ? 'fail' : 'pass');
+    });
+
+    it("issue 30: the judge's certification is the gate's project's: certified in one project, uncalibrated in another", async () => {
+      const { gate, stores } = setup({ ...JUDGE, credential_missing: false });
+      stores.calibrationProject = 'team-a';
+      const own: Report = await gate.gate('team-a', request('judged', { run_id: 'cert-a' }));
+      const other: Report = await gate.gate(DEFAULT_PROJECT, request('judged', { run_id: 'cert-d' }));
+      expect([own.judge.status, own.judge.skipped]).toEqual(['certified', null]);
+      expect([other.judge.status, other.judge.skipped]).toEqual(['uncalibrated', 'judge_uncalibrated']);
+      expect(other.recorded_verdict).toBe('fail');
     });
 
     it('the precedence itself, as a table: the first precondition that fails names the skip', () => {
@@ -317,7 +330,7 @@ describe('unit: the gate (GT1-GT6)', () => {
       const { gate, runs, stores } = setup(null);
       stores.budgets = [{ scope: 'judge', mode: 'block' }];
       stores.calibration = 'unreadable';
-      const report: Report = await gate.gate(request('plain', { run_id: 'r1' }));
+      const report: Report = await gate.gate(DEFAULT_PROJECT, request('plain', { run_id: 'r1' }));
 
       expect(report.recorded_verdict).toBe('pass');
       expect(report.judge).toMatchObject({ used: false, status: null, skipped: null, usage: null, cases_not_scored: 0 });
@@ -339,7 +352,7 @@ describe('unit: the gate (GT1-GT6)', () => {
         if (picked.every((id) => id.startsWith('c'))) seed = `s${i}`;
       }
       expect(seed).toBeDefined();
-      const report: Report = await gate.gate(request('judged', { run_id: 'r1', sample: { size: 3, seed } }));
+      const report: Report = await gate.gate(DEFAULT_PROJECT, request('judged', { run_id: 'r1', sample: { size: 3, seed } }));
       expect(report.judge).toMatchObject({ used: false, skipped: null });
       expect(report.run.n).toBe(3);
       expect(report.sample).toEqual({ size: 3, seed });
@@ -350,16 +363,16 @@ describe('unit: the gate (GT1-GT6)', () => {
   describe('the run it gates (GT1)', () => {
     it('an existing run_id: unknown is UNKNOWN_RUN, still open is RUN_PENDING, another suite\'s is INVALID_REQUEST - and nothing is opened or recorded', async () => {
       const { gate, intake, runs, readModel, stores } = setup();
-      await intake.open({ run_id: 'open-run', suite_key: 'plain', subject_kind: 'agent', subject_id: 'bot', source: 'ci' }, { message_id: 'm', correlation_id: 'm' });
-      await gate.gate(request('judged', { run_id: 'judged-run' }));
+      await intake.open({ run_id: 'open-run', project: DEFAULT_PROJECT, suite_key: 'plain', subject_kind: 'agent', subject_id: 'bot', source: 'ci' }, { message_id: 'm', correlation_id: 'm' });
+      await gate.gate(DEFAULT_PROJECT, request('judged', { run_id: 'judged-run' }));
       stores.gates.clear();
       readModel.waits.length = 0;
 
-      const unknown = await refusal(gate.gate({ suite_key: 'plain', subject_kind: 'agent', subject_id: 'bot', run_id: 'nope' }));
+      const unknown = await refusal(gate.gate(DEFAULT_PROJECT, { suite_key: 'plain', subject_kind: 'agent', subject_id: 'bot', run_id: 'nope' }));
       expect([unknown.code, unknown.status, unknown.field]).toEqual(['UNKNOWN_RUN', 404, 'run_id']);
-      const pending = await refusal(gate.gate({ suite_key: 'plain', subject_kind: 'agent', subject_id: 'bot', run_id: 'open-run' }));
+      const pending = await refusal(gate.gate(DEFAULT_PROJECT, { suite_key: 'plain', subject_kind: 'agent', subject_id: 'bot', run_id: 'open-run' }));
       expect([pending.code, pending.status]).toEqual(['RUN_PENDING', 202]);
-      const other = await refusal(gate.gate({ suite_key: 'plain', subject_kind: 'agent', subject_id: 'bot', run_id: 'judged-run' }));
+      const other = await refusal(gate.gate(DEFAULT_PROJECT, { suite_key: 'plain', subject_kind: 'agent', subject_id: 'bot', run_id: 'judged-run' }));
       expect([other.code, other.status]).toEqual(['INVALID_REQUEST', 400]);
 
       // Refused at once: none of them waited for the run to complete.
@@ -371,9 +384,9 @@ describe('unit: the gate (GT1-GT6)', () => {
 
     it('an existing completed run is gated as it is: nothing new is appended to its stream', async () => {
       const { gate, runs } = setup();
-      await gate.gate(request('plain', { run_id: 'done', outputs: [{ case_id: 'c0', output: 'yes' }, { case_id: 'c1', output: 'no' }] }));
+      await gate.gate(DEFAULT_PROJECT, request('plain', { run_id: 'done', outputs: [{ case_id: 'c0', output: 'yes' }, { case_id: 'c1', output: 'no' }] }));
       const before = runs.stream('done').length;
-      const report: Report = await gate.gate({ suite_key: 'plain', subject_kind: 'agent', subject_id: 'bot', run_id: 'done' });
+      const report: Report = await gate.gate(DEFAULT_PROJECT, { suite_key: 'plain', subject_kind: 'agent', subject_id: 'bot', run_id: 'done' });
       expect(runs.stream('done')).toHaveLength(before);
       expect(report.run).toMatchObject({ run_id: 'done', n: 4, passed: 1, pass_rate: 0.25, completeness: 'incomplete' });
       expect(report.cases.map((c: { label: string }) => c.label)).toEqual(['match', 'mismatch', 'missing_output', 'missing_output']);
@@ -381,10 +394,10 @@ describe('unit: the gate (GT1-GT6)', () => {
 
     it('GT4: an existing run whose judge was called, gated while a budget blocks: nothing is left to judge, so nothing is refused, and its cost is not recorded again', async () => {
       const { gate, stores } = setup();
-      const first: Report = await gate.gate(request('judged', { run_id: 'judged-run' }));
+      const first: Report = await gate.gate(DEFAULT_PROJECT, request('judged', { run_id: 'judged-run' }));
       expect(stores.spend).toEqual([{ scope: 'judge', gate_id: first.gate_id, usd: 2 * COST_PER_CALL }]);
       stores.budgets = [{ scope: 'judge', mode: 'block' }];
-      const again: Report = await gate.gate({ suite_key: 'judged', subject_kind: 'agent', subject_id: 'bot', run_id: 'judged-run' });
+      const again: Report = await gate.gate(DEFAULT_PROJECT, { suite_key: 'judged', subject_kind: 'agent', subject_id: 'bot', run_id: 'judged-run' });
       expect(again.reasons).toEqual([]);
       expect(again.budget).toMatchObject({ decision: 'allowed', estimate_usd: 0 });
       expect(again.judge).toMatchObject({ skipped: null, usage: { calls: 2, cost_usd: 2 * COST_PER_CALL } });
@@ -394,7 +407,7 @@ describe('unit: the gate (GT1-GT6)', () => {
     it('GT4 in money (issue 13): a block budget with room allows; without room it blocks with the estimate and what is left; an unreadable store refuses and logs why', async () => {
       const roomy = setup();
       roomy.stores.budgets = [{ scope: 'judge', mode: 'block', limit_usd: 1000, spent_usd: 0 }];
-      const allowed: Report = await roomy.gate.gate(request('judged', { run_id: 'r-roomy' }));
+      const allowed: Report = await roomy.gate.gate(DEFAULT_PROJECT, request('judged', { run_id: 'r-roomy' }));
       expect(allowed.budget).toMatchObject({ decision: 'allowed', left_usd: 1000 });
       expect(allowed.budget.estimate_usd).toBeGreaterThan(0);
       expect(allowed.judge.skipped).toBeNull();
@@ -405,7 +418,7 @@ describe('unit: the gate (GT1-GT6)', () => {
 
       const tight = setup();
       tight.stores.budgets = [{ scope: 'suite:judged', mode: 'block', limit_usd: 1, spent_usd: 1 }];
-      const blocked: Report = await tight.gate.gate(request('judged', { run_id: 'r-tight' }));
+      const blocked: Report = await tight.gate.gate(DEFAULT_PROJECT, request('judged', { run_id: 'r-tight' }));
       expect(blocked.reasons.map((r: { code: string }) => r.code)).toContain('budget_blocked');
       expect(blocked.reasons.find((r: { code: string }) => r.code === 'budget_blocked').message).toMatch(/estimated at \$0\.\d{4} exceeds the \$0\.0000 left of budget suite:judged/);
       expect(blocked.judge.skipped).toBe('budget_blocked');
@@ -413,15 +426,15 @@ describe('unit: the gate (GT1-GT6)', () => {
 
       const broken = setup();
       broken.stores.budgets = 'unreadable';
-      const refused: Report = await broken.gate.gate(request('judged', { run_id: 'r-broken' }));
+      const refused: Report = await broken.gate.gate(DEFAULT_PROJECT, request('judged', { run_id: 'r-broken' }));
       expect(refused.budget).toEqual({ decision: 'store_unreadable' });
       expect(broken.stores.logs).toContainEqual(expect.objectContaining({ level: 'warn', error: 'Error: relation "budgets" does not exist' }));
     });
 
     it('an unknown suite is SUITE_NOT_FOUND; a sample larger than the suite is INVALID_REQUEST; neither opens a run', async () => {
       const { gate, stores } = setup();
-      expect((await refusal(gate.gate(request('plain', { suite_key: 'nope' })))).code).toBe('SUITE_NOT_FOUND');
-      const big = await refusal(gate.gate(request('plain', { run_id: 'r1', sample: { size: 5, seed: 's' } })));
+      expect((await refusal(gate.gate(DEFAULT_PROJECT, request('plain', { suite_key: 'nope' })))).code).toBe('SUITE_NOT_FOUND');
+      const big = await refusal(gate.gate(DEFAULT_PROJECT, request('plain', { run_id: 'r1', sample: { size: 5, seed: 's' } })));
       expect([big.code, big.field]).toEqual(['INVALID_REQUEST', 'sample.size']);
       expect(stores.gates.size).toBe(0);
     });
@@ -433,7 +446,7 @@ describe('unit: the gate (GT1-GT6)', () => {
       stores.calibration = 'uncalibrated';
       const diff = { diff: -0.5, lower: -0.8, upper: -0.1, level: 0.95 };
       pipeline.comparison = { verdict: 'regressed', baseline_run_id: 'base', chosen_by: 'explicit', comparison: { score_drop: 0.5, pass_rate_diff: diff } };
-      const report: Report = await gate.gate(request('judged', { run_id: 'r1' }));
+      const report: Report = await gate.gate(DEFAULT_PROJECT, request('judged', { run_id: 'r1' }));
 
       expect(report.recorded_verdict).toBe('fail');
       expect(report.effective_verdict).toBe('fail');
@@ -452,7 +465,7 @@ describe('unit: the gate (GT1-GT6)', () => {
 
     it('a complete run without a baseline passes with a no_baseline warning and completeness complete', async () => {
       const { gate } = setup();
-      const report: Report = await gate.gate(request('judged'));
+      const report: Report = await gate.gate(DEFAULT_PROJECT, request('judged'));
       expect(report.recorded_verdict).toBe('pass');
       expect(report.warnings.map((w: { code: string }) => w.code)).toEqual(['no_baseline']);
       expect(report.run.completeness).toBe('complete');
@@ -464,7 +477,7 @@ describe('unit: the gate (GT1-GT6)', () => {
   describe('override (GT5)', () => {
     async function failedGate() {
       const s = setup();
-      const report: Report = await s.gate.gate(request('plain', { outputs: [{ case_id: 'c0', output: 'no' }] }));
+      const report: Report = await s.gate.gate(DEFAULT_PROJECT, request('plain', { outputs: [{ case_id: 'c0', output: 'no' }] }));
       expect(report.recorded_verdict).toBe('fail');
       return { ...s, gateId: report.gate_id as string };
     }
@@ -473,7 +486,7 @@ describe('unit: the gate (GT1-GT6)', () => {
     it('needs a written reason: too short or saying nothing is INVALID_REQUEST and records nothing', async () => {
       const { verdicts, stores, gateId } = await failedGate();
       for (const reason of [undefined, 'too short', 'x'.repeat(30)]) {
-        const refused = await refusal(verdicts.override(gateId, reason, admin));
+        const refused = await refusal(verdicts.override(DEFAULT_PROJECT, gateId, reason, admin));
         expect([refused.code, refused.field]).toEqual(['INVALID_REQUEST', 'reason']);
       }
       expect(stores.gates.get(gateId)!.overrides).toEqual([]);
@@ -481,17 +494,17 @@ describe('unit: the gate (GT1-GT6)', () => {
 
     it('changes the effective verdict only, audited; a gate that passes has nothing to override; an unknown gate is GATE_NOT_FOUND', async () => {
       const { verdicts, stores, gateId } = await failedGate();
-      const after: Report = await verdicts.override(gateId, '  known flaky upstream, accepted by the on-call lead ', admin);
+      const after: Report = await verdicts.override(DEFAULT_PROJECT, gateId, '  known flaky upstream, accepted by the on-call lead ', admin);
 
       expect(after).toMatchObject({ gate_id: gateId, recorded_verdict: 'fail', effective_verdict: 'pass' });
       expect(after.override).toEqual({ actor_key_id: 'key-1', actor_name: 'on-call lead', reason: 'known flaky upstream, accepted by the on-call lead', before: 'fail', after: 'pass', at: NOW.toISOString() });
       expect(stores.gates.get(gateId)!.recorded_verdict).toBe('fail');
-      expect(await verdicts.status(gateId)).toMatchObject({ recorded_verdict: 'fail', effective_verdict: 'pass', overrides: [after.override] });
+      expect(await verdicts.status(DEFAULT_PROJECT, gateId)).toMatchObject({ recorded_verdict: 'fail', effective_verdict: 'pass', overrides: [after.override] });
 
-      expect((await refusal(verdicts.override(gateId, 'another perfectly good reason here', admin))).code).toBe('NOTHING_TO_OVERRIDE');
+      expect((await refusal(verdicts.override(DEFAULT_PROJECT, gateId, 'another perfectly good reason here', admin))).code).toBe('NOTHING_TO_OVERRIDE');
       expect(stores.gates.get(gateId)!.overrides).toHaveLength(1);
-      expect((await refusal(verdicts.override('00000000-0000-4000-8000-999999999999', 'another perfectly good reason here', admin))).code).toBe('GATE_NOT_FOUND');
-      expect((await refusal(verdicts.status('nope'))).code).toBe('GATE_NOT_FOUND');
+      expect((await refusal(verdicts.override(DEFAULT_PROJECT, '00000000-0000-4000-8000-999999999999', 'another perfectly good reason here', admin))).code).toBe('GATE_NOT_FOUND');
+      expect((await refusal(verdicts.status(DEFAULT_PROJECT, 'nope'))).code).toBe('GATE_NOT_FOUND');
     });
   });
 
@@ -513,7 +526,7 @@ describe('unit: the gate (GT1-GT6)', () => {
       pipeline.comparisons.set('plain', compared(14, 19));
       pipeline.comparisons.set('judged', compared(15, 18));
       pipeline.comparisons.set('other', compared(16, 19));
-      const report: Report = await gate.gate(family([member('plain'), member('judged'), member('other')]));
+      const report: Report = await gate.gate(DEFAULT_PROJECT, family([member('plain'), member('judged'), member('other')]));
 
       expect(report.family).toEqual({ method: 'holm', tests: 3, alpha: 0.05 });
       expect(report.recorded_verdict).toBe('pass');
@@ -531,18 +544,18 @@ describe('unit: the gate (GT1-GT6)', () => {
       expect(report.suites.map((s: Report) => s.gate_id)).toEqual([...new Set(report.suites.map((s: Report) => s.gate_id))]);
       expect(stores.gates.size).toBe(4);
       // GET /v1/gate/:id of the family.
-      expect(await verdicts.status(report.gate_id)).toMatchObject({ gate_id: report.gate_id, kind: 'family', recorded_verdict: 'pass', effective_verdict: 'pass', overrides: [] });
+      expect(await verdicts.status(DEFAULT_PROJECT, report.gate_id)).toMatchObject({ gate_id: report.gate_id, kind: 'family', recorded_verdict: 'pass', effective_verdict: 'pass', overrides: [] });
     });
 
     it('a strong regression survives the adjustment: the family fails, and an override changes the family\'s effective verdict only', async () => {
       const { gate, verdicts, pipeline, stores } = setup();
       pipeline.comparisons.set('plain', compared(8, 19));
       pipeline.comparisons.set('other', compared(16, 18));
-      const report: Report = await gate.gate(family([member('plain'), member('other')]));
+      const report: Report = await gate.gate(DEFAULT_PROJECT, family([member('plain'), member('other')]));
       expect(report.recorded_verdict).toBe('fail');
       expect(report.suites[0].regression_p.adjusted).toBeLessThan(0.05);
       expect(report.reasons).toEqual([expect.objectContaining({ code: 'regressed', suite_key: 'plain' })]);
-      const after: Report = await verdicts.override(report.gate_id, 'accepted by the release manager for the hotfix', { key_id: 'k', name: 'lead' });
+      const after: Report = await verdicts.override(DEFAULT_PROJECT, report.gate_id, 'accepted by the release manager for the hotfix', { key_id: 'k', name: 'lead' });
       expect(after).toMatchObject({ recorded_verdict: 'fail', effective_verdict: 'pass' });
       expect(stores.gates.get(report.suites[0].gate_id)!.overrides).toEqual([]);
     });
@@ -566,7 +579,7 @@ describe('unit: the gate (GT1-GT6)', () => {
         [family([member('plain'), member('other')], { subject_id: undefined }), 'INVALID_REQUEST', 400, 'subject_id'],
       ];
       for (const [body, code, status, field] of cases) {
-        const refused = await refusal(gate.gate(body));
+        const refused = await refusal(gate.gate(DEFAULT_PROJECT, body));
         expect([code, status, field, refused.code, refused.status, refused.field]).toEqual([code, status, field, code, status, field]);
       }
       expect(stores.gates.size).toBe(0);
@@ -581,7 +594,7 @@ describe('unit: the gate checks the certification scope its cases use (J4, issue
   it('a pin certified on another rubric does not count: judge_uncalibrated, naming the uncovered scope and the path to a passing gate', async () => {
     const { gate, runs, stores } = setup();
     stores.calibrationScope = rubricScope('Another rubric altogether.');
-    const report: Report = await gate.gate(request('judged', { run_id: 'r1' }));
+    const report: Report = await gate.gate(DEFAULT_PROJECT, request('judged', { run_id: 'r1' }));
     expect(report.recorded_verdict).toBe('fail');
     expect(RunModel.judgeSkipLabel((await runs.load('r1')).state)).toBe('judge_uncalibrated');
     expect(report.judge).toMatchObject({ status: 'uncalibrated', skipped: 'judge_uncalibrated', scopes: { needed: [rubricScope(SUITE_RUBRIC)], uncovered: [rubricScope(SUITE_RUBRIC)], certified: [] } });
@@ -594,7 +607,7 @@ describe('unit: the gate checks the certification scope its cases use (J4, issue
   it("the rubric's own certified scope passes, and the report carries the corrected pass rate of the judged cases with its interval and denominators", async () => {
     const { gate, stores } = setup();
     stores.calibrationScope = rubricScope(SUITE_RUBRIC);
-    const report: Report = await gate.gate(request('judged', { run_id: 'r2' }));
+    const report: Report = await gate.gate(DEFAULT_PROJECT, request('judged', { run_id: 'r2' }));
     expect(report.recorded_verdict).toBe('pass');
     expect(report.judge.scopes).toMatchObject({ uncovered: [], certified: [{ scope: rubricScope(SUITE_RUBRIC), report_id: 'report-1' }] });
     // The fake judge passed both judge cases; the fake calibration has Se 45/50, Sp 40/50.
@@ -608,7 +621,7 @@ describe('unit: the gate checks the certification scope its cases use (J4, issue
 
   it('no judge configured: one label per cause - judge_not_configured in the gate as in a run, never judge_credential_missing', async () => {
     const { gate, runs } = setup(null);
-    const report: Report = await gate.gate(request('judged', { run_id: 'r3' }));
+    const report: Report = await gate.gate(DEFAULT_PROJECT, request('judged', { run_id: 'r3' }));
     expect(RunModel.judgeSkipLabel((await runs.load('r3')).state)).toBe('judge_not_configured');
     expect(report.judge).toMatchObject({ skipped: 'judge_not_configured', cases_not_scored: 2 });
     expect(report.cases.filter((c: { label: string }) => c.label === 'judge_not_configured')).toHaveLength(2);

@@ -16,6 +16,8 @@ const NOT_SCORED = new Set(['judge_credential_missing', 'judge_not_configured', 
  * the budget before any judge spend, compares with the baseline, and records an append-only verdict with
  * every reason, warning and rate. The decision itself is the pure `decideGate` of libs/domain; the run is
  * `GateRuns`', the judge's preconditions `GateJudgePolicy`'s, the record and its overrides `GateVerdicts`'.
+ * Everything a gate reads or writes is its project's (issue 30): the suite, the run and its baseline, the
+ * judge's certification, the budgets and the recorded verdict.
  */
 @Injectable()
 export class GateService {
@@ -28,14 +30,14 @@ export class GateService {
   ) {}
 
   /** `POST /v1/gate`: one suite (docs/gate.md), or a family of suites with `suites` (GT7). */
-  async gate(body: unknown): Promise<Record<string, unknown>> {
-    if (isObject(body) && body['suites'] !== undefined) return this.family(body);
+  async gate(project: string, body: unknown): Promise<Record<string, unknown>> {
+    if (isObject(body) && body['suites'] !== undefined) return this.family(project, body);
     const gateId = this.ids.uuid();
-    const prepared = await this.prepare(body, gateId);
+    const prepared = await this.prepare(project, body, gateId);
     try {
       return (await this.execute(prepared)).report;
     } catch (error) {
-      throw await this.released([gateId], error);
+      throw await this.released(project, [gateId], error);
     }
   }
 
@@ -43,8 +45,8 @@ export class GateService {
    * GT4: a gate refused before its run could spend (a request error) drops its budget hold. A run still being
    * scored (RUN_PENDING) or an unexpected failure keeps it - the run may be spending - until the hold expires.
    */
-  private async released(gateIds: readonly string[], error: unknown): Promise<unknown> {
-    if (error instanceof IntakeError && error.code !== 'RUN_PENDING') for (const id of gateIds) await this.judges.release(id);
+  private async released(project: string, gateIds: readonly string[], error: unknown): Promise<unknown> {
+    if (error instanceof IntakeError && error.code !== 'RUN_PENDING') for (const id of gateIds) await this.judges.release(project, id);
     return error;
   }
 
@@ -54,7 +56,7 @@ export class GateService {
    * suites' regression tests, `decideGateFamily`) is recorded as a gate of its own, whose id answers
    * `GET /v1/gate/:id` and takes an override like any gate.
    */
-  private async family(body: Record<string, unknown>): Promise<Record<string, unknown>> {
+  private async family(project: string, body: Record<string, unknown>): Promise<Record<string, unknown>> {
     const members = parseFamily(body);
     const familyId = this.ids.uuid();
     const prepared: Prepared[] = [];
@@ -63,12 +65,12 @@ export class GateService {
       for (const [i, member] of members.entries()) {
         const gateId = this.ids.uuid();
         const common = { subject_kind: body['subject_kind'], subject_id: body['subject_id'], ...(body['variant'] !== undefined ? { variant: body['variant'] } : {}) };
-        prepared.push(await underField(`suites[${i}]`, () => this.prepare({ ...common, ...member }, gateId, true)));
+        prepared.push(await underField(`suites[${i}]`, () => this.prepare(project, { ...common, ...member }, gateId, true)));
       }
       for (const [i, p] of prepared.entries()) gated.push(await underField(`suites[${i}]`, () => this.execute(p)));
     } catch (error) {
       // The members not yet gated (and the one that failed) spent nothing their gate will record.
-      throw await this.released(prepared.slice(gated.length).map((p) => p.gateId), error);
+      throw await this.released(project, prepared.slice(gated.length).map((p) => p.gateId), error);
     }
     const decision = decideGateFamily(gated.map((g) => ({ suite_key: g.report.run.suite_key, decision: g.decision, regression_p: regressionPValue(g.comparison) })));
     const recordedAt = this.clock.now().toISOString();
@@ -103,18 +105,18 @@ export class GateService {
       recorded_at: recordedAt,
     };
     const runIds = gated.map((g) => g.report.run.run_id);
-    await this.verdicts.record({ gate_id: familyId, run_id: `family:${runIds.join(',')}`, recorded_verdict: decision.verdict, report, recorded_at: recordedAt });
+    await this.verdicts.record(project, { gate_id: familyId, run_id: `family:${runIds.join(',')}`, recorded_verdict: decision.verdict, report, recorded_at: recordedAt });
     return report;
   }
 
   /** Everything a suite's gate checks before its run: the request, the suite, the sample, the judge's preconditions. */
-  private async prepare(body: unknown, gateId: string, checkCases = false): Promise<Prepared> {
+  private async prepare(project: string, body: unknown, gateId: string, checkCases = false): Promise<Prepared> {
     if (!isObject(body)) throw new IntakeError('INVALID_REQUEST', 'the body must be a JSON object', 'body');
     const sample = parseSample(body['sample']);
     const existingRun = body['outputs'] === undefined && typeof body['run_id'] === 'string' ? (body['run_id'] as string) : null;
     const request = parseRunRequest({ ...body, run_id: body['run_id'] ?? `gate-${gateId}`, source: 'ci' }, gateId, this.clock.now().toISOString(), ['sample']);
 
-    const suite = await this.runs.suite(request.suite_key, request.suite_version);
+    const suite = await this.runs.suite(project, request.suite_key, request.suite_version);
     const compiled = compileSuite(suite);
     const caseIds = sampleCaseIds(suite.cases.map((c) => c.case_id), sample);
     if (sample && sample.size > suite.cases.length) throw new IntakeError('INVALID_REQUEST', `sample.size ${sample.size} exceeds the suite's ${suite.cases.length} cases`, 'sample.size');
@@ -126,17 +128,18 @@ export class GateService {
     // existing run is gated), whose estimated cost is weighed against the budgets.
     const outputs = new Map((existingRun ? [] : (request.outputs ?? [])).map((o) => [o.case_id, o.output] as const));
     const toJudge = [...rubrics.keys()].flatMap((id) => (outputs.has(id) ? [{ compiled: compiled.cases.get(id)!, output: outputs.get(id)! }] : []));
-    const judge = await this.judges.assess(request.suite_key, rubrics.size > 0, [...new Set(rubrics.values())], toJudge, gateId);
-    return { gateId, request, sample, existingRun, judge, rubrics };
+    const judge = await this.judges.assess(project, request.suite_key, rubrics.size > 0, [...new Set(rubrics.values())], toJudge, gateId);
+    return { project, gateId, request, sample, existingRun, judge, rubrics };
   }
 
   /** Runs (or reads) the suite's run, decides (`decideGate`) and records the suite's gate. */
-  private async execute({ gateId, request, sample, existingRun, judge, rubrics }: Prepared): Promise<Gated> {
+  private async execute({ project, gateId, request, sample, existingRun, judge, rubrics }: Prepared): Promise<Gated> {
     const view: RunView = existingRun
-      ? await this.runs.existing(existingRun, request.suite_key)
+      ? await this.runs.existing(project, existingRun, request.suite_key)
       : await this.runs.run(
           {
             ...request,
+            project,
             outputs: (request.outputs ?? []).map((o) => ({ case_id: o.case_id, output: o.output })),
             ...(sample ? { sample } : {}),
             judge_cache: true,
@@ -231,6 +234,7 @@ export class GateService {
       recorded_at: recordedAt,
     };
     await this.verdicts.record(
+      project,
       { gate_id: gateId, run_id: view.run.run_id, recorded_verdict: decision.verdict, report, recorded_at: recordedAt },
       // An existing run's judge calls were paid for (and recorded) by the gate that ran it: nothing new is spent.
       { amount_usd: existingRun ? 0 : this.judges.spend(judge, judgeUsage), judge_model: judgeUsage?.model ?? judge.model, suite_key: view.run.suite_key },
@@ -258,6 +262,8 @@ function correctedRates(suiteKey: string, cases: ReadonlyArray<{ case_id: string
 }
 
 interface Prepared {
+  /** Issue 30: the request's project, which the gate's every read and write is scoped to. */
+  readonly project: string;
   readonly gateId: string;
   readonly rubrics: ReadonlyMap<string, string>;
   readonly request: ReturnType<typeof parseRunRequest>;

@@ -2,7 +2,7 @@ import { Controller, Get, Inject, Query } from '@nestjs/common';
 import { isSafeId } from '@evals/contracts';
 import { ApiProperty } from '@nestjs/swagger';
 import { GateListQueries, type GateListItem, type Page } from '@evals/persistence';
-import { ApiError, ApiRoute, DATA_SOURCE, ID_PROPERTY, TIMESTAMP_PROPERTY } from '@evals/platform';
+import { ApiError, ApiRoute, DATA_SOURCE, ID_PROPERTY, ProjectScope, TIMESTAMP_PROPERTY } from '@evals/platform';
 import type { DataSource } from 'typeorm';
 import { pageParams } from './page-params';
 
@@ -41,10 +41,11 @@ export class GatesListController {
 
   @ApiRoute({ tier: 'viewer', summary: 'Recorded gates, newest first, with both verdicts (GT5)', ok: { status: 200, type: GateListPageDto, description: 'One page of gates.' }, errors: ['INVALID_REQUEST'] })
   @Get()
-  async list(@Query('run_id') runIds?: string, @Query('offset') offset?: string, @Query('limit') limit?: string): Promise<Page<GateListItem>> {
+  async list(@ProjectScope() project: string, @Query('run_id') runIds?: string, @Query('offset') offset?: string, @Query('limit') limit?: string): Promise<Page<GateListItem>> {
     const ids = runIds === undefined || runIds === '' ? undefined : runIds.split(',');
     if (ids && (ids.length > 200 || !ids.every(isSafeId))) throw new ApiError('INVALID_REQUEST', 'run_id must be up to 200 comma-separated run ids', 'run_id');
     const page = pageParams(offset, limit);
-    return this.gates.list(this.db, { run_id: ids }, page.offset, page.limit);
+    // Issue 30: only the request's project's gates, also when run ids of another project are named.
+    return this.gates.list(this.db, project, { run_id: ids }, page.offset, page.limit);
   }
 }

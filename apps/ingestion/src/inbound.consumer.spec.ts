@@ -157,3 +157,72 @@ describe('unit: the inbound consumer and batches of outputs (issue 28)', () => {
     expect((intake.forward as jest.Mock).mock.calls[0][1].map((o: { case_id: string }) => o.case_id)).toEqual(['c1', 'c2', 'c3']);
   });
 });
+
+describe('unit: the inbound consumer and projects (issue 30)', () => {
+  const submitted = (seq: number, project?: string): BusMessage => {
+    const envelope = {
+      schema: `${SUBJECTS.OUTPUT_SUBMITTED}.v1`,
+      type: SUBJECTS.OUTPUT_SUBMITTED,
+      version: 1,
+      data: { run_id: 'shared-run', case_id: 'c1', output: `out ${seq}` },
+      metadata: { message_id: `m${seq}`, occurred_at: '2026-01-01T00:00:00Z', ...(project ? { project } : {}) },
+    };
+    return { ...runRequested(seq, []), subject: `t.${SUBJECTS.OUTPUT_SUBMITTED}`, data: Buffer.from(JSON.stringify(envelope)) };
+  };
+  /** The run `shared-run` is team-a's: the intake's ticket is null for any other project, as for no run. */
+  const setup = (existing: readonly string[] = ['team-a']) => {
+    const letters: unknown[][] = [];
+    const asked: string[] = [];
+    const db = {
+      query: jest.fn(async (sql: string, params: unknown[]) => {
+        if (sql.includes('FROM projects')) return (asked.push(params[0] as string), existing.includes(params[0] as string) ? [{ '?column?': 1 }] : []);
+        letters.push(params);
+        return [];
+      }),
+    } as unknown as DataSource;
+    const ticket = { caseIds: new Set(['c1']), state: {} };
+    const intake = {
+      open: jest.fn(async () => undefined),
+      forward: jest.fn(async () => undefined),
+      ticket: jest.fn(async (_runId: string, project: string) => (project === 'team-a' ? ticket : null)),
+      sealedIn: () => false,
+    } as unknown as RunIntakeService;
+    const consumer = new InboundConsumer(intake, {} as MonitorService, db, { names } as unknown as MessageBus, { event: () => undefined } as unknown as JsonLogger);
+    return { consumer, intake, letters, asked };
+  };
+
+  it('a message naming a project that does not exist is dead-lettered PROJECT_NOT_FOUND, naming no value; the intake is never asked', async () => {
+    const { consumer, intake, letters } = setup();
+    const envelope = JSON.parse(runRequested(1, []).data.toString());
+    const msg = { ...runRequested(1, []), data: Buffer.from(JSON.stringify({ ...envelope, metadata: { ...envelope.metadata, project: 'ghost-team' } })) };
+    await consumer.handle([msg]);
+    expect(intake.open).not.toHaveBeenCalled();
+    expect(letters).toHaveLength(1);
+    const [, codes, reasons] = letters[0] as string[][];
+    expect(codes).toEqual(['PROJECT_NOT_FOUND']);
+    expect(reasons).toEqual(['metadata.project: no such project']);
+    expect(msg.ack).toHaveBeenCalled();
+  });
+
+  it("the same run id from two projects in one micro-batch: each asks its own project's ticket; the foreign output waits as for an unknown run", async () => {
+    const { consumer, intake, letters, asked } = setup(['team-a', 'team-b']);
+    const own = submitted(1, 'team-a');
+    const foreign = submitted(2, 'team-b');
+    await consumer.handle([own, foreign]);
+    expect(asked.sort()).toEqual(['team-a', 'team-b']);
+    expect((intake.ticket as jest.Mock).mock.calls.map((c) => c[1]).sort()).toEqual(['team-a', 'team-b']);
+    // Only team-a's output reaches team-a's run; team-b's is handed back, as an output whose run is not open yet.
+    expect(intake.forward).toHaveBeenCalledTimes(1);
+    expect((intake.forward as jest.Mock).mock.calls[0][1]).toEqual([{ case_id: 'c1', output: 'out 1' }]);
+    expect(foreign.nak).toHaveBeenCalled();
+    expect(letters).toEqual([]);
+  });
+
+  it("past its last delivery, an output for another project's run is dead-lettered UNKNOWN_RUN, worded as for a run that does not exist", async () => {
+    const { consumer, letters } = setup(['team-a', 'team-b']);
+    await consumer.handle([{ ...submitted(3, 'team-b'), deliveryCount: 10 }]);
+    const [, codes, reasons] = letters[0] as string[][];
+    expect(codes).toEqual(['UNKNOWN_RUN']);
+    expect(reasons).toEqual(['data.run_id: no run shared-run']);
+  });
+});

@@ -1,13 +1,14 @@
 import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import { AckFloorProbe, BatchSettlement, CONSUMERS, contractSubject, Limiter, type BusMessage, type MessageBus, type Subscription } from '@evals/bus';
-import { decodeMessage, SUBJECTS, type AnyMessage, type RefusedItem } from '@evals/contracts';
+import { decodeMessage, messageProject, SUBJECTS, type AnyMessage, type RefusedItem } from '@evals/contracts';
 import type { WorkItem } from '@evals/domain';
 import { DeadLetterRepository, type DeadLetter } from '@evals/persistence';
 import { DATA_SOURCE, LOGGER, MESSAGE_BUS, metrics, type JsonLogger } from '@evals/platform';
 import { performance } from 'node:perf_hooks';
 import type { DataSource } from 'typeorm';
-import { IntakeError } from './intake-error';
+import { IntakeError, unknownRun } from './intake-error';
 import { MonitorService } from './monitor.service';
+import { KnownProjects } from './projects';
 import { RunIntakeService, type Causation, type RunTicket } from './run-intake.service';
 
 /** How long a message for a run not opened yet waits before it is tried again. */
@@ -22,12 +23,21 @@ const MAX_CONCURRENT_RUNS = 32;
 /** Session signals open and feed monitor window runs named inside the monitor: they keep one lane, in order. */
 const SIGNAL_LANE = '\0session-signals';
 
+/**
+ * Issue 30 (docs/adr/0009-projects.md): the dead-letter code of a message whose `metadata.project` names no
+ * project in the `projects` table. Beside the decoder's codes (docs/contracts.md) and the intake's
+ * (IntakeErrorCode); its reason names the field only, never a value of the message (D1).
+ */
+export const PROJECT_NOT_FOUND = 'PROJECT_NOT_FOUND';
+
 /** One decoded message of a micro-batch, in the lane of its run. */
 export interface Entry {
   readonly msg: BusMessage;
   readonly subject: string;
   readonly message: AnyMessage;
   readonly cause: Causation;
+  /** Issue 30: the message's project (`messageProject`: `default` when the envelope names none). */
+  readonly project: string;
   /** A batch message's outputs the decoder took out (invalid on their own), by their index in the batch. */
   readonly refused?: readonly RefusedItem[];
 }
@@ -51,6 +61,11 @@ interface LaneStats {
  * only once its effects are durable. A seal still needs every earlier output of its run forwarded: those
  * in the batch are before it in its lane; for the others it asks the ack floor, below the batch's own
  * messages (BatchSettlement.sealFloor), and one consumer-info request answers every seal ready at once.
+ *
+ * Every message acts in its project (issue 30): a run requested is opened in it, and outputs, seals and
+ * signals reach only its runs - a run of another project is refused as an unknown one. A lane is one
+ * project's messages of one run id. A message of a project that does not exist is dead-lettered
+ * PROJECT_NOT_FOUND.
  */
 @Injectable()
 export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -64,6 +79,7 @@ export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicatio
     @Inject(DATA_SOURCE) private readonly db: DataSource,
     @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
     @Inject(LOGGER) private readonly logger: JsonLogger,
+    private readonly projects: KnownProjects = new KnownProjects(db),
   ) {
     this.floor = new AckFloorProbe((seq) => this.bus.allAcknowledgedBefore(CONSUMERS.ingestion, seq));
   }
@@ -87,6 +103,11 @@ export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicatio
       const subject = contractSubject(this.bus.names, msg.subject);
       return { msg, subject, decoded: decodeMessage(subject, msg.data) };
     });
+    // The batch's projects, each asked once (a failed lookup hands the whole batch back).
+    const unknownProjects = new Set<string>();
+    for (const project of new Set(decodedBatch.flatMap((d) => (d.decoded.ok ? [messageProject(d.decoded.message.metadata)] : [])))) {
+      if (!(await this.projects.exists(project))) unknownProjects.add(project);
+    }
     const barriers = decodedBatch.filter((d) => d.decoded.ok && laneOf(d.decoded.message) === SIGNAL_LANE).map((d) => d.msg.seq);
     const settlement = new BatchSettlement(batch.map((m) => m.seq), barriers);
     const letters = new LetterSink((entries) => this.deadLetter(entries), settlement);
@@ -97,15 +118,22 @@ export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicatio
       }
       const message = decoded.message;
       const cause: Causation = { message_id: message.metadata.message_id, correlation_id: message.metadata.correlation_id };
+      const project = messageProject(message.metadata);
       const key = laneOf(message);
       if (key === null) {
         letters.add({ msg, letter: { subject, code: 'UNSUPPORTED_SUBJECT', reason: `no consumer for ${subject}`, message_id: cause.message_id, stream_seq: msg.seq } });
         continue;
       }
-      const entry: Entry = decoded.refused ? { msg, subject, message, cause, refused: decoded.refused } : { msg, subject, message, cause };
-      const lane = lanes.get(key);
-      if (lane) lane.push(entry);
-      else lanes.set(key, [entry]);
+      if (unknownProjects.has(project)) {
+        letters.add({ msg, letter: { subject, code: PROJECT_NOT_FOUND, reason: 'metadata.project: no such project', message_id: cause.message_id, stream_seq: msg.seq } });
+        continue;
+      }
+      const entry: Entry = decoded.refused ? { msg, subject, message, cause, project, refused: decoded.refused } : { msg, subject, message, cause, project };
+      // Another project's messages naming the same run id are a lane of their own: they never share its ticket.
+      const lane = key === SIGNAL_LANE ? SIGNAL_LANE : `${project}\0${key}`;
+      const entries = lanes.get(lane);
+      if (entries) entries.push(entry);
+      else lanes.set(lane, [entry]);
     }
     // A lane runs in STREAM order, not delivery order. After a failure, redeliveries come back out of order
     // (a seal nak'ed for 100 ms overtakes its outputs nak'ed for a second), and a seal ahead of an earlier
@@ -171,14 +199,14 @@ export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicatio
     try {
       for (; index < lane.length; index++) {
         const entry = lane[index];
-        const { msg, message, cause } = entry;
+        const { msg, message, cause, project } = entry;
         if (message.type !== SUBJECTS.OUTPUT_SUBMITTED && message.type !== SUBJECTS.OUTPUTS_SUBMITTED) await flush();
         try {
           switch (message.type) {
             case SUBJECTS.RUN_REQUESTED: {
               const d = message.data;
               ticket = undefined;
-              await this.intake.open({ ...d, outputs: d.outputs?.map((o) => ({ case_id: o.case_id, output: o.output })) }, cause);
+              await this.intake.open({ ...d, project, outputs: d.outputs?.map((o) => ({ case_id: o.case_id, output: o.output })) }, cause);
               await msg.ackConfirmed();
               settlement.acked([msg.seq]);
               break;
@@ -186,10 +214,11 @@ export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicatio
             case SUBJECTS.OUTPUT_SUBMITTED:
             case SUBJECTS.OUTPUTS_SUBMITTED: {
               const runId = message.data.run_id;
-              if (ticket === undefined) ticket = await this.intake.ticket(runId);
+              if (ticket === undefined) ticket = await this.intake.ticket(runId, project);
               if (!ticket) {
                 // The run.requested may still be on its way (another ingestion process): wait, then give up.
-                if (msg.deliveryCount >= CONSUMERS.ingestion.deadLetterAfter) throw new IntakeError('UNKNOWN_RUN', `no run ${runId}`, 'data.run_id');
+                // Another project's run is null too, and waits and gives up alike: nothing tells them apart.
+                if (msg.deliveryCount >= CONSUMERS.ingestion.deadLetterAfter) throw unknownRun(runId, 'data.run_id');
                 msg.nak(UNKNOWN_RUN_RETRY_MS);
                 settlement.notAcked([msg.seq]);
                 break;
@@ -238,13 +267,13 @@ export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicatio
                 break;
               }
               ticket = undefined;
-              await this.intake.seal(message.data.run_id, cause);
+              await this.intake.seal(message.data.run_id, project, cause);
               await msg.ackConfirmed();
               settlement.acked([msg.seq]);
               break;
             }
             case SUBJECTS.SESSION_SIGNAL: {
-              await this.monitor.admit(message.data, cause);
+              await this.monitor.admit(message.data, cause, project);
               await msg.ackConfirmed();
               settlement.acked([msg.seq]);
               break;

@@ -22,6 +22,7 @@ import { GateVerdicts } from './gate-verdicts';
 import { RunStreams } from './run-streams';
 import { WorkPublisher } from './work-publisher';
 import { RunExpiryService } from './run-expiry.service';
+import { KnownProjects } from './projects';
 
 @Module({})
 export class IngestionModule {
@@ -59,6 +60,7 @@ export class IngestionModule {
         GateService,
         SuiteCatalogService,
         MonitorService,
+        KnownProjects,
         InboundConsumer,
       ],
     };

@@ -56,6 +56,22 @@ export function intakeErrorOf(error: RunRuleError): IntakeError {
   return new IntakeError(code, error.message, error.field);
 }
 
+/**
+ * What a run that is not there answers - also a run of another project (issue 30, docs/adr/0009-projects.md):
+ * the same code and a message naming only the id the caller sent, so nothing tells the two apart.
+ */
+export function unknownRun(runId: string, field = 'run_id'): IntakeError {
+  return new IntakeError('UNKNOWN_RUN', `no run ${runId}`, field);
+}
+
+/**
+ * A run id another project's run already has (issue 30): RUN_ID_CONFLICT with the run model's message for
+ * any conflict, word for word (RunModel.decide, `open`), naming nothing of the other run.
+ */
+export function runIdConflict(runId: string): IntakeError {
+  return new IntakeError('RUN_ID_CONFLICT', `run ${runId} exists with other content; use a new run_id for a new run`, 'run_id');
+}
+
 /** Runs `fn`, answering a broken rule of the run model as an IntakeError (HTTP status, dead-letter code). */
 export async function underRunRules<T>(fn: () => Promise<T>): Promise<T> {
   try {

@@ -1,21 +1,16 @@
 import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
-import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { TimeoutError } from '@nats-io/nats-core';
-import { encodeMessage, serializeMessage, SUBJECTS } from '@evals/contracts';
-import { InProcessBus, subjectOf, type ConsumeOptions, type ConsumerSpec, type MessageBus, type PublishAck, type Subscription } from '@evals/bus';
+import { DEFAULT_PROJECT, encodeMessage, serializeMessage, SUBJECTS } from '@evals/contracts';
+import { subjectOf, type ConsumeOptions, type InProcessBus, type ConsumerSpec, type MessageBus, type PublishAck, type Subscription } from '@evals/bus';
 import { compileSuite, runStreamId, WORK_SUBJECTS } from '@evals/domain';
 import { createDataSource, SuiteRepository } from '@evals/persistence';
-import { JsonLogger } from '@evals/platform';
 import type { DataSource } from 'typeorm';
 import { createTestSchema, type TestSchema } from '../../../test/support/isolation';
 import { testServers } from '../../../test/support/servers';
 // The all-in-one composition (the four apps on one infrastructure), so POST /v1/runs completes in-process.
-import { AllInOneModule } from '../../cli/src/embedded/all-in-one.module';
-import { loadReadModelConfig } from '../../read-model/src';
-import { loadWorkerConfig } from '../../scoring-worker/src';
-import { loadIngestionConfig } from '.';
+import { startAllInOne } from './all-in-one.testing';
 import { RunIntakeService } from './run-intake.service';
 import { RunStreams } from './run-streams';
 import type { WorkPublisher } from './work-publisher';
@@ -112,32 +107,13 @@ describe('integration: POST /v1/runs decided by the run model (R7)', () => {
 
   beforeAll(async () => {
     schema = await createTestSchema('intake');
-    const env = {
-      DATABASE_URL: testServers.postgres.url,
-      DATABASE_SCHEMA: schema.schema,
-      DATABASE_POOL_SIZE: '6',
-      EVALS_AUTH: 'disabled',
-      EVALS_HMAC_SECRET: 'intake-test-secret-0123456789abcdef',
-      LOG_LEVEL: 'info',
-      PORT: '0',
-      RUN_TIMEOUT_MS: '60000',
+    ({ app, base } = await startAllInOne(
+      schema.schema,
       // Short, so the expiry test sees an open run expire (the other runs are sealed within it).
-      EVALS_RUN_TTL_SECONDS: '2',
-    };
-    const optional = { servers: 'optional' as const };
-    const ingestion = loadIngestionConfig(env, optional);
-    const worker = loadWorkerConfig(env, optional);
-    const readModel = loadReadModelConfig(env, optional);
-    const names = { streamPrefix: ingestion.streamPrefix, subjectPrefix: ingestion.subjectPrefix };
-    bus = new FlakyBus(await InProcessBus.open(names), () => ds);
-    const logger = new JsonLogger('intake-it', 'info', (line) => void logLines.push(line));
-    app = await NestFactory.create<NestExpressApplication>(
-      AllInOneModule.forRoot({ ingestion, worker, readModel, regressionJudge: null }, logger, { bus: async () => bus }),
-      { logger, bodyParser: false, abortOnError: false },
-    );
-    app.useBodyParser('json', { limit: '16mb' });
-    await app.listen(0, '127.0.0.1');
-    base = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
+      { EVALS_HMAC_SECRET: 'intake-test-secret-0123456789abcdef', LOG_LEVEL: 'info', EVALS_RUN_TTL_SECONDS: '2' },
+      (line) => void logLines.push(line),
+      (inner) => (bus = new FlakyBus(inner, () => ds)),
+    ));
     ds = createDataSource({ url: testServers.postgres.url, schema: schema.schema, poolSize: 2 });
     await ds.initialize();
     const pushed = await post('/v1/suites', {
@@ -294,7 +270,7 @@ describe('integration: POST /v1/runs decided by the run model (R7)', () => {
     const work = { forward: async (runId: string) => void handed.push(`forward ${runId}`), seal: async (runId: string) => void handed.push(`seal ${runId}`) };
     const intake = new RunIntakeService(app.get(RunStreams), work as unknown as WorkPublisher, new SuiteRepository(), counted, { hmacSecret: 'intake-test-secret-0123456789abcdef' });
     const caseReads = () => sqls.filter((q) => /\bsuite_cases\b/.test(q));
-    const open = (runId: string, outs = outputs(3, 2)) => intake.open(runBody(runId, outs) as never, { message_id: `m-${runId}`, correlation_id: runId });
+    const open = (runId: string, outs = outputs(3, 2)) => intake.open({ ...runBody(runId, outs), project: DEFAULT_PROJECT } as never, { message_id: `m-${runId}`, correlation_id: runId });
 
     const first = await open('facts-1');
     expect(caseReads()).toHaveLength(1);
@@ -308,7 +284,7 @@ describe('integration: POST /v1/runs decided by the run model (R7)', () => {
     expect(handed).toEqual(['forward facts-1', 'seal facts-1', 'forward facts-2', 'seal facts-2']);
 
     // What the runs opened with is what the stored version, compiled whole, says.
-    const stored = (await new SuiteRepository().find(ds!, key))!;
+    const stored = (await new SuiteRepository().find(ds!, DEFAULT_PROJECT, key))!;
     for (const { ticket } of [first, second]) {
       expect(ticket.opened).toMatchObject({ suite_key: key, suite_version: stored.version, suite_content_hash: stored.content_hash, case_count: 600 });
       expect(Object.entries(ticket.opened.scorer_versions)).toEqual(Object.entries(compileSuite(stored).scorer_versions));

@@ -3,6 +3,7 @@
  * appends and publishes, and in which order. The same behaviour against PostgreSQL and a real bus is
  * `run-intake.int-spec.ts`; these show each rule on its own and fast.
  */
+import { DEFAULT_PROJECT } from '@evals/contracts';
 import { compileSuite, RunModel, RunRuleError, sampleCaseIds, type RunCommand, type RunEvent, type WorkItem } from '@evals/domain';
 import type { SuiteRepository, SuiteVersionWithCases } from '@evals/persistence';
 import type { DataSource } from 'typeorm';
@@ -83,22 +84,23 @@ class MemorySuites {
   readonly reads: string[] = [];
   constructor(private readonly versions: readonly SuiteVersionWithCases[]) {}
 
-  private pick(key: string, version?: number): SuiteVersionWithCases | null {
-    const of = this.versions.filter((v) => v.suite_key === key);
+  private pick(project: string, key: string, version?: number): SuiteVersionWithCases | null {
+    // Issue 30: a suite key is its project's; a version without `project` is `default`'s.
+    const of = this.versions.filter((v) => v.suite_key === key && (v.project ?? DEFAULT_PROJECT) === project);
     return (version === undefined ? of.at(-1) : of.find((v) => v.version === version)) ?? null;
   }
 
-  async head(_sql: unknown, key: string, version?: number) {
+  async head(_sql: unknown, project: string, key: string, version?: number) {
     this.reads.push(`head ${key}@${version ?? 'latest'}`);
-    const found = this.pick(key, version);
+    const found = this.pick(project, key, version);
     if (!found) return null;
     const { suite_key, version: v, content_hash, default_scorer, pass_threshold, regression_threshold, case_count } = found;
     return { suite_key, version: v, content_hash, default_scorer, pass_threshold, regression_threshold, case_count };
   }
 
-  async caseScorers(_sql: unknown, key: string, version: number) {
+  async caseScorers(_sql: unknown, project: string, key: string, version: number) {
     this.reads.push(`cases ${key}@${version}`);
-    return this.pick(key, version)!.cases.map((c) => ({ case_id: c.case_id, scorer: c.scorer, expected: c.expected }));
+    return this.pick(project, key, version)!.cases.map((c) => ({ case_id: c.case_id, scorer: c.scorer, expected: c.expected }));
   }
 }
 
@@ -112,6 +114,7 @@ function setup(versions: readonly SuiteVersionWithCases[] = [suite]) {
 
 const request = (over: Partial<OpenRunCommand> = {}): OpenRunCommand => ({
   run_id: 'r1',
+  project: DEFAULT_PROJECT,
   suite_key: 'triage',
   subject_kind: 'agent',
   subject_id: 'bot',
@@ -260,7 +263,7 @@ describe('unit: the run intake (R7)', () => {
       // Another intake over the same streams (a restart): its ticket of `a` needs the version's case ids.
       const again = new RunIntakeService(first.streams as unknown as RunStreams, first.work as unknown as WorkPublisher, first.suites as unknown as SuiteRepository, {} as DataSource, { hmacSecret: 'k'.repeat(32) });
       first.suites.reads.length = 0;
-      const ticket = await again.ticket('a');
+      const ticket = await again.ticket('a', DEFAULT_PROJECT);
       expect([...ticket!.allCaseIds]).toEqual(v2.cases.map((c) => c.case_id));
       expect(first.suites.reads).toEqual(['head triage@2', 'cases triage@2']);
     });
@@ -294,6 +297,62 @@ describe('unit: the run intake (R7)', () => {
 
   it('a seal over the bus for a run never opened is UNKNOWN_RUN', async () => {
     const { intake } = setup();
-    expect(await refusal(intake.seal('ghost', cause))).toBe('UNKNOWN_RUN');
+    expect(await refusal(intake.seal('ghost', DEFAULT_PROJECT, cause))).toBe('UNKNOWN_RUN');
+  });
+
+  describe('projects (issue 30)', () => {
+    // The same suite key in two projects, with different cases: each project's runs see their own.
+    const teamA: SuiteVersionWithCases = { ...suite, project: 'team-a', content_hash: 'sha256:a', case_count: 2, cases: ['a0', 'a1'].map((case_id) => ({ case_id, input: 'q', expected: 'yes', scorer: null, tags: [] })) };
+    const opened = (streams: MemoryStreams, runId: string) => streams.log.find((e) => e.run_id === runId && e.event.type === 'run.opened')!.event.data as unknown as Record<string, unknown>;
+
+    it("run.opened names the project outside default only, and the suite is the project's", async () => {
+      const { streams, intake } = setup([suite, teamA]);
+      await intake.open(request({ run_id: 'd', outputs: undefined }), cause);
+      await intake.open(request({ run_id: 'a', project: 'team-a', outputs: undefined }), cause);
+      // A default run's run.opened is what it was before projects: no `project` key at all.
+      expect(Object.keys(opened(streams, 'd'))).not.toContain('project');
+      expect(opened(streams, 'a')).toMatchObject({ project: 'team-a', suite_content_hash: 'sha256:a', case_count: 2 });
+      expect(opened(streams, 'd')).toMatchObject({ suite_content_hash: 'sha256:x', case_count: 3 });
+      // A key only another project has is no suite here.
+      expect(await refusal(intake.open(request({ run_id: 'b', project: 'team-b', outputs: undefined }), cause))).toBe('SUITE_NOT_FOUND');
+    });
+
+    it("another project's run id is RUN_ID_CONFLICT with the message of any conflict, even for the same request", async () => {
+      const { streams, intake } = setup([suite, { ...teamA, cases: suite.cases, case_count: 3, content_hash: suite.content_hash }]);
+      await intake.open(request({ run_id: 'shared' }), cause);
+      const conflictOf = (p: Promise<unknown>) => p.then(() => null, (e: IntakeError) => ({ code: e.code, message: e.message, field: e.field }));
+      // The same content from another project: not the same run.
+      const cross = await conflictOf(intake.open(request({ run_id: 'shared', project: 'team-a' }), cause));
+      // Other content from the run's own project: the model's own conflict.
+      const own = await conflictOf(intake.open(request({ run_id: 'shared', outputs: [{ case_id: 'c0', output: 'other' }] }), cause));
+      expect(cross).toEqual({ code: 'RUN_ID_CONFLICT', message: expect.any(String), field: 'run_id' });
+      expect(cross).toEqual(own);
+      expect(streams.types('shared')).toEqual(['run.opened', 'run.sealed']);
+    });
+
+    it('an expired run keeps its project: sealed `expired` by the system, still found in its project only', async () => {
+      const { streams, work, intake } = setup([suite, teamA]);
+      await intake.open(request({ run_id: 'exp-a', project: 'team-a', outputs: undefined }), cause);
+      expect(await intake.expire('exp-a', new Date(NOW.getTime() + 60_000), 60)).toBe(true);
+      expect(streams.types('exp-a')).toEqual(['run.opened', 'run.sealed']);
+      const ticket = (await intake.ticket('exp-a', 'team-a'))!;
+      expect(RunModel.runProject(ticket.state)).toBe('team-a');
+      expect(ticket.state.seal_reason).toBe('expired');
+      expect(await intake.ticket('exp-a', DEFAULT_PROJECT)).toBeNull();
+      expect(work.calls.map((c) => [c.kind, c.run_id])).toEqual([['seal', 'exp-a']]);
+    });
+
+    it("another project's run has no ticket and takes no seal: both answer as an unknown run", async () => {
+      const { streams, work, intake } = setup([suite, teamA]);
+      await intake.open(request({ run_id: 'open-a', project: 'team-a', outputs: undefined }), cause);
+      expect(await intake.ticket('open-a', DEFAULT_PROJECT)).toBeNull();
+      expect(await intake.ticket('open-a', 'team-a')).not.toBeNull();
+      const ghost = await intake.seal('ghost', DEFAULT_PROJECT, cause).catch((e: IntakeError) => ({ code: e.code, message: e.message.replace('ghost', '<id>') }));
+      const foreign = await intake.seal('open-a', DEFAULT_PROJECT, cause).catch((e: IntakeError) => ({ code: e.code, message: e.message.replace('open-a', '<id>') }));
+      expect(foreign).toEqual({ code: 'UNKNOWN_RUN', message: 'no run <id>' });
+      expect(foreign).toEqual(ghost);
+      expect(streams.types('open-a')).toEqual(['run.opened']);
+      expect(work.calls).toEqual([]);
+    });
   });
 });

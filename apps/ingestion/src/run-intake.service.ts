@@ -1,10 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { DEFAULT_PROJECT } from '@evals/contracts';
 import { RunModel, sampleCaseIds, suiteScorerVersions, type RunCommand, type RunOpenedV1, type RunState, type WorkItem } from '@evals/domain';
 import { SuiteRepository, type LoadedRun, type SuiteVersionHead } from '@evals/persistence';
 import { DATA_SOURCE } from '@evals/platform';
 import type { DataSource } from 'typeorm';
 import { INGESTION_CONFIG, type IngestionConfig } from './config';
-import { busUnavailable, IntakeError, underRunRules } from './intake-error';
+import { busUnavailable, IntakeError, runIdConflict, underRunRules, unknownRun } from './intake-error';
 import { hashRunRequest, requestMessageId, type RunRequestContent } from './run-request-hash';
 import { RunStreams, type Causation } from './run-streams';
 import { WorkPublisher } from './work-publisher';
@@ -35,6 +36,8 @@ const MAX_CACHED_SUITES = 16;
  */
 export interface OpenRunCommand extends RunRequestContent {
   readonly run_id: string;
+  /** Issue 30: the project the run is opened in (the request's, or the message's); its suite is looked up there. */
+  readonly project: string;
 }
 
 /** What the intake knows about an opened run. */
@@ -83,6 +86,9 @@ export class RunIntakeService {
     const { hash: requestHash, outputs, detailKey } = hashRunRequest(cmd, this.config.hmacSecret);
     // The stream is read once here; what the open and the seal below append is folded on, not read back.
     const loaded = await this.streams.load(cmd.run_id);
+    // Issue 30: run ids are unique across the service; another project's run is a conflict like any other,
+    // answered before anything of it (its cases, its outputs) is compared with the request.
+    if (loaded.state.opened && RunModel.runProject(loaded.state) !== cmd.project) throw runIdConflict(cmd.run_id);
     const existing = await this.ticketOf(cmd.run_id, loaded);
     let opened: RunOpenedV1;
     if (existing) {
@@ -90,15 +96,15 @@ export class RunIntakeService {
       if (cmd.outputs) checkOutputs(cmd.outputs, existing.allCaseIds);
       opened = existing.opened;
     } else {
-      const suite = await this.suites.head(this.db, cmd.suite_key, cmd.suite_version);
+      const suite = await this.suites.head(this.db, cmd.project, cmd.suite_key, cmd.suite_version);
       if (!suite) {
-        const anyVersion = cmd.suite_version === undefined ? null : await this.suites.head(this.db, cmd.suite_key);
+        const anyVersion = cmd.suite_version === undefined ? null : await this.suites.head(this.db, cmd.project, cmd.suite_key);
         throw anyVersion
           ? new IntakeError('SUITE_VERSION_NOT_FOUND', `suite ${cmd.suite_key} has no version ${cmd.suite_version}`, 'suite_version')
           : new IntakeError('SUITE_NOT_FOUND', `no suite with key ${cmd.suite_key}`, 'suite_key');
       }
-      if (cmd.baseline_run_id) await this.checkBaseline(cmd.baseline_run_id, suite.suite_key);
-      const facts = await this.factsOf(suite);
+      if (cmd.baseline_run_id) await this.checkBaseline(cmd.project, cmd.baseline_run_id, suite.suite_key);
+      const facts = await this.factsOf(cmd.project, suite);
       const scorerVersions = facts.scorer_versions;
       if (!scorerVersions) throw new IntakeError('SUITE_INVALID', `suite ${suite.suite_key}@${suite.version} cannot be scored by this version of the service`, 'suite_key');
       const allCaseIds = facts.caseIds;
@@ -106,6 +112,8 @@ export class RunIntakeService {
       const sampled = cmd.sample ? sampleCaseIds(allCaseIds, cmd.sample) : null;
       opened = {
         run_id: cmd.run_id,
+        // Issue 30: `default` is not written, so a default run's events are byte for byte those of before projects.
+        ...(cmd.project === DEFAULT_PROJECT ? {} : { project: cmd.project }),
         suite_key: suite.suite_key,
         suite_version: suite.version,
         suite_content_hash: suite.content_hash,
@@ -128,6 +136,8 @@ export class RunIntakeService {
     // A concurrent request for the same run id may win the append: decided again, it is the same run if it
     // asked the same thing, else RUN_ID_CONFLICT.
     const { appended: created, run } = await underRunRules(() => this.streams.decide(cmd.run_id, command, cause, loaded));
+    // Another project's open of the same id that won the race, with the same request: still not this run.
+    if (RunModel.runProject(run.state) !== cmd.project) throw runIdConflict(cmd.run_id);
     let ticket = (await this.ticketOf(cmd.run_id, run))!;
     if (outputs) {
       const work: Causation = { message_id: requestMessageId(cmd.run_id, requestHash), correlation_id: cause.correlation_id };
@@ -144,17 +154,23 @@ export class RunIntakeService {
    * G5: an explicit baseline must be a run of the same suite key whose regression decision is recorded
    * (`run.compared` on its stream, so the regression app can compare with it), refused up front otherwise.
    */
-  private async checkBaseline(baselineRunId: string, suiteKey: string): Promise<void> {
+  private async checkBaseline(project: string, baselineRunId: string, suiteKey: string): Promise<void> {
     const { state } = await this.streams.load(baselineRunId);
-    if (!state.opened || state.phase !== 'compared') throw new IntakeError('BASELINE_NOT_FOUND', `baseline ${baselineRunId} is not a completed run`, 'baseline_run_id');
+    // Another project's run is no run here (issue 30): the same refusal as a run that does not exist.
+    if (!state.opened || RunModel.runProject(state) !== project || state.phase !== 'compared') throw new IntakeError('BASELINE_NOT_FOUND', `baseline ${baselineRunId} is not a completed run`, 'baseline_run_id');
     if (state.opened.suite_key !== suiteKey) {
       throw new IntakeError('BASELINE_OTHER_SUITE', `baseline ${baselineRunId} is a run of suite ${state.opened.suite_key}, not ${suiteKey}`, 'baseline_run_id');
     }
   }
 
-  /** The run as the intake sees it, folded from its own stream; null when never opened. */
-  async ticket(runId: string): Promise<RunTicket | null> {
-    return this.ticketOf(runId, await this.streams.load(runId));
+  /**
+   * The run as the intake sees it, folded from its own stream; null when never opened - or opened in another
+   * project than `project` (issue 30): the caller answers both alike, as an unknown run.
+   */
+  async ticket(runId: string, project: string): Promise<RunTicket | null> {
+    const loaded = await this.streams.load(runId);
+    if (loaded.state.opened && RunModel.runProject(loaded.state) !== project) return null;
+    return this.ticketOf(runId, loaded);
   }
 
   private async ticketOf(runId: string, { state, version }: LoadedRun): Promise<RunTicket | null> {
@@ -162,10 +178,11 @@ export class RunIntakeService {
     if (!data) return null;
     const cached = this.tickets.get(runId);
     if (cached) return { ...cached, state, version };
-    let allCaseIds = this.suiteFacts.get(`${data.suite_key}@${data.suite_version}`)?.caseIdSet;
+    const project = RunModel.runProject(state);
+    let allCaseIds = this.suiteFacts.get(factsKey(project, data.suite_key, data.suite_version))?.caseIdSet;
     if (!allCaseIds) {
-      const suite = await this.suites.head(this.db, data.suite_key, data.suite_version);
-      allCaseIds = suite ? (await this.factsOf(suite)).caseIdSet : new Set<string>();
+      const suite = await this.suites.head(this.db, project, data.suite_key, data.suite_version);
+      allCaseIds = suite ? (await this.factsOf(project, suite)).caseIdSet : new Set<string>();
     }
     const ticket = { opened: data, allCaseIds, caseIds: data.sample ? new Set(data.sample.case_ids) : allCaseIds };
     if (this.tickets.size >= 10_000) this.tickets.delete(this.tickets.keys().next().value!);
@@ -180,10 +197,13 @@ export class RunIntakeService {
 
   /**
    * Seals the run (`evals.run.sealed`, a monitor window's close): the model decides `run.sealed` (nothing
-   * when it is sealed already), then the seal is forwarded to the workers. A run never opened is UNKNOWN_RUN.
+   * when it is sealed already), then the seal is forwarded to the workers. A run never opened is UNKNOWN_RUN,
+   * and so is a run of another project than `project` (issue 30).
    */
-  async seal(runId: string, cause: Causation): Promise<void> {
-    await underRunRules(() => this.streams.decideAndAppend(runId, { type: 'seal', run_id: runId }, cause));
+  async seal(runId: string, project: string, cause: Causation): Promise<void> {
+    const loaded = await this.streams.load(runId);
+    if (loaded.state.opened && RunModel.runProject(loaded.state) !== project) throw unknownRun(runId);
+    await underRunRules(() => this.streams.decide(runId, { type: 'seal', run_id: runId }, cause, loaded));
     await this.work.seal(runId, cause);
   }
 
@@ -232,11 +252,11 @@ export class RunIntakeService {
    * `compileSuite` gives them (each distinct scorer spec validated once), or null when this version of the
    * service cannot score it - kept too, since an opened run's ticket still needs its case ids.
    */
-  private async factsOf(suite: SuiteVersionHead): Promise<SuiteFacts> {
-    const key = `${suite.suite_key}@${suite.version}`;
+  private async factsOf(project: string, suite: SuiteVersionHead): Promise<SuiteFacts> {
+    const key = factsKey(project, suite.suite_key, suite.version);
     let facts = this.suiteFacts.get(key);
     if (!facts) {
-      const cases = await this.suites.caseScorers(this.db, suite.suite_key, suite.version);
+      const cases = await this.suites.caseScorers(this.db, project, suite.suite_key, suite.version);
       let scorerVersions: Readonly<Record<string, string>> | null;
       try {
         scorerVersions = suiteScorerVersions({ ...suite, cases });
@@ -250,6 +270,11 @@ export class RunIntakeService {
     }
     return facts;
   }
+}
+
+/** The cache key of a suite version's facts: a suite key is unique per project only (issue 30). */
+function factsKey(project: string, suiteKey: string, version: number): string {
+  return `${project}\0${suiteKey}@${version}`;
 }
 
 /** R1: an output for an unknown case id is refused, naming the case; two outputs for one case too. */

@@ -60,7 +60,10 @@ export class RunWaiter implements BeforeApplicationShutdown {
     this.stopping = true;
   }
 
-  find(runId: string, options: { includeCases?: boolean } = {}): Promise<RunView | null> {
+  /** The run's view, or null when there is no such run in `project` (issue 30: another project's run is none). */
+  async find(runId: string, project: string, options: { includeCases?: boolean } = {}): Promise<RunView | null> {
+    const folded = await this.queries.fold(runId);
+    if (folded === null || folded.project !== project) return null;
     return this.queries.view(runId, options);
   }
 }

@@ -1,5 +1,5 @@
 import { Body, Controller, HttpCode, Inject, Post } from '@nestjs/common';
-import { ApiRoute, CLOCK, ID_GENERATOR, RunViewDto, type Clock, type IdGenerator } from '@evals/platform';
+import { ApiRoute, CLOCK, ID_GENERATOR, ProjectScope, RunViewDto, type Clock, type IdGenerator } from '@evals/platform';
 import { RunRequestBody } from './ingestion.dto';
 import { parseRunRequest } from './run-request';
 import { RunIntakeService } from './run-intake.service';
@@ -34,11 +34,12 @@ export class RunsController {
   })
   @Post()
   @HttpCode(200)
-  async create(@Body() body: RunRequestBody): Promise<RunViewDto> {
+  async create(@ProjectScope() project: string, @Body() body: RunRequestBody): Promise<RunViewDto> {
     const requestId = this.ids.uuid();
     // The contract's decoder validates (the same as on the bus), with the codes the intake answers.
     const d = parseRunRequest(body, requestId, this.clock.now().toISOString());
-    await this.intake.open({ ...d, outputs: (d.outputs ?? []).map((o) => ({ case_id: o.case_id, output: o.output })) }, { message_id: requestId, correlation_id: requestId });
+    // Issue 30: the run is the request's project's, and so is its suite (another project's key: SUITE_NOT_FOUND).
+    await this.intake.open({ ...d, project, outputs: (d.outputs ?? []).map((o) => ({ case_id: o.case_id, output: o.output })) }, { message_id: requestId, correlation_id: requestId });
     return { ...(await this.waiter.completed(d.run_id)) } as RunViewDto;
   }
 }

@@ -3,9 +3,9 @@ import { Body, Controller, HttpCode, Inject, Param, Post } from '@nestjs/common'
 import { ApiParam } from '@nestjs/swagger';
 import { decodeMessage, MAX_INLINE_OUTPUTS, SUBJECTS } from '@evals/contracts';
 import type { WorkItem } from '@evals/domain';
-import { ApiRoute, CLOCK, ID_GENERATOR, RunViewDto, type Clock, type IdGenerator } from '@evals/platform';
+import { ApiRoute, CLOCK, ID_GENERATOR, ProjectScope, RunViewDto, type Clock, type IdGenerator } from '@evals/platform';
 import { INGESTION_CONFIG, type IngestionConfig } from './config';
-import { busUnavailable, IntakeError } from './intake-error';
+import { busUnavailable, IntakeError, unknownRun } from './intake-error';
 import { isObject, parseRunRequest } from './run-request';
 import { RunIntakeService } from './run-intake.service';
 import { RunWaiter } from './run-waiter';
@@ -39,13 +39,13 @@ export class StreamedRunsController {
   })
   @Post()
   @HttpCode(200)
-  async open(@Body() body: StreamedRunOpenBody): Promise<StreamedRunDto> {
+  async open(@ProjectScope() project: string, @Body() body: StreamedRunOpenBody): Promise<StreamedRunDto> {
     if (!isObject(body)) throw new IntakeError('INVALID_REQUEST', 'the body must be a JSON object', 'body');
     if ('outputs' in body) throw new IntakeError('INVALID_REQUEST', 'a streamed run takes its outputs in batches: POST /v1/streamed-runs/{run_id}/outputs', 'outputs');
     if (typeof (body as { run_id?: unknown }).run_id !== 'string') throw new IntakeError('INVALID_REQUEST', 'run_id is required: the batches and the seal name it', 'run_id');
     const requestId = this.ids.uuid();
     const d = parseRunRequest(body, requestId, this.clock.now().toISOString());
-    const { created, ticket } = await this.intake.open({ ...d, outputs: undefined }, { message_id: requestId, correlation_id: requestId });
+    const { created, ticket } = await this.intake.open({ ...d, project, outputs: undefined }, { message_id: requestId, correlation_id: requestId });
     return {
       run_id: ticket.opened.run_id,
       suite_key: ticket.opened.suite_key,
@@ -66,10 +66,11 @@ export class StreamedRunsController {
   @ApiParam(RUN_ID)
   @Post(':run_id/outputs')
   @HttpCode(200)
-  async submit(@Param('run_id') runId: string, @Body() body: StreamedOutputsBody): Promise<StreamedOutputsAcceptedDto> {
+  async submit(@ProjectScope() project: string, @Param('run_id') runId: string, @Body() body: StreamedOutputsBody): Promise<StreamedOutputsAcceptedDto> {
     const items = this.decodeBatch(runId, body);
-    const ticket = await this.intake.ticket(runId);
-    if (!ticket) throw new IntakeError('UNKNOWN_RUN', `no run ${runId}`, 'run_id');
+    // Another project's run is not found here (issue 30): the ticket is null for it, as for no run.
+    const ticket = await this.intake.ticket(runId, project);
+    if (!ticket) throw unknownRun(runId);
     if (this.intake.sealedIn(ticket)) throw new IntakeError('RUN_SEALED', `run ${runId} is sealed`, 'run_id');
     const seen = new Set<string>();
     items.forEach((o, i) => {
@@ -101,11 +102,11 @@ export class StreamedRunsController {
   @ApiParam(RUN_ID)
   @Post(':run_id/seal')
   @HttpCode(200)
-  async seal(@Param('run_id') runId: string, @Body() body: StreamedRunSealBody | undefined): Promise<RunViewDto> {
+  async seal(@ProjectScope() project: string, @Param('run_id') runId: string, @Body() body: StreamedRunSealBody | undefined): Promise<RunViewDto> {
     const wait = isObject(body) ? body['wait'] : undefined;
     if (wait !== undefined && typeof wait !== 'boolean') throw new IntakeError('INVALID_REQUEST', 'wait must be true or false', 'wait');
     // A fixed cause: the seal sent again publishes the same work message id, de-duplicated by the bus.
-    await this.intake.seal(runId, { message_id: `${runId}:http-seal`, correlation_id: runId }).catch((error: unknown) => {
+    await this.intake.seal(runId, project, { message_id: `${runId}:http-seal`, correlation_id: runId }).catch((error: unknown) => {
       throw error instanceof IntakeError ? error : busUnavailable(error);
     });
     if (wait === false) throw new IntakeError('RUN_PENDING', `run ${runId} is sealed and being scored: GET /v1/runs/${runId}`, 'run_id');

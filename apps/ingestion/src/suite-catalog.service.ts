@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { nextSuiteVersion, streamSuiteYaml, suiteContentHash, type SuiteCase, type SuiteDefinition, type SuiteError, type SuiteHead } from '@evals/domain';
 import { PG_UNIQUE_VIOLATION, pgCode, SuiteRepository, type Page, type SuiteCaseRecord, type SuiteSummary, type SuiteVersionRecord, type SuiteVersionWithCases } from '@evals/persistence';
+import { DEFAULT_PROJECT } from '@evals/contracts';
 import { DATA_SOURCE } from '@evals/platform';
 import type { DataSource, EntityManager } from 'typeorm';
 
@@ -16,7 +17,8 @@ export interface PushResult {
 /**
  * Suite versions (V1-V3): validated before they reach here (S4), hashed canonically, versioned by the pure
  * rule of libs/domain, stored append-only. Two concurrent pushes that mint the same number collide on the
- * primary key; the loser decides again against what the winner wrote.
+ * primary key; the loser decides again against what the winner wrote. Every method takes the request's
+ * project (issue 30): a suite key is unique per project, so the same key in two projects is two suites.
  */
 @Injectable()
 export class SuiteCatalogService {
@@ -33,11 +35,11 @@ export class SuiteCatalogService {
    * "Pushing the same file again"). Anything else - unknown bytes, or a newer version since (a revert) -
    * is parsed and pushed as usual, and the bytes are recorded against the version they became.
    */
-  async pushText(text: string, parse: (text: string) => SuiteDefinition): Promise<PushResult> {
+  async pushText(project: string, text: string, parse: (text: string) => SuiteDefinition): Promise<PushResult> {
     const source = createHash('sha256').update(text, 'utf8').digest('hex');
-    const known = await this.suites.latestBySource(this.db, source);
+    const known = await this.suites.latestBySource(this.db, project, source);
     if (known) return { created: false, version: known };
-    return this.push(parse(text), source);
+    return this.push(project, parse(text), source);
   }
 
   /**
@@ -47,9 +49,9 @@ export class SuiteCatalogService {
    * transaction. Memory is a slice's, for twice the parse time of a new version; a refused suite costs one pass.
    * A small text is read once (ONE_PASS_MAX_CHARS).
    */
-  async pushYaml(text: string, fileName: string, refused: (errors: readonly SuiteError[]) => Error): Promise<PushResult> {
+  async pushYaml(project: string, text: string, fileName: string, refused: (errors: readonly SuiteError[]) => Error): Promise<PushResult> {
     const source = createHash('sha256').update(text, 'utf8').digest('hex');
-    const known = await this.suites.latestBySource(this.db, source);
+    const known = await this.suites.latestBySource(this.db, project, source);
     if (known) return { created: false, version: known };
     // A text up to ONE_PASS_MAX_CHARS keeps its validated cases from the one reading (about ten times its size
     // at most: tens of megabytes), saving the second parse - a fifth of a cold 10 000-case `evals run`.
@@ -62,29 +64,30 @@ export class SuiteCatalogService {
     if (!checked.ok) throw refused(checked.errors);
     const { head, content_hash, case_count } = checked;
     const one = kept;
-    if (one) return this.store(head, content_hash, case_count, source, (m, version) => this.suites.insertCases(m, head.key, version, one, 0));
-    return this.store(head, content_hash, case_count, source, async (m, version) => {
-      const stored = await streamSuiteYaml(text, fileName, (cases, from) => this.suites.insertCases(m, head.key, version, cases.map(caseRecord), from), { whole: checked.read === 'whole' });
+    if (one) return this.store(project, head, content_hash, case_count, source, (m, version) => this.suites.insertCases(m, project, head.key, version, one, 0));
+    return this.store(project, head, content_hash, case_count, source, async (m, version) => {
+      const stored = await streamSuiteYaml(text, fileName, (cases, from) => this.suites.insertCases(m, project, head.key, version, cases.map(caseRecord), from), { whole: checked.read === 'whole' });
       // The same text read the same way: anything else is a bug, and the transaction must not commit.
       if (!stored.ok || stored.content_hash !== content_hash) throw new Error('suite push: the second reading of the text differs from the first');
     });
   }
 
   /** `source`: the SHA-256 of the text the suite was read from, recorded with the version it becomes. */
-  async push(suite: SuiteDefinition, source?: string): Promise<PushResult> {
+  async push(project: string, suite: SuiteDefinition, source?: string): Promise<PushResult> {
     const { cases, ...head } = suite;
-    return this.store(head, suiteContentHash(suite), cases.length, source, (m, version) => this.suites.insertCases(m, suite.key, version, cases.map(caseRecord), 0));
+    return this.store(project, head, suiteContentHash(suite), cases.length, source, (m, version) => this.suites.insertCases(m, project, suite.key, version, cases.map(caseRecord), 0));
   }
 
-  private async store(head: SuiteHead, hash: string, caseCount: number, source: string | undefined, writeCases: (m: EntityManager, version: number) => Promise<void>): Promise<PushResult> {
+  private async store(project: string, head: SuiteHead, hash: string, caseCount: number, source: string | undefined, writeCases: (m: EntityManager, version: number) => Promise<void>): Promise<PushResult> {
     for (let attempt = 0; ; attempt++) {
-      const existing = await this.suites.versions(this.db, head.key);
+      const existing = await this.suites.versions(this.db, project, head.key);
       const decision = nextSuiteVersion(existing, hash);
       if (decision.kind === 'existing') {
-        if (source !== undefined) await this.suites.recordSource(this.db, source, head.key, decision.version);
+        if (source !== undefined) await this.suites.recordSource(this.db, project, source, head.key, decision.version);
         return { created: false, version: existing.find((v) => v.version === decision.version)! };
       }
       const record: SuiteVersionRecord = {
+        ...(project === DEFAULT_PROJECT ? {} : { project }),
         suite_key: head.key,
         version: decision.version,
         content_hash: hash,
@@ -99,23 +102,23 @@ export class SuiteCatalogService {
         await this.db.transaction(async (m) => {
           await this.suites.insertHead(m, record);
           await writeCases(m, record.version);
-          if (source !== undefined) await this.suites.recordSource(m, source, record.suite_key, record.version);
+          if (source !== undefined) await this.suites.recordSource(m, project, source, record.suite_key, record.version);
         });
       } catch (error) {
         if (pgCode(error) === PG_UNIQUE_VIOLATION && attempt < 5) continue;
         throw error;
       }
-      const stored = (await this.suites.versions(this.db, head.key)).find((v) => v.version === decision.version)!;
+      const stored = (await this.suites.versions(this.db, project, head.key)).find((v) => v.version === decision.version)!;
       return { created: true, version: stored, ...(decision.same_content_as ? { same_content_as: decision.same_content_as } : {}) };
     }
   }
 
-  list(offset: number, limit: number): Promise<Page<SuiteSummary>> {
-    return this.suites.list(this.db, offset, limit);
+  list(project: string, offset: number, limit: number): Promise<Page<SuiteSummary>> {
+    return this.suites.list(this.db, project, offset, limit);
   }
 
-  find(key: string, version?: number): Promise<SuiteVersionWithCases | null> {
-    return this.suites.find(this.db, key, version);
+  find(project: string, key: string, version?: number): Promise<SuiteVersionWithCases | null> {
+    return this.suites.find(this.db, project, key, version);
   }
 }
 

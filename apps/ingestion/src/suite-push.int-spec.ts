@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { DEFAULT_PROJECT } from '@evals/contracts';
 import { parseSuiteYaml, suiteContentHash } from '@evals/domain';
 import { createDataSource, migrate } from '@evals/persistence';
 import type { Response } from 'express';
@@ -25,10 +26,10 @@ describe('integration: POST /v1/suites answers known suite bytes without parsing
   const suiteText = (key: string, expected: string, extra = ''): string =>
     [`key: ${key}`, 'default_scorer: {type: exact}', 'pass_threshold: 0.8', 'regression_threshold: 0.1', 'cases:', '  - id: c1', '    input: hi', `    expected: ${expected}`, '  - id: c2', '    input: ho', '    expected: y', extra].join('\n');
 
-  async function push(body: unknown, contentType = 'application/yaml'): Promise<{ status: number; answer: Record<string, any> }> {
+  async function push(body: unknown, contentType = 'application/yaml', project = DEFAULT_PROJECT): Promise<{ status: number; answer: Record<string, any> }> {
     let status = 0;
     const res = { status: (code: number) => ((status = code), res) } as unknown as Response;
-    const answer = await controller.push(body as string, contentType, res);
+    const answer = await controller.push(project, body as string, contentType, res);
     return { status, answer: JSON.parse(JSON.stringify(answer)) };
   }
 
@@ -73,11 +74,11 @@ describe('integration: POST /v1/suites answers known suite bytes without parsing
     const refuse = jest.fn((): never => {
       throw new Error('parsed');
     });
-    const answer = await catalog.pushText(text, refuse);
+    const answer = await catalog.pushText(DEFAULT_PROJECT, text, refuse);
     expect(refuse).not.toHaveBeenCalled();
     expect(answer).toMatchObject({ created: false, version: { suite_key: 'immutable', version: 1 } });
     // Bytes never accepted are parsed (and here refused).
-    await expect(catalog.pushText(`${text}\n`, refuse)).rejects.toThrow('parsed');
+    await expect(catalog.pushText(DEFAULT_PROJECT, `${text}\n`, refuse)).rejects.toThrow('parsed');
     expect(refuse).toHaveBeenCalledTimes(1);
   });
 
@@ -97,6 +98,27 @@ describe('integration: POST /v1/suites answers known suite bytes without parsing
     // b's bytes point at v2, no longer the latest: the full path, a revert again.
     expect((await push(b)).answer).toMatchObject({ created: true, same_content_as: 2, suite: { version: 4 } });
     expect(full).toHaveBeenCalledTimes(2);
+  });
+
+  it("issue 30: the same key and bytes pushed into two projects: each its own version 1; the bytes known in one are new in the other", async () => {
+    await ds.query(`INSERT INTO projects (id, name) VALUES ('push-a', 'A'), ('push-b', 'B') ON CONFLICT DO NOTHING`);
+    const text = suiteText('per-project', 'x');
+    const inA = await push(text, 'application/yaml', 'push-a');
+    full.mockClear();
+    const inB = await push(text, 'application/yaml', 'push-b');
+    // B's push is not answered from A's known bytes: it takes the full path and mints B's own version.
+    expect(full).toHaveBeenCalledTimes(1);
+    expect([inA.status, inB.status]).toEqual([201, 201]);
+    expect(inA.answer.suite).toMatchObject({ project: 'push-a', suite_key: 'per-project', version: 1 });
+    expect(inB.answer.suite).toMatchObject({ project: 'push-b', suite_key: 'per-project', version: 1 });
+    // Other content in B is B's version 2; A still has one version, and `default` none.
+    expect((await push(suiteText('per-project', 'z'), 'application/yaml', 'push-b')).answer.suite).toMatchObject({ version: 2 });
+    expect((await controller.list('push-a')).items.map((s) => [s.suite_key, s.latest_version])).toEqual([['per-project', 1]]);
+    expect((await controller.list('push-b')).items.map((s) => [s.suite_key, s.latest_version])).toEqual([['per-project', 2]]);
+    expect((await controller.list(DEFAULT_PROJECT)).items.map((s) => s.suite_key)).not.toContain('per-project');
+    await expect(controller.latest(DEFAULT_PROJECT, 'per-project')).rejects.toMatchObject({ code: 'SUITE_NOT_FOUND', message: 'no suite with key per-project' });
+    await expect(controller.version('push-a', 'per-project', '2')).rejects.toMatchObject({ code: 'SUITE_VERSION_NOT_FOUND' });
+    expect((await controller.version('push-b', 'per-project', '2')).suite).toMatchObject({ version: 2 });
   });
 
   it('a JSON object body always takes the full path; a refused text is not remembered', async () => {
@@ -158,13 +180,13 @@ describe('integration: a streamed YAML push stores what the whole-suite path sto
   ])('%s: the same version, hash, case count and cases in order as a push of the parsed suite', async (how, onePassMaxChars) => {
     catalog.onePassMaxChars = onePassMaxChars;
     const key = onePassMaxChars === 0 ? 'twice' : 'once';
-    const streamed = await catalog.pushYaml(text(`streamed-${key}`, 230), 'body', refuse);
+    const streamed = await catalog.pushYaml(DEFAULT_PROJECT, text(`streamed-${key}`, 230), 'body', refuse);
     const parsed = parseSuiteYaml(text(`whole-${key}`, 230), 'body', { scorers: false });
     if (!parsed.ok) throw new Error('the fixture is valid');
-    const whole = await catalog.push(parsed.suite);
+    const whole = await catalog.push(DEFAULT_PROJECT, parsed.suite);
     expect(streamed).toMatchObject({ created: true, version: { version: 1, case_count: 230 } });
-    const a = await catalog.find(`streamed-${key}`);
-    const b = await catalog.find(`whole-${key}`);
+    const a = await catalog.find(DEFAULT_PROJECT, `streamed-${key}`);
+    const b = await catalog.find(DEFAULT_PROJECT, `whole-${key}`);
     expect(a!.cases).toEqual(b!.cases);
     expect(a!.cases.map((c) => c.case_id)).toEqual(Array.from({ length: 230 }, (_, i) => `c${i}`));
     // Only the key differs between the two texts, so the hashes differ; the streamed hash is the parsed suite's.
@@ -177,7 +199,7 @@ describe('integration: a streamed YAML push stores what the whole-suite path sto
     catalog.onePassMaxChars = 0;
     const bad = text('refused', 120, 101);
     const expected = parseSuiteYaml(bad, 'body', { scorers: false });
-    await expect(catalog.pushYaml(bad, 'body', refuse)).rejects.toMatchObject({ errors: expected.ok ? [] : expected.errors });
-    expect(await catalog.find('refused')).toBeNull();
+    await expect(catalog.pushYaml(DEFAULT_PROJECT, bad, 'body', refuse)).rejects.toMatchObject({ errors: expected.ok ? [] : expected.errors });
+    expect(await catalog.find(DEFAULT_PROJECT, 'refused')).toBeNull();
   });
 });

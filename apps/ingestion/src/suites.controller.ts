@@ -1,6 +1,6 @@
 import { Body, Controller, Get, Headers, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiExtraModels, ApiParam, ApiProperty } from '@nestjs/swagger';
-import { ApiRoute, TIMESTAMP_PROPERTY, YAML_MEDIA_TYPES } from '@evals/platform';
+import { ApiRoute, ProjectScope, TIMESTAMP_PROPERTY, YAML_MEDIA_TYPES } from '@evals/platform';
 import { parseSuiteYaml, validateSuite, type SuiteCheck, type SuiteDefinition, type SuiteError } from '@evals/domain';
 import type { Page, SuiteSummary, SuiteVersionWithCases } from '@evals/persistence';
 import type { Response as ExpressResponse } from 'express';
@@ -50,10 +50,15 @@ export class SuitesController {
     errors: ['INVALID_REQUEST', 'SUITE_INVALID'],
   })
   @Post()
-  async push(@Body() body: SuiteBody | string, @Headers('content-type') contentType: string | undefined, @Res({ passthrough: true }) res: ExpressResponse): Promise<SuitePushedDto> {
+  async push(
+    @ProjectScope() project: string,
+    @Body() body: SuiteBody | string,
+    @Headers('content-type') contentType: string | undefined,
+    @Res({ passthrough: true }) res: ExpressResponse,
+  ): Promise<SuitePushedDto> {
     // A text body may be bytes already accepted: the catalog answers those without parsing (V2, issue 15);
     // others are read slice by slice, never held as a whole suite (issue 31).
-    const result = typeof body === 'string' ? await this.catalog.pushYaml(body, 'request body', refusal) : await this.catalog.push(validSuite(body, contentType));
+    const result = typeof body === 'string' ? await this.catalog.pushYaml(project, body, 'request body', refusal) : await this.catalog.push(project, validSuite(body, contentType));
     res.status(result.created ? 201 : 200);
     return { created: result.created, ...(result.same_content_as ? { same_content_as: result.same_content_as } : {}), suite: result.version as SuitePushedDto['suite'] };
   }
@@ -66,26 +71,27 @@ export class SuitesController {
     errors: ['INVALID_REQUEST'],
   })
   @Get()
-  async list(@Query('offset') offset?: string, @Query('limit') limit?: string): Promise<Page<SuiteSummary>> {
+  async list(@ProjectScope() project: string, @Query('offset') offset?: string, @Query('limit') limit?: string): Promise<Page<SuiteSummary>> {
     const page = pageParams(offset, limit);
-    return this.catalog.list(page.offset, page.limit);
+    return this.catalog.list(project, page.offset, page.limit);
   }
 
   @ApiRoute({ tier: 'viewer', summary: "A suite's latest version, with its cases as authored", ok: { status: 200, type: SuiteAnswerDto, description: 'The latest version.' }, errors: ['SUITE_NOT_FOUND'] })
   @ApiParam({ name: 'key', description: 'The suite key.' })
   @Get(':key')
-  async latest(@Param('key') key: string): Promise<SuiteAnswerDto> {
-    return view(await this.catalog.find(key), key);
+  async latest(@ProjectScope() project: string, @Param('key') key: string): Promise<SuiteAnswerDto> {
+    // Another project's suite answers as a missing one (issue 30): the lookup is in the request's project only.
+    return view(await this.catalog.find(project, key), key);
   }
 
   @ApiRoute({ tier: 'viewer', summary: 'One version of a suite, with its cases as authored', ok: { status: 200, type: SuiteAnswerDto, description: 'That version.' }, errors: ['INVALID_REQUEST', 'SUITE_NOT_FOUND', 'SUITE_VERSION_NOT_FOUND'] })
   @ApiParam({ name: 'key', description: 'The suite key.' })
   @ApiParam({ name: 'version', description: 'A version number, from 1.', schema: { type: 'integer', minimum: 1 } })
   @Get(':key/versions/:version')
-  async version(@Param('key') key: string, @Param('version') version: string): Promise<SuiteAnswerDto> {
+  async version(@ProjectScope() project: string, @Param('key') key: string, @Param('version') version: string): Promise<SuiteAnswerDto> {
     const n = Number(version);
     if (!Number.isSafeInteger(n) || n < 1) throw new IntakeError('INVALID_REQUEST', 'version must be a positive integer', 'version');
-    return view(await this.catalog.find(key, n), key, n);
+    return view(await this.catalog.find(project, key, n), key, n);
   }
 }
 

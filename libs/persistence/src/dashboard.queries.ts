@@ -138,14 +138,14 @@ export interface GateListItem {
   readonly recorded_at: string;
 }
 
-/** Recorded gates, newest first (the ingestion app's `GET /v1/gates`). */
+/** Recorded gates of one project, newest first (the ingestion app's `GET /v1/gates`; issue 30). */
 export class GateListQueries {
-  async list(sql: Sql, filter: { run_id?: readonly string[] }, offset: number, limit: number): Promise<Page<GateListItem>> {
-    const params: unknown[] = [];
-    let clause = '';
+  async list(sql: Sql, project: string, filter: { run_id?: readonly string[] }, offset: number, limit: number): Promise<Page<GateListItem>> {
+    const params: unknown[] = [project];
+    let clause = 'WHERE g.project = $1';
     if (filter.run_id && filter.run_id.length) {
       params.push(filter.run_id);
-      clause = `WHERE g.run_id = ANY($1::text[])`;
+      clause += ` AND g.run_id = ANY($2::text[])`;
     }
     const [count] = await sql.query(`SELECT count(*)::int AS n FROM gate_verdicts g ${clause}`, params);
     // The effective verdict is the last override's `after` (overrides only ever pass a failed gate, GT5).

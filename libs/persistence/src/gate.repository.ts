@@ -11,10 +11,15 @@ export interface GateOverrideRow {
 
 const ISO = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 
-/** Recorded gate verdicts and their override audit (GT5): both append-only. */
+/**
+ * Recorded gate verdicts and their override audit (GT5): both append-only. A gate is its project's (issue 30):
+ * found only in it, and overridden only through it - an override row names no project of its own, it
+ * follows its gate's.
+ */
 export class GateRepository {
-  async record(sql: Sql, gate: { gate_id: string; run_id: string; recorded_verdict: 'pass' | 'fail'; report: unknown; recorded_at: string }): Promise<void> {
-    await sql.query(`INSERT INTO gate_verdicts (gate_id, run_id, recorded_verdict, report, recorded_at) VALUES ($1, $2, $3, $4::jsonb, $5)`, [
+  async record(sql: Sql, project: string, gate: { gate_id: string; run_id: string; recorded_verdict: 'pass' | 'fail'; report: unknown; recorded_at: string }): Promise<void> {
+    await sql.query(`INSERT INTO gate_verdicts (project, gate_id, run_id, recorded_verdict, report, recorded_at) VALUES ($1, $2, $3, $4, $5::jsonb, $6)`, [
+      project,
       gate.gate_id,
       gate.run_id,
       gate.recorded_verdict,
@@ -23,9 +28,9 @@ export class GateRepository {
     ]);
   }
 
-  async find(sql: Sql, gateId: string): Promise<{ recorded_verdict: 'pass' | 'fail'; report: Record<string, unknown>; overrides: GateOverrideRow[] } | null> {
+  async find(sql: Sql, project: string, gateId: string): Promise<{ recorded_verdict: 'pass' | 'fail'; report: Record<string, unknown>; overrides: GateOverrideRow[] } | null> {
     if (!/^[0-9a-f-]{36}$/i.test(gateId)) return null;
-    const rows = await sql.query(`SELECT recorded_verdict, report FROM gate_verdicts WHERE gate_id = $1`, [gateId]);
+    const rows = await sql.query(`SELECT recorded_verdict, report FROM gate_verdicts WHERE project = $1 AND gate_id = $2`, [project, gateId]);
     if (rows.length === 0) return null;
     const overrides = await sql.query(
       `SELECT actor_key_id, actor_name, reason, before, after, to_char(at AT TIME ZONE 'UTC', ${ISO}) AS at FROM gate_overrides WHERE gate_id = $1 ORDER BY id`,
@@ -34,11 +39,15 @@ export class GateRepository {
     return { recorded_verdict: rows[0].recorded_verdict, report: rows[0].report, overrides };
   }
 
-  async addOverride(sql: Sql, gateId: string, o: GateOverrideRow): Promise<void> {
-    await sql.query(
-      `INSERT INTO gate_overrides (gate_id, actor_key_id, actor_name, reason, before, after, at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-      [gateId, o.actor_key_id, o.actor_name, o.reason, o.before, o.after, o.at],
+  /** Appends an override to a gate of `project`; a gate of another project gets none (returns false). */
+  async addOverride(sql: Sql, project: string, gateId: string, o: GateOverrideRow): Promise<boolean> {
+    const rows = await sql.query(
+      `INSERT INTO gate_overrides (gate_id, actor_key_id, actor_name, reason, before, after, at)
+       SELECT g.gate_id, $3, $4, $5, $6, $7, $8 FROM gate_verdicts g WHERE g.project = $1 AND g.gate_id = $2
+       RETURNING gate_id`,
+      [project, gateId, o.actor_key_id, o.actor_name, o.reason, o.before, o.after, o.at],
     );
+    return rows.length > 0;
   }
 }
 
@@ -80,8 +89,11 @@ export interface BudgetReservation {
 /** Arbitrary but fixed, beside the run locks' (72_430_002): the advisory lock under which a gate weighs and holds. */
 const BUDGET_LOCK_SPACE = 72_430_003;
 
-/** Which ledger rows or holds a budget's scope covers (the alias `s` has judge_model and suite_key). */
-const COVERS = `(b.scope = 'judge'
+/**
+ * Which ledger rows or holds a budget's scope covers (the alias `s` has project, judge_model and suite_key):
+ * only its own project's (issue 30) - the same scope name in two projects is two budgets.
+ */
+const COVERS = `s.project = b.project AND (b.scope = 'judge'
                        OR (left(b.scope, 6) = 'judge:' AND s.judge_model = substr(b.scope, 7))
                        OR (left(b.scope, 6) = 'suite:' AND s.suite_key = substr(b.scope, 7)))`;
 
@@ -90,11 +102,12 @@ const COVERS = `(b.scope = 'judge'
  * mode, window); we read them, and append our judge spend to the ledger `budget_spend`. A budget's spent
  * amount is the ledger's sum over its scope (`judge`: every entry; `judge:<model>`: the pin's;
  * `suite:<key>`: the suite's) in its current window: it follows from the ledger, never kept beside it.
- * A read that fails throws: the caller refuses the spend and logs why, never guesses.
+ * A read that fails throws: the caller refuses the spend and logs why, never guesses. Budgets, holds and
+ * spend are per project (issue 30): every method takes the project and reads or writes only its rows.
  */
 export class BudgetRepository {
-  /** The budgets of `scopes` (all budgets when null) with their spend in the window containing `now`. */
-  async standings(sql: Sql, scopes: readonly string[] | null, now: Date): Promise<BudgetRow[]> {
+  /** The project's budgets of `scopes` (all its budgets when null) with their spend in the window containing `now`. */
+  async standings(sql: Sql, project: string, scopes: readonly string[] | null, now: Date): Promise<BudgetRow[]> {
     const day = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate())).toISOString();
     const month = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)).toISOString();
     const rows = await sql.query(
@@ -110,9 +123,9 @@ export class BudgetRepository {
                 SELECT sum(s.amount_usd) FROM budget_reservations s WHERE ${COVERS} AND s.expires_at > $4::timestamptz
               ), 0)::float8 AS reserved_usd
        FROM budgets b
-       WHERE $1::text[] IS NULL OR b.scope = ANY($1::text[])
+       WHERE b.project = $5 AND ($1::text[] IS NULL OR b.scope = ANY($1::text[]))
        ORDER BY b.scope`,
-      [scopes === null ? null : [...scopes], day, month, now.toISOString()],
+      [scopes === null ? null : [...scopes], day, month, now.toISOString(), project],
     );
     return rows.map((r: Record<string, unknown>) => ({
       scope: r['scope'] as string,
@@ -129,17 +142,19 @@ export class BudgetRepository {
   /**
    * Serialises the gates' weigh-and-hold (GT4): taken inside the transaction that reads the standings and
    * inserts the hold, released at its commit, so the next gate's read sees the hold. One key for every
-   * scope: the step is two short statements, and one key cannot deadlock.
+   * scope of a project (its budgets share no spend with another's, issue 30): the step is two short
+   * statements, and a gate takes one key only, so it cannot deadlock. `default` keeps the key it had.
    */
-  async lockSpending(sql: Sql): Promise<void> {
-    await sql.query(`SELECT pg_advisory_xact_lock(${BUDGET_LOCK_SPACE}, 0)`);
+  async lockSpending(sql: Sql, project: string): Promise<void> {
+    await sql.query(`SELECT pg_advisory_xact_lock(${BUDGET_LOCK_SPACE}, CASE WHEN $1 = 'default' THEN 0 ELSE hashtext($1) END)`, [project]);
   }
 
   /** Holds a gate's estimated spend against every budget covering it (counted by `standings` until it expires). */
-  async reserve(sql: Sql, r: BudgetReservation): Promise<void> {
+  async reserve(sql: Sql, project: string, r: BudgetReservation): Promise<void> {
     // Holds past their expiry count for nothing; they go here, under the same lock, so the table stays small.
-    await sql.query(`DELETE FROM budget_reservations WHERE expires_at <= $1`, [r.reserved_at]);
-    await sql.query(`INSERT INTO budget_reservations (gate_id, amount_usd, judge_model, suite_key, reserved_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)`, [
+    await sql.query(`DELETE FROM budget_reservations WHERE project = $1 AND expires_at <= $2`, [project, r.reserved_at]);
+    await sql.query(`INSERT INTO budget_reservations (project, gate_id, amount_usd, judge_model, suite_key, reserved_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`, [
+      project,
       r.gate_id,
       r.amount_usd,
       r.judge_model,
@@ -150,13 +165,14 @@ export class BudgetRepository {
   }
 
   /** Drops a gate's hold: with its actual spend appended in the same transaction, or when its run never started. */
-  async release(sql: Sql, gateId: string): Promise<void> {
-    await sql.query(`DELETE FROM budget_reservations WHERE gate_id = $1`, [gateId]);
+  async release(sql: Sql, project: string, gateId: string): Promise<void> {
+    await sql.query(`DELETE FROM budget_reservations WHERE project = $1 AND gate_id = $2`, [project, gateId]);
   }
 
   /** Appends one judge spend to the ledger (append-only); every budget whose scope covers it counts it. */
-  async recordSpend(sql: Sql, entry: JudgeSpendEntry): Promise<void> {
-    await sql.query(`INSERT INTO budget_spend (scope, gate_id, amount_usd, judge_model, suite_key, recorded_at) VALUES ('judge', $1, $2, $3, $4, $5)`, [
+  async recordSpend(sql: Sql, project: string, entry: JudgeSpendEntry): Promise<void> {
+    await sql.query(`INSERT INTO budget_spend (project, scope, gate_id, amount_usd, judge_model, suite_key, recorded_at) VALUES ($1, 'judge', $2, $3, $4, $5, $6)`, [
+      project,
       entry.gate_id,
       entry.amount_usd,
       entry.judge_model,

@@ -1,5 +1,5 @@
 import { isSafeId } from '@evals/contracts';
-import { runStreamId, type FoldedRunView, type RunDoc, type RunPhase } from '@evals/domain';
+import { RunModel, runStreamId, type FoldedRunView, type RunDoc, type RunPhase } from '@evals/domain';
 import type { DataSource } from 'typeorm';
 import { EventStore } from './event-store';
 import { LoggedCaseResults } from './case-outcome-log';
@@ -13,7 +13,12 @@ import type { Sql } from './sql';
  * phase as the run's model folds it. Not its whole model state: a sampled or throttled run's carries case id
  * lists that a cache of many runs need not hold.
  */
-export type FoldedRun = FoldedRunView & { readonly doc: RunDoc; readonly phase: RunPhase };
+export type FoldedRun = FoldedRunView & {
+  readonly doc: RunDoc;
+  readonly phase: RunPhase;
+  /** Issue 30: the run's project, as its `run.opened` names it (`RunModel.runProject`): a caller of another project sees no run. */
+  readonly project: string;
+};
 
 /** Settled folds kept in memory: a gate reads its run several times, and a CI wave gates many runs at once. */
 const SETTLED_CACHE_SIZE = 1000;
@@ -63,7 +68,7 @@ export class RunFoldQueries {
     if (known) return known;
     const { state, doc, eval_result, verdict } = foldStoredRunView(await this.store.readStream(sql, runStreamId(runId)));
     if (doc === null) return null;
-    const run: FoldedRun = { phase: state.phase, doc, eval_result, verdict };
+    const run: FoldedRun = { phase: state.phase, project: RunModel.runProject(state), doc, eval_result, verdict };
     if (run.verdict !== null) this.remember(runId, run);
     return run;
   }

@@ -52,7 +52,7 @@ describe('integration: a suite version\'s stream on PostgreSQL (issue 27)', () =
     const ds = dataSource();
     const suite = version('big', 1, 4_500, true);
     await ds.transaction((m) => repo.insert(m, suite));
-    const found = await repo.find(ds, 'big', 1);
+    const found = await repo.find(ds, DEFAULT_PROJECT, 'big', 1);
     const folded = await loadSuite(ds, store, DEFAULT_PROJECT, 'big', 1);
     expect(folded).toEqual(found);
     expect(folded!.cases).toHaveLength(4_500);
@@ -76,9 +76,9 @@ describe('integration: a suite version\'s stream on PostgreSQL (issue 27)', () =
     const suite = version('sliced', 1, 2_600);
     await ds.transaction(async (m) => {
       await repo.insertHead(m, suite);
-      for (let from = 0; from < suite.cases.length; from += 700) await repo.insertCases(m, 'sliced', 1, suite.cases.slice(from, from + 700), from);
+      for (let from = 0; from < suite.cases.length; from += 700) await repo.insertCases(m, DEFAULT_PROJECT, 'sliced', 1, suite.cases.slice(from, from + 700), from);
     });
-    expect(await loadSuite(ds, store, DEFAULT_PROJECT, 'sliced', 1)).toEqual(await repo.find(ds, 'sliced', 1));
+    expect(await loadSuite(ds, store, DEFAULT_PROJECT, 'sliced', 1)).toEqual(await repo.find(ds, DEFAULT_PROJECT, 'sliced', 1));
     expect((await streamOf(ds, 'sliced', 1)).slice(1).map((e) => e.data.from)).toEqual([0, 700, 1_400, 2_100]);
   });
 
@@ -86,7 +86,7 @@ describe('integration: a suite version\'s stream on PostgreSQL (issue 27)', () =
     const ds = dataSource();
     for (const n of [1, 2, 3]) await ds.transaction((m) => repo.insert(m, version('multi', n, 3 + n)));
     expect((await loadSuite(ds, store, DEFAULT_PROJECT, 'multi'))!.version).toBe(3);
-    expect(await loadSuite(ds, store, DEFAULT_PROJECT, 'multi')).toEqual(await repo.find(ds, 'multi'));
+    expect(await loadSuite(ds, store, DEFAULT_PROJECT, 'multi')).toEqual(await repo.find(ds, DEFAULT_PROJECT, 'multi'));
     expect(await loadSuite(ds, store, DEFAULT_PROJECT, 'multi', 9)).toBeNull();
     expect(await loadSuite(ds, store, DEFAULT_PROJECT, 'nothing')).toBeNull();
   });
@@ -123,8 +123,30 @@ describe('integration: a suite version\'s stream on PostgreSQL (issue 27)', () =
 
 describe('integration: the backfill of suite streams on a database of the previous release (issue 27)', () => {
   const dataSource = migratedDataSource(() => postgresDataSource('suiteback'));
-  /** The previous release's writer: the same rows, no events. */
-  const oldRepo = new SuiteRepository({ published: async () => undefined, pages: async () => undefined } as unknown as SuiteEvents);
+  /** The previous release's writer: the same rows (no `project`: its schema has none, issue 30), no events. */
+  const oldInsert = async (m: Sql, suite: SuiteVersionWithCases): Promise<void> => {
+    await m.query(
+      `INSERT INTO suite_versions (suite_key, version, content_hash, description, default_scorer, pass_threshold, regression_threshold, golden_fixtures, case_count)
+       VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9)`,
+      [suite.suite_key, suite.version, suite.content_hash, suite.description, JSON.stringify(suite.default_scorer), suite.pass_threshold, suite.regression_threshold, suite.golden_fixtures, suite.cases.length],
+    );
+    const c = suite.cases;
+    await m.query(
+      `INSERT INTO suite_cases (suite_key, suite_version, ordinal, case_id, input, expected, scorer, tags)
+       SELECT $1, $2, t.ordinal, t.case_id, t.input, t.expected, t.scorer, ARRAY(SELECT jsonb_array_elements_text(t.tags))
+       FROM unnest($3::int[], $4::text[], $5::jsonb[], $6::jsonb[], $7::jsonb[], $8::jsonb[]) AS t(ordinal, case_id, input, expected, scorer, tags)`,
+      [
+        suite.suite_key,
+        suite.version,
+        c.map((_, i) => i),
+        c.map((x) => x.case_id),
+        c.map((x) => (x.input === undefined ? null : JSON.stringify(x.input))),
+        c.map((x) => (x.expected === undefined ? null : JSON.stringify(x.expected))),
+        c.map((x) => (x.scorer ? JSON.stringify(x.scorer) : null)),
+        c.map((x) => JSON.stringify(x.tags ?? [])),
+      ],
+    );
+  };
 
   it('gives every stored version its stream: folded, each is what find reads; a second run writes nothing', async () => {
     const ds = dataSource();
@@ -133,7 +155,7 @@ describe('integration: the backfill of suite streams on a database of the previo
     const previous = new migrations[migrations.indexOf(SuiteFacts1796400000700) - 1]().name;
     while ((await lastApplied()) !== previous) await ds.undoLastMigration();
     const old = [version('alpha', 1, 5), version('alpha', 2, 2_300, true), version('beta', 1, 0), version('gamma', 1, 4_100)];
-    for (const suite of old) await ds.transaction((m) => oldRepo.insert(m, suite));
+    for (const suite of old) await ds.transaction((m) => oldInsert(m, suite));
     const [{ n: before }] = await ds.query(`SELECT count(*)::int AS n FROM events`);
     expect(before).toBe(0);
     expect(await loadSuite(ds, store, DEFAULT_PROJECT, 'alpha', 1)).toBeNull();
@@ -143,7 +165,7 @@ describe('integration: the backfill of suite streams on a database of the previo
     const stored = (await ds.query(`SELECT suite_key, version FROM suite_versions ORDER BY suite_key, version`)) as Array<{ suite_key: string; version: number }>;
     expect(stored).toHaveLength(old.length);
     for (const { suite_key, version: v } of stored) {
-      const found = await repo.find(ds, suite_key, v);
+      const found = await repo.find(ds, DEFAULT_PROJECT, suite_key, v);
       const folded = await loadSuite(ds, store, DEFAULT_PROJECT, suite_key, v);
       expect(folded).toEqual(found);
       // What the worker, calibration and comparison compile from it: as before.

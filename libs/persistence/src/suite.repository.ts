@@ -52,15 +52,19 @@ const ISO = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
  * The ingestion's suite tables (issue 27: no other app reads them). Every version written here also gets its
  * events in the same transaction (SuiteEvents: `suite.published`, then its case pages), which is how the
  * worker, the regression app and the read model learn it (`SuiteVersions`, `loadSuite`).
+ *
+ * Issue 30 (docs/adr/0009-projects.md): a suite key is unique per project, so every method takes the project
+ * and every read, write and uniqueness decision is filtered by it: two projects may push the same key, each
+ * with its own version 1.
  */
 export class SuiteRepository {
   constructor(private readonly events = new SuiteEvents()) {}
 
-  async versions(sql: Sql, suiteKey: string): Promise<SuiteVersionRecord[]> {
+  async versions(sql: Sql, project: string, suiteKey: string): Promise<SuiteVersionRecord[]> {
     const rows = await sql.query(
-      `SELECT suite_key, version, content_hash, description, default_scorer, pass_threshold, regression_threshold,
-              golden_fixtures, case_count, created_at FROM suite_versions WHERE suite_key = $1 ORDER BY version`,
-      [suiteKey],
+      `SELECT project, suite_key, version, content_hash, description, default_scorer, pass_threshold, regression_threshold,
+              golden_fixtures, case_count, created_at FROM suite_versions WHERE project = $1 AND suite_key = $2 ORDER BY version`,
+      [project, suiteKey],
     );
     return rows.map(toVersion);
   }
@@ -70,14 +74,15 @@ export class SuiteRepository {
    * latest of its key; null otherwise (unknown bytes, or a newer version since: pushing them again is then a
    * revert, decided by the full path). V2, issue 15: identical bytes are answered without parsing.
    */
-  async latestBySource(sql: Sql, sourceSha256: string): Promise<SuiteVersionRecord | null> {
+  async latestBySource(sql: Sql, project: string, sourceSha256: string): Promise<SuiteVersionRecord | null> {
+    // Per project (issue 30): the same bytes pushed by another project are that project's suite, not ours.
     const rows = await sql.query(
-      `SELECT v.suite_key, v.version, v.content_hash, v.description, v.default_scorer, v.pass_threshold, v.regression_threshold,
+      `SELECT v.project, v.suite_key, v.version, v.content_hash, v.description, v.default_scorer, v.pass_threshold, v.regression_threshold,
               v.golden_fixtures, v.case_count, v.created_at
-       FROM suite_sources s JOIN suite_versions v ON v.suite_key = s.suite_key AND v.version = s.version
-       WHERE s.source_sha256 = $1
-         AND NOT EXISTS (SELECT 1 FROM suite_versions n WHERE n.suite_key = s.suite_key AND n.version > s.version)`,
-      [sourceSha256],
+       FROM suite_sources s JOIN suite_versions v ON v.project = s.project AND v.suite_key = s.suite_key AND v.version = s.version
+       WHERE s.project = $1 AND s.source_sha256 = $2
+         AND NOT EXISTS (SELECT 1 FROM suite_versions n WHERE n.project = s.project AND n.suite_key = s.suite_key AND n.version > s.version)`,
+      [project, sourceSha256],
     );
     return rows.length === 0 ? null : toVersion(rows[0]);
   }
@@ -86,27 +91,27 @@ export class SuiteRepository {
    * Records that a suite text became (or equals) `version`: in the transaction of that version's insert, or
    * alone for an identical push. Only ever moves forward (a revert re-records older bytes at its new version).
    */
-  async recordSource(sql: Sql, sourceSha256: string, suiteKey: string, version: number): Promise<void> {
+  async recordSource(sql: Sql, project: string, sourceSha256: string, suiteKey: string, version: number): Promise<void> {
     await sql.query(
-      `INSERT INTO suite_sources (source_sha256, suite_key, version) VALUES ($1, $2, $3)
-       ON CONFLICT (source_sha256) DO UPDATE SET suite_key = EXCLUDED.suite_key, version = EXCLUDED.version
+      `INSERT INTO suite_sources (project, source_sha256, suite_key, version) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (project, source_sha256) DO UPDATE SET suite_key = EXCLUDED.suite_key, version = EXCLUDED.version
        WHERE suite_sources.version < EXCLUDED.version`,
-      [sourceSha256, suiteKey, version],
+      [project, sourceSha256, suiteKey, version],
     );
   }
 
   /** Every stored suite, by key, with its latest version (paged; `total` counts suites, not versions). */
-  async list(sql: Sql, offset: number, limit: number): Promise<{ items: SuiteSummary[]; total: number; offset: number; limit: number }> {
-    const [count] = await sql.query(`SELECT count(DISTINCT suite_key)::int AS n FROM suite_versions`);
+  async list(sql: Sql, project: string, offset: number, limit: number): Promise<{ items: SuiteSummary[]; total: number; offset: number; limit: number }> {
+    const [count] = await sql.query(`SELECT count(DISTINCT suite_key)::int AS n FROM suite_versions WHERE project = $1`, [project]);
     const rows = await sql.query(
       `SELECT v.suite_key, v.version, v.case_count, v.description, v.content_hash,
               to_char(v.created_at AT TIME ZONE 'UTC', ${ISO}) AS created_at,
               s.versions, to_char(s.first_at AT TIME ZONE 'UTC', ${ISO}) AS first_created_at
        FROM (SELECT suite_key, max(version) AS latest, count(*)::int AS versions, min(created_at) AS first_at
-             FROM suite_versions GROUP BY suite_key ORDER BY suite_key OFFSET $1 LIMIT $2) s
-       JOIN suite_versions v ON v.suite_key = s.suite_key AND v.version = s.latest
+             FROM suite_versions WHERE project = $1 GROUP BY suite_key ORDER BY suite_key OFFSET $2 LIMIT $3) s
+       JOIN suite_versions v ON v.project = $1 AND v.suite_key = s.suite_key AND v.version = s.latest
        ORDER BY v.suite_key`,
-      [offset, limit],
+      [project, offset, limit],
     );
     const items = rows.map((r: any) => ({
       suite_key: r.suite_key,
@@ -122,16 +127,16 @@ export class SuiteRepository {
   }
 
   /** Latest when `version` is undefined. */
-  async find(sql: Sql, suiteKey: string, version?: number): Promise<SuiteVersionWithCases | null> {
+  async find(sql: Sql, project: string, suiteKey: string, version?: number): Promise<SuiteVersionWithCases | null> {
     const rows = await sql.query(
       version === undefined
-        ? `SELECT * FROM suite_versions WHERE suite_key = $1 ORDER BY version DESC LIMIT 1`
-        : `SELECT * FROM suite_versions WHERE suite_key = $1 AND version = $2`,
-      version === undefined ? [suiteKey] : [suiteKey, version],
+        ? `SELECT * FROM suite_versions WHERE project = $1 AND suite_key = $2 ORDER BY version DESC LIMIT 1`
+        : `SELECT * FROM suite_versions WHERE project = $1 AND suite_key = $2 AND version = $3`,
+      version === undefined ? [project, suiteKey] : [project, suiteKey, version],
     );
     if (rows.length === 0) return null;
     const head = toVersion(rows[0]);
-    const cases = await sql.query(`SELECT ${CASE_COLUMNS} FROM suite_cases WHERE suite_key = $1 AND suite_version = $2 ORDER BY ordinal`, [head.suite_key, head.version]);
+    const cases = await sql.query(`SELECT ${CASE_COLUMNS} FROM suite_cases WHERE project = $1 AND suite_key = $2 AND suite_version = $3 ORDER BY ordinal`, [project, head.suite_key, head.version]);
     return { ...head, cases: cases.map(caseRecordOf) };
   }
 
@@ -139,10 +144,10 @@ export class SuiteRepository {
    * Up to `limit` cases of a version from ordinal `fromOrdinal` on, with their ordinals: a version read a
    * batch at a time (the backfill of its events, issue 27), never whole.
    */
-  async casesFrom(sql: Sql, suiteKey: string, version: number, fromOrdinal: number, limit: number): Promise<Array<SuiteCaseRecord & { readonly ordinal: number }>> {
+  async casesFrom(sql: Sql, project: string, suiteKey: string, version: number, fromOrdinal: number, limit: number): Promise<Array<SuiteCaseRecord & { readonly ordinal: number }>> {
     const rows = await sql.query(
-      `SELECT ordinal, ${CASE_COLUMNS} FROM suite_cases WHERE suite_key = $1 AND suite_version = $2 AND ordinal >= $3 ORDER BY ordinal LIMIT $4`,
-      [suiteKey, version, fromOrdinal, limit],
+      `SELECT ordinal, ${CASE_COLUMNS} FROM suite_cases WHERE project = $1 AND suite_key = $2 AND suite_version = $3 AND ordinal >= $4 ORDER BY ordinal LIMIT $5`,
+      [project, suiteKey, version, fromOrdinal, limit],
     );
     return rows.map((r: any) => ({ ...caseRecordOf(r), ordinal: r.ordinal }));
   }
@@ -153,31 +158,37 @@ export class SuiteRepository {
    */
   async insert(sql: Sql, suite: SuiteVersionWithCases): Promise<void> {
     await this.insertHead(sql, { ...suite, case_count: suite.cases.length });
-    await this.insertCases(sql, suite.suite_key, suite.version, suite.cases, 0);
+    await this.insertCases(sql, suite.project ?? DEFAULT_PROJECT, suite.suite_key, suite.version, suite.cases, 0);
   }
 
-  /** The version's row alone; its cases follow in the same transaction (insertCases), as a streamed push writes them. */
+  /**
+   * The version's row alone, in `suite.project` (absent: `default`); its cases follow in the same transaction
+   * (insertCases), as a streamed push writes them.
+   */
   async insertHead(sql: Sql, suite: SuiteVersionRecord): Promise<void> {
+    const project = suite.project ?? DEFAULT_PROJECT;
     const [row] = await sql.query(
-      `INSERT INTO suite_versions (suite_key, version, content_hash, description, default_scorer, pass_threshold,
-         regression_threshold, golden_fixtures, case_count) VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9) RETURNING created_at`,
-      [suite.suite_key, suite.version, suite.content_hash, suite.description, JSON.stringify(suite.default_scorer), suite.pass_threshold, suite.regression_threshold, suite.golden_fixtures, suite.case_count],
+      `INSERT INTO suite_versions (project, suite_key, version, content_hash, description, default_scorer, pass_threshold,
+         regression_threshold, golden_fixtures, case_count) VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10) RETURNING created_at`,
+      [project, suite.suite_key, suite.version, suite.content_hash, suite.description, JSON.stringify(suite.default_scorer), suite.pass_threshold, suite.regression_threshold, suite.golden_fixtures, suite.case_count],
     );
-    await this.events.published(sql, { ...suite, created_at: createdAt(row.created_at) });
+    // SuiteEvents writes `project` into suite.published (omitted for `default`) and picks the project's stream.
+    await this.events.published(sql, { ...suite, project, created_at: createdAt(row.created_at) });
   }
 
   /** Cases of a version, the first at ordinal `from` (issue 31: a streamed push writes one batch at a time). */
-  async insertCases(sql: Sql, suiteKey: string, version: number, cases: readonly SuiteCaseRecord[], from: number): Promise<void> {
+  async insertCases(sql: Sql, project: string, suiteKey: string, version: number, cases: readonly SuiteCaseRecord[], from: number): Promise<void> {
     // In statements of CASES_PER_INSERT (one transaction, the caller's): a 100 000-case suite is never one
     // parameter list of every case's JSON text at once (issue 15).
     for (let at = 0; at < cases.length; at += CASES_PER_INSERT) {
       const c = cases.slice(at, at + CASES_PER_INSERT);
       await sql.query(
-        `INSERT INTO suite_cases (suite_key, suite_version, ordinal, case_id, input, expected, scorer, tags)
-         SELECT $1, $2, t.ordinal, t.case_id, t.input, t.expected, t.scorer, ARRAY(SELECT jsonb_array_elements_text(t.tags))
-         FROM unnest($3::int[], $4::text[], $5::jsonb[], $6::jsonb[], $7::jsonb[], $8::jsonb[])
+        `INSERT INTO suite_cases (project, suite_key, suite_version, ordinal, case_id, input, expected, scorer, tags)
+         SELECT $1, $2, $3, t.ordinal, t.case_id, t.input, t.expected, t.scorer, ARRAY(SELECT jsonb_array_elements_text(t.tags))
+         FROM unnest($4::int[], $5::text[], $6::jsonb[], $7::jsonb[], $8::jsonb[], $9::jsonb[])
            AS t(ordinal, case_id, input, expected, scorer, tags)`,
         [
+          project,
           suiteKey,
           version,
           c.map((_, i) => from + at + i),
@@ -188,7 +199,7 @@ export class SuiteRepository {
           c.map((x) => JSON.stringify(x.tags ?? [])),
         ],
       );
-      await this.events.pages(sql, DEFAULT_PROJECT, suiteKey, version, c, from + at);
+      await this.events.pages(sql, project, suiteKey, version, c, from + at);
     }
   }
 
@@ -196,13 +207,13 @@ export class SuiteRepository {
    * A version's row without its cases (the latest when `version` is undefined): all a run's open reads once
    * the version's case facts are cached (issue 15).
    */
-  async head(sql: Sql, suiteKey: string, version?: number): Promise<SuiteVersionHead | null> {
+  async head(sql: Sql, project: string, suiteKey: string, version?: number): Promise<SuiteVersionHead | null> {
     const columns = `suite_key, version, content_hash, default_scorer, pass_threshold, regression_threshold, case_count`;
     const rows = await sql.query(
       version === undefined
-        ? `SELECT ${columns} FROM suite_versions WHERE suite_key = $1 ORDER BY version DESC LIMIT 1`
-        : `SELECT ${columns} FROM suite_versions WHERE suite_key = $1 AND version = $2`,
-      version === undefined ? [suiteKey] : [suiteKey, version],
+        ? `SELECT ${columns} FROM suite_versions WHERE project = $1 AND suite_key = $2 ORDER BY version DESC LIMIT 1`
+        : `SELECT ${columns} FROM suite_versions WHERE project = $1 AND suite_key = $2 AND version = $3`,
+      version === undefined ? [project, suiteKey] : [project, suiteKey, version],
     );
     if (rows.length === 0) return null;
     const r = rows[0];
@@ -221,11 +232,11 @@ export class SuiteRepository {
    * A version's cases in suite order with only what their scorer versions depend on (the id, the scorer spec
    * and `expected`, which some scorers validate against) - never the input or tags (issue 15).
    */
-  async caseScorers(sql: Sql, suiteKey: string, version: number): Promise<SuiteCaseScorer[]> {
+  async caseScorers(sql: Sql, project: string, suiteKey: string, version: number): Promise<SuiteCaseScorer[]> {
     const rows = await sql.query(
       `SELECT case_id, scorer, expected, expected IS NULL AS expected_absent FROM suite_cases
-       WHERE suite_key = $1 AND suite_version = $2 ORDER BY ordinal`,
-      [suiteKey, version],
+       WHERE project = $1 AND suite_key = $2 AND suite_version = $3 ORDER BY ordinal`,
+      [project, suiteKey, version],
     );
     // As `find`: SQL NULL is "no expected", a JSON null the authored value.
     return rows.map((c: any) => ({ case_id: c.case_id, scorer: c.scorer, expected: c.expected_absent ? undefined : c.expected }));
@@ -250,6 +261,8 @@ export function caseRecordOf(c: any): SuiteCaseRecord {
 /** A `suite_versions` row as its record. */
 export function toVersion(r: any): SuiteVersionRecord {
   return {
+    // Issue 30: named only outside `default`, as suite.published names it, so a default suite reads as before.
+    ...(typeof r.project === 'string' && r.project !== DEFAULT_PROJECT ? { project: r.project } : {}),
     suite_key: r.suite_key,
     version: r.version,
     content_hash: r.content_hash,
