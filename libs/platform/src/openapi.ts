@@ -1,4 +1,5 @@
 import type { INestApplication } from '@nestjs/common';
+import { PROJECT_ID_PATTERN } from '@evals/contracts';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import { API_ERROR_CODES, codesOfStatus, type ApiErrorCode } from './api-error';
 import { ApiErrorBody, ERRORS_EXTENSION, TIER_EXTENSION } from './api-route';
@@ -13,7 +14,8 @@ const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as 
 /** The codes the edge itself can answer on any operation, beyond the ones its route declares. */
 function edgeCodes(method: string, tier: string | undefined, hasBody: boolean): ApiErrorCode[] {
   const codes: ApiErrorCode[] = [];
-  if (tier !== 'public') codes.push('UNAUTHENTICATED', 'FORBIDDEN');
+  // Issue 30: the guard decides the request's project (X-Evals-Project) on every keyed route.
+  if (tier !== 'public') codes.push('UNAUTHENTICATED', 'FORBIDDEN', 'PROJECT_NOT_FOUND', 'INVALID_REQUEST');
   if (tier !== 'public' && method !== 'get') codes.push('RATE_LIMITED');
   if (hasBody) codes.push('MALFORMED_JSON', 'BODY_TOO_DEEP', 'PAYLOAD_TOO_LARGE');
   // Node's parser refuses a request line and headers over 16 KiB before any route (answerUnparsableRequests);
@@ -21,6 +23,15 @@ function edgeCodes(method: string, tier: string | undefined, hasBody: boolean): 
   codes.push('HEADERS_TOO_LARGE', 'INTERNAL');
   return codes;
 }
+
+/** Issue 30 (docs/security.md, "Projects"): the header a platform key picks the request's project with. */
+const PROJECT_HEADER_PARAMETER = {
+  name: 'X-Evals-Project',
+  in: 'header',
+  required: false,
+  description: "The project to act in. A project key acts in its own (naming another answers 404 PROJECT_NOT_FOUND); a platform key in this one, `default` when absent.",
+  schema: { type: 'string', pattern: PROJECT_ID_PATTERN.source },
+};
 
 function errorSchema(codes: readonly string[]): Record<string, unknown> {
   return { allOf: [{ $ref: '#/components/schemas/ApiErrorBody' }, { type: 'object', properties: { code: { type: 'string', enum: [...codes] } } }] };
@@ -59,6 +70,7 @@ export function buildOpenApiDocument(app: INestApplication, name: string, versio
       const declared = (op[ERRORS_EXTENSION] as ApiErrorCode[] | undefined) ?? [];
       delete op[ERRORS_EXTENSION];
       if (tier === 'public') op.security = [];
+      else op.parameters = [...((op.parameters as unknown[] | undefined) ?? []), PROJECT_HEADER_PARAMETER];
       const codes = [...new Set([...declared, ...edgeCodes(method, tier, op.requestBody !== undefined)])];
       const statuses = [...new Set(codes.map((c) => API_ERROR_CODES[c].status))].sort((a, b) => a - b);
       for (const status of statuses) {

@@ -2547,7 +2547,10 @@ export interface operations {
                 subject_id?: string;
                 suite_key?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The project to act in. A project key acts in its own (naming another answers 404 PROJECT_NOT_FOUND); a platform key in this one, `default` when absent. */
+                "X-Evals-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2560,6 +2563,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["BaselinePinsDto"];
+                };
+            };
+            /** @description `INVALID_REQUEST`: A field is missing, of the wrong type or out of range; `field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_REQUEST";
+                    };
                 };
             };
             /** @description `UNAUTHENTICATED`: No API key, an unknown one or a revoked one. */
@@ -2583,6 +2598,18 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
                         code?: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description `PROJECT_NOT_FOUND`: No such project for this key: it does not exist, or the key belongs to another (the answer is the same, issue 30). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "PROJECT_NOT_FOUND";
                     };
                 };
             };
@@ -2615,7 +2642,10 @@ export interface operations {
     Baselines_pin: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project to act in. A project key acts in its own (naming another answers 404 PROJECT_NOT_FOUND); a platform key in this one, `default` when absent. */
+                "X-Evals-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2670,7 +2700,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RUN_NOT_FOUND`: No such (completed) run. */
+            /** @description `RUN_NOT_FOUND`: No such (completed) run. `PROJECT_NOT_FOUND`: No such project for this key: it does not exist, or the key belongs to another (the answer is the same, issue 30). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2678,7 +2708,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
-                        code?: "RUN_NOT_FOUND";
+                        code?: "RUN_NOT_FOUND" | "PROJECT_NOT_FOUND";
                     };
                 };
             };
@@ -2749,7 +2779,10 @@ export interface operations {
     Budgets_list: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project to act in. A project key acts in its own (naming another answers 404 PROJECT_NOT_FOUND); a platform key in this one, `default` when absent. */
+                "X-Evals-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2762,6 +2795,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["BudgetListDto"];
+                };
+            };
+            /** @description `INVALID_REQUEST`: A field is missing, of the wrong type or out of range; `field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_REQUEST";
+                    };
                 };
             };
             /** @description `UNAUTHENTICATED`: No API key, an unknown one or a revoked one. */
@@ -2785,6 +2830,18 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
                         code?: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description `PROJECT_NOT_FOUND`: No such project for this key: it does not exist, or the key belongs to another (the answer is the same, issue 30). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "PROJECT_NOT_FOUND";
                     };
                 };
             };
@@ -2817,7 +2874,10 @@ export interface operations {
     CalibrationSets_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project to act in. A project key acts in its own (naming another answers 404 PROJECT_NOT_FOUND); a platform key in this one, `default` when absent. */
+                "X-Evals-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2872,7 +2932,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SUITE_NOT_FOUND`: No suite with that key (or that version is no longer stored). */
+            /** @description `SUITE_NOT_FOUND`: No suite with that key (or that version is no longer stored). `PROJECT_NOT_FOUND`: No such project for this key: it does not exist, or the key belongs to another (the answer is the same, issue 30). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2880,7 +2940,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
-                        code?: "SUITE_NOT_FOUND";
+                        code?: "SUITE_NOT_FOUND" | "PROJECT_NOT_FOUND";
                     };
                 };
             };
@@ -2951,7 +3011,10 @@ export interface operations {
     CalibrationSets_get: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project to act in. A project key acts in its own (naming another answers 404 PROJECT_NOT_FOUND); a platform key in this one, `default` when absent. */
+                "X-Evals-Project"?: string;
+            };
             path: {
                 /** @description The set id. */
                 id: string;
@@ -2967,6 +3030,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CalibrationSetDto"];
+                };
+            };
+            /** @description `INVALID_REQUEST`: A field is missing, of the wrong type or out of range; `field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_REQUEST";
+                    };
                 };
             };
             /** @description `UNAUTHENTICATED`: No API key, an unknown one or a revoked one. */
@@ -2993,7 +3068,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SET_NOT_FOUND`: No calibration set with that id. */
+            /** @description `SET_NOT_FOUND`: No calibration set with that id. `PROJECT_NOT_FOUND`: No such project for this key: it does not exist, or the key belongs to another (the answer is the same, issue 30). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3001,7 +3076,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
-                        code?: "SET_NOT_FOUND";
+                        code?: "SET_NOT_FOUND" | "PROJECT_NOT_FOUND";
                     };
                 };
             };
@@ -3034,7 +3109,10 @@ export interface operations {
     Calibrations_run: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project to act in. A project key acts in its own (naming another answers 404 PROJECT_NOT_FOUND); a platform key in this one, `default` when absent. */
+                "X-Evals-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3089,7 +3167,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SET_NOT_FOUND`: No calibration set with that id. `SUITE_NOT_FOUND`: No suite with that key (or that version is no longer stored). */
+            /** @description `SET_NOT_FOUND`: No calibration set with that id. `SUITE_NOT_FOUND`: No suite with that key (or that version is no longer stored). `PROJECT_NOT_FOUND`: No such project for this key: it does not exist, or the key belongs to another (the answer is the same, issue 30). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3097,7 +3175,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
-                        code?: "SET_NOT_FOUND" | "SUITE_NOT_FOUND";
+                        code?: "SET_NOT_FOUND" | "SUITE_NOT_FOUND" | "PROJECT_NOT_FOUND";
                     };
                 };
             };
@@ -3194,7 +3272,10 @@ export interface operations {
     Calibrations_get: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project to act in. A project key acts in its own (naming another answers 404 PROJECT_NOT_FOUND); a platform key in this one, `default` when absent. */
+                "X-Evals-Project"?: string;
+            };
             path: {
                 /** @description The report id. */
                 id: string;
@@ -3210,6 +3291,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CalibrationReportDto"];
+                };
+            };
+            /** @description `INVALID_REQUEST`: A field is missing, of the wrong type or out of range; `field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_REQUEST";
+                    };
                 };
             };
             /** @description `UNAUTHENTICATED`: No API key, an unknown one or a revoked one. */
@@ -3236,7 +3329,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `REPORT_NOT_FOUND`: No calibration report with that id. */
+            /** @description `REPORT_NOT_FOUND`: No calibration report with that id. `PROJECT_NOT_FOUND`: No such project for this key: it does not exist, or the key belongs to another (the answer is the same, issue 30). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3244,7 +3337,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
-                        code?: "REPORT_NOT_FOUND";
+                        code?: "REPORT_NOT_FOUND" | "PROJECT_NOT_FOUND";
                     };
                 };
             };
@@ -3277,7 +3370,10 @@ export interface operations {
     Comparisons_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project to act in. A project key acts in its own (naming another answers 404 PROJECT_NOT_FOUND); a platform key in this one, `default` when absent. */
+                "X-Evals-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3332,7 +3428,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RUN_NOT_FOUND`: No such (completed) run. `SUITE_NOT_FOUND`: No suite with that key (or that version is no longer stored). */
+            /** @description `RUN_NOT_FOUND`: No such (completed) run. `SUITE_NOT_FOUND`: No suite with that key (or that version is no longer stored). `PROJECT_NOT_FOUND`: No such project for this key: it does not exist, or the key belongs to another (the answer is the same, issue 30). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3340,7 +3436,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
-                        code?: "RUN_NOT_FOUND" | "SUITE_NOT_FOUND";
+                        code?: "RUN_NOT_FOUND" | "SUITE_NOT_FOUND" | "PROJECT_NOT_FOUND";
                     };
                 };
             };
@@ -3437,7 +3533,10 @@ export interface operations {
     Comparisons_get: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project to act in. A project key acts in its own (naming another answers 404 PROJECT_NOT_FOUND); a platform key in this one, `default` when absent. */
+                "X-Evals-Project"?: string;
+            };
             path: {
                 /** @description The comparison id. */
                 id: string;
@@ -3453,6 +3552,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ComparisonDto"];
+                };
+            };
+            /** @description `INVALID_REQUEST`: A field is missing, of the wrong type or out of range; `field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_REQUEST";
+                    };
                 };
             };
             /** @description `UNAUTHENTICATED`: No API key, an unknown one or a revoked one. */
@@ -3479,7 +3590,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `COMPARISON_NOT_FOUND`: No pairwise comparison with that id. */
+            /** @description `COMPARISON_NOT_FOUND`: No pairwise comparison with that id. `PROJECT_NOT_FOUND`: No such project for this key: it does not exist, or the key belongs to another (the answer is the same, issue 30). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3487,7 +3598,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
-                        code?: "COMPARISON_NOT_FOUND";
+                        code?: "COMPARISON_NOT_FOUND" | "PROJECT_NOT_FOUND";
                     };
                 };
             };
@@ -3524,7 +3635,10 @@ export interface operations {
                 subject_id?: string;
                 suite_key?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The project to act in. A project key acts in its own (naming another answers 404 PROJECT_NOT_FOUND); a platform key in this one, `default` when absent. */
+                "X-Evals-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3575,6 +3689,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description `PROJECT_NOT_FOUND`: No such project for this key: it does not exist, or the key belongs to another (the answer is the same, issue 30). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "PROJECT_NOT_FOUND";
+                    };
+                };
+            };
             /** @description `HEADERS_TOO_LARGE`: The request line and headers are larger than 16 KiB; the connection is closed. */
             431: {
                 headers: {
@@ -3604,7 +3730,10 @@ export interface operations {
     Findings_forRun: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project to act in. A project key acts in its own (naming another answers 404 PROJECT_NOT_FOUND); a platform key in this one, `default` when absent. */
+                "X-Evals-Project"?: string;
+            };
             path: {
                 /** @description The run id. */
                 id: string;
@@ -3658,7 +3787,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `FINDING_NOT_FOUND`: The run has no finding (it did not regress, or is not compared yet). */
+            /** @description `FINDING_NOT_FOUND`: The run has no finding (it did not regress, or is not compared yet). `PROJECT_NOT_FOUND`: No such project for this key: it does not exist, or the key belongs to another (the answer is the same, issue 30). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3666,7 +3795,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
-                        code?: "FINDING_NOT_FOUND";
+                        code?: "FINDING_NOT_FOUND" | "PROJECT_NOT_FOUND";
                     };
                 };
             };
@@ -3699,7 +3828,10 @@ export interface operations {
     Gate_gate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project to act in. A project key acts in its own (naming another answers 404 PROJECT_NOT_FOUND); a platform key in this one, `default` when absent. */
+                "X-Evals-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3767,7 +3899,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SUITE_NOT_FOUND`: No suite with that key (or that version is no longer stored). `SUITE_VERSION_NOT_FOUND`: The suite has no such version. `UNKNOWN_RUN`: No open run with that id (ingestion). */
+            /** @description `SUITE_NOT_FOUND`: No suite with that key (or that version is no longer stored). `SUITE_VERSION_NOT_FOUND`: The suite has no such version. `UNKNOWN_RUN`: No open run with that id (ingestion). `PROJECT_NOT_FOUND`: No such project for this key: it does not exist, or the key belongs to another (the answer is the same, issue 30). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3775,7 +3907,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
-                        code?: "SUITE_NOT_FOUND" | "SUITE_VERSION_NOT_FOUND" | "UNKNOWN_RUN";
+                        code?: "SUITE_NOT_FOUND" | "SUITE_VERSION_NOT_FOUND" | "UNKNOWN_RUN" | "PROJECT_NOT_FOUND";
                     };
                 };
             };
@@ -3872,7 +4004,10 @@ export interface operations {
     Gate_status: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project to act in. A project key acts in its own (naming another answers 404 PROJECT_NOT_FOUND); a platform key in this one, `default` when absent. */
+                "X-Evals-Project"?: string;
+            };
             path: {
                 /** @description A gate id, as POST /v1/gate answered it. */
                 id: string;
@@ -3888,6 +4023,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["GateVerdictDto"];
+                };
+            };
+            /** @description `INVALID_REQUEST`: A field is missing, of the wrong type or out of range; `field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_REQUEST";
+                    };
                 };
             };
             /** @description `UNAUTHENTICATED`: No API key, an unknown one or a revoked one. */
@@ -3914,7 +4061,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `GATE_NOT_FOUND`: No gate verdict with that id. */
+            /** @description `GATE_NOT_FOUND`: No gate verdict with that id. `PROJECT_NOT_FOUND`: No such project for this key: it does not exist, or the key belongs to another (the answer is the same, issue 30). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3922,7 +4069,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
-                        code?: "GATE_NOT_FOUND";
+                        code?: "GATE_NOT_FOUND" | "PROJECT_NOT_FOUND";
                     };
                 };
             };
@@ -3955,7 +4102,10 @@ export interface operations {
     Gate_override: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project to act in. A project key acts in its own (naming another answers 404 PROJECT_NOT_FOUND); a platform key in this one, `default` when absent. */
+                "X-Evals-Project"?: string;
+            };
             path: {
                 /** @description A gate id, as POST /v1/gate answered it. */
                 id: string;
@@ -4013,7 +4163,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `GATE_NOT_FOUND`: No gate verdict with that id. */
+            /** @description `GATE_NOT_FOUND`: No gate verdict with that id. `PROJECT_NOT_FOUND`: No such project for this key: it does not exist, or the key belongs to another (the answer is the same, issue 30). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4021,7 +4171,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
-                        code?: "GATE_NOT_FOUND";
+                        code?: "GATE_NOT_FOUND" | "PROJECT_NOT_FOUND";
                     };
                 };
             };
@@ -4096,7 +4246,10 @@ export interface operations {
                 offset: string;
                 run_id: string;
             };
-            header?: never;
+            header?: {
+                /** @description The project to act in. A project key acts in its own (naming another answers 404 PROJECT_NOT_FOUND); a platform key in this one, `default` when absent. */
+                "X-Evals-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4147,6 +4300,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description `PROJECT_NOT_FOUND`: No such project for this key: it does not exist, or the key belongs to another (the answer is the same, issue 30). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "PROJECT_NOT_FOUND";
+                    };
+                };
+            };
             /** @description `HEADERS_TOO_LARGE`: The request line and headers are larger than 16 KiB; the connection is closed. */
             431: {
                 headers: {
@@ -4176,7 +4341,10 @@ export interface operations {
     JudgesList_list: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project to act in. A project key acts in its own (naming another answers 404 PROJECT_NOT_FOUND); a platform key in this one, `default` when absent. */
+                "X-Evals-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4189,6 +4357,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["JudgesListDto"];
+                };
+            };
+            /** @description `INVALID_REQUEST`: A field is missing, of the wrong type or out of range; `field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_REQUEST";
+                    };
                 };
             };
             /** @description `UNAUTHENTICATED`: No API key, an unknown one or a revoked one. */
@@ -4212,6 +4392,18 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
                         code?: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description `PROJECT_NOT_FOUND`: No such project for this key: it does not exist, or the key belongs to another (the answer is the same, issue 30). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "PROJECT_NOT_FOUND";
                     };
                 };
             };
@@ -4251,7 +4443,10 @@ export interface operations {
                 /** @description `rubric:<sha256>` or `suite:<key>`. */
                 scope?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The project to act in. A project key acts in its own (naming another answers 404 PROJECT_NOT_FOUND); a platform key in this one, `default` when absent. */
+                "X-Evals-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4302,6 +4497,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description `PROJECT_NOT_FOUND`: No such project for this key: it does not exist, or the key belongs to another (the answer is the same, issue 30). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "PROJECT_NOT_FOUND";
+                    };
+                };
+            };
             /** @description `HEADERS_TOO_LARGE`: The request line and headers are larger than 16 KiB; the connection is closed. */
             431: {
                 headers: {
@@ -4333,7 +4540,10 @@ export interface operations {
             query?: {
                 include_revoked?: "true" | "1" | "false" | "0";
             };
-            header?: never;
+            header?: {
+                /** @description The project to act in. A project key acts in its own (naming another answers 404 PROJECT_NOT_FOUND); a platform key in this one, `default` when absent. */
+                "X-Evals-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4346,6 +4556,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ApiKeysDto"];
+                };
+            };
+            /** @description `INVALID_REQUEST`: A field is missing, of the wrong type or out of range; `field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_REQUEST";
+                    };
                 };
             };
             /** @description `UNAUTHENTICATED`: No API key, an unknown one or a revoked one. */
@@ -4369,6 +4591,18 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
                         code?: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description `PROJECT_NOT_FOUND`: No such project for this key: it does not exist, or the key belongs to another (the answer is the same, issue 30). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "PROJECT_NOT_FOUND";
                     };
                 };
             };
@@ -4401,7 +4635,10 @@ export interface operations {
     Keys_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project to act in. A project key acts in its own (naming another answers 404 PROJECT_NOT_FOUND); a platform key in this one, `default` when absent. */
+                "X-Evals-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4523,7 +4760,10 @@ export interface operations {
     Keys_revoke: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project to act in. A project key acts in its own (naming another answers 404 PROJECT_NOT_FOUND); a platform key in this one, `default` when absent. */
+                "X-Evals-Project"?: string;
+            };
             path: {
                 /** @description The key id (16 hex digits). */
                 id: string;
@@ -4539,6 +4779,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ApiKeyAnswerDto"];
+                };
+            };
+            /** @description `INVALID_REQUEST`: A field is missing, of the wrong type or out of range; `field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_REQUEST";
+                    };
                 };
             };
             /** @description `UNAUTHENTICATED`: No API key, an unknown one or a revoked one. */
@@ -4565,7 +4817,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `KEY_NOT_FOUND`: No API key with that id. */
+            /** @description `KEY_NOT_FOUND`: No API key with that id. `PROJECT_NOT_FOUND`: No such project for this key: it does not exist, or the key belongs to another (the answer is the same, issue 30). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4573,7 +4825,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
-                        code?: "KEY_NOT_FOUND";
+                        code?: "KEY_NOT_FOUND" | "PROJECT_NOT_FOUND";
                     };
                 };
             };
@@ -4620,7 +4872,10 @@ export interface operations {
     Projects_list: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project to act in. A project key acts in its own (naming another answers 404 PROJECT_NOT_FOUND); a platform key in this one, `default` when absent. */
+                "X-Evals-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4633,6 +4888,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ProjectsDto"];
+                };
+            };
+            /** @description `INVALID_REQUEST`: A field is missing, of the wrong type or out of range; `field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_REQUEST";
+                    };
                 };
             };
             /** @description `UNAUTHENTICATED`: No API key, an unknown one or a revoked one. */
@@ -4656,6 +4923,18 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
                         code?: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description `PROJECT_NOT_FOUND`: No such project for this key: it does not exist, or the key belongs to another (the answer is the same, issue 30). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "PROJECT_NOT_FOUND";
                     };
                 };
             };
@@ -4688,7 +4967,10 @@ export interface operations {
     Projects_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project to act in. A project key acts in its own (naming another answers 404 PROJECT_NOT_FOUND); a platform key in this one, `default` when absent. */
+                "X-Evals-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4740,6 +5022,18 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
                         code?: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description `PROJECT_NOT_FOUND`: No such project for this key: it does not exist, or the key belongs to another (the answer is the same, issue 30). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "PROJECT_NOT_FOUND";
                     };
                 };
             };
@@ -4810,7 +5104,10 @@ export interface operations {
     Projects_find: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project to act in. A project key acts in its own (naming another answers 404 PROJECT_NOT_FOUND); a platform key in this one, `default` when absent. */
+                "X-Evals-Project"?: string;
+            };
             path: {
                 /** @description The project id. */
                 id: string;
@@ -4826,6 +5123,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ProjectAnswerDto"];
+                };
+            };
+            /** @description `INVALID_REQUEST`: A field is missing, of the wrong type or out of range; `field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_REQUEST";
+                    };
                 };
             };
             /** @description `UNAUTHENTICATED`: No API key, an unknown one or a revoked one. */
@@ -4902,7 +5211,10 @@ export interface operations {
                 variant: string;
                 verdict: string;
             };
-            header?: never;
+            header?: {
+                /** @description The project to act in. A project key acts in its own (naming another answers 404 PROJECT_NOT_FOUND); a platform key in this one, `default` when absent. */
+                "X-Evals-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4953,6 +5265,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description `PROJECT_NOT_FOUND`: No such project for this key: it does not exist, or the key belongs to another (the answer is the same, issue 30). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "PROJECT_NOT_FOUND";
+                    };
+                };
+            };
             /** @description `HEADERS_TOO_LARGE`: The request line and headers are larger than 16 KiB; the connection is closed. */
             431: {
                 headers: {
@@ -4982,7 +5306,10 @@ export interface operations {
     Runs_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project to act in. A project key acts in its own (naming another answers 404 PROJECT_NOT_FOUND); a platform key in this one, `default` when absent. */
+                "X-Evals-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5046,7 +5373,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SUITE_NOT_FOUND`: No suite with that key (or that version is no longer stored). `SUITE_VERSION_NOT_FOUND`: The suite has no such version. */
+            /** @description `SUITE_NOT_FOUND`: No suite with that key (or that version is no longer stored). `SUITE_VERSION_NOT_FOUND`: The suite has no such version. `PROJECT_NOT_FOUND`: No such project for this key: it does not exist, or the key belongs to another (the answer is the same, issue 30). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5054,7 +5381,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
-                        code?: "SUITE_NOT_FOUND" | "SUITE_VERSION_NOT_FOUND";
+                        code?: "SUITE_NOT_FOUND" | "SUITE_VERSION_NOT_FOUND" | "PROJECT_NOT_FOUND";
                     };
                 };
             };
@@ -5154,7 +5481,10 @@ export interface operations {
                 /** @description `cases` adds the per-case results, ordered by case id. */
                 include?: "cases";
             };
-            header?: never;
+            header?: {
+                /** @description The project to act in. A project key acts in its own (naming another answers 404 PROJECT_NOT_FOUND); a platform key in this one, `default` when absent. */
+                "X-Evals-Project"?: string;
+            };
             path: {
                 /** @description The run id. */
                 id: string;
@@ -5170,6 +5500,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RunViewDto"];
+                };
+            };
+            /** @description `INVALID_REQUEST`: A field is missing, of the wrong type or out of range; `field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_REQUEST";
+                    };
                 };
             };
             /** @description `UNAUTHENTICATED`: No API key, an unknown one or a revoked one. */
@@ -5196,7 +5538,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RUN_NOT_FOUND`: No such (completed) run. */
+            /** @description `RUN_NOT_FOUND`: No such (completed) run. `PROJECT_NOT_FOUND`: No such project for this key: it does not exist, or the key belongs to another (the answer is the same, issue 30). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5204,7 +5546,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
-                        code?: "RUN_NOT_FOUND";
+                        code?: "RUN_NOT_FOUND" | "PROJECT_NOT_FOUND";
                     };
                 };
             };
@@ -5241,7 +5583,10 @@ export interface operations {
                 offset: string;
                 passed: string;
             };
-            header?: never;
+            header?: {
+                /** @description The project to act in. A project key acts in its own (naming another answers 404 PROJECT_NOT_FOUND); a platform key in this one, `default` when absent. */
+                "X-Evals-Project"?: string;
+            };
             path: {
                 id: string;
             };
@@ -5294,7 +5639,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RUN_NOT_FOUND`: No such (completed) run. */
+            /** @description `RUN_NOT_FOUND`: No such (completed) run. `PROJECT_NOT_FOUND`: No such project for this key: it does not exist, or the key belongs to another (the answer is the same, issue 30). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5302,7 +5647,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
-                        code?: "RUN_NOT_FOUND";
+                        code?: "RUN_NOT_FOUND" | "PROJECT_NOT_FOUND";
                     };
                 };
             };
@@ -5335,7 +5680,10 @@ export interface operations {
     Runs_events: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project to act in. A project key acts in its own (naming another answers 404 PROJECT_NOT_FOUND); a platform key in this one, `default` when absent. */
+                "X-Evals-Project"?: string;
+            };
             path: {
                 /** @description The run id. */
                 id: string;
@@ -5351,6 +5699,18 @@ export interface operations {
                 };
                 content: {
                     "text/event-stream": string;
+                };
+            };
+            /** @description `INVALID_REQUEST`: A field is missing, of the wrong type or out of range; `field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_REQUEST";
+                    };
                 };
             };
             /** @description `UNAUTHENTICATED`: No API key, an unknown one or a revoked one. */
@@ -5377,7 +5737,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RUN_NOT_FOUND`: No such (completed) run. */
+            /** @description `RUN_NOT_FOUND`: No such (completed) run. `PROJECT_NOT_FOUND`: No such project for this key: it does not exist, or the key belongs to another (the answer is the same, issue 30). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5385,7 +5745,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
-                        code?: "RUN_NOT_FOUND";
+                        code?: "RUN_NOT_FOUND" | "PROJECT_NOT_FOUND";
                     };
                 };
             };
@@ -5425,7 +5785,10 @@ export interface operations {
                 /** @description Runs the trend spans. */
                 window?: number;
             };
-            header?: never;
+            header?: {
+                /** @description The project to act in. A project key acts in its own (naming another answers 404 PROJECT_NOT_FOUND); a platform key in this one, `default` when absent. */
+                "X-Evals-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5477,6 +5840,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description `PROJECT_NOT_FOUND`: No such project for this key: it does not exist, or the key belongs to another (the answer is the same, issue 30). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "PROJECT_NOT_FOUND";
+                    };
+                };
+            };
             /** @description `HEADERS_TOO_LARGE`: The request line and headers are larger than 16 KiB; the connection is closed. */
             431: {
                 headers: {
@@ -5506,7 +5881,10 @@ export interface operations {
     StreamedRuns_open: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project to act in. A project key acts in its own (naming another answers 404 PROJECT_NOT_FOUND); a platform key in this one, `default` when absent. */
+                "X-Evals-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5561,7 +5939,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SUITE_NOT_FOUND`: No suite with that key (or that version is no longer stored). `SUITE_VERSION_NOT_FOUND`: The suite has no such version. */
+            /** @description `SUITE_NOT_FOUND`: No suite with that key (or that version is no longer stored). `SUITE_VERSION_NOT_FOUND`: The suite has no such version. `PROJECT_NOT_FOUND`: No such project for this key: it does not exist, or the key belongs to another (the answer is the same, issue 30). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5569,7 +5947,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
-                        code?: "SUITE_NOT_FOUND" | "SUITE_VERSION_NOT_FOUND";
+                        code?: "SUITE_NOT_FOUND" | "SUITE_VERSION_NOT_FOUND" | "PROJECT_NOT_FOUND";
                     };
                 };
             };
@@ -5652,7 +6030,10 @@ export interface operations {
     StreamedRuns_submit: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project to act in. A project key acts in its own (naming another answers 404 PROJECT_NOT_FOUND); a platform key in this one, `default` when absent. */
+                "X-Evals-Project"?: string;
+            };
             path: {
                 /** @description The run, as POST /v1/streamed-runs opened it. */
                 run_id: string;
@@ -5710,7 +6091,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNKNOWN_RUN`: No open run with that id (ingestion). */
+            /** @description `UNKNOWN_RUN`: No open run with that id (ingestion). `PROJECT_NOT_FOUND`: No such project for this key: it does not exist, or the key belongs to another (the answer is the same, issue 30). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5718,7 +6099,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
-                        code?: "UNKNOWN_RUN";
+                        code?: "UNKNOWN_RUN" | "PROJECT_NOT_FOUND";
                     };
                 };
             };
@@ -5815,7 +6196,10 @@ export interface operations {
     StreamedRuns_seal: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project to act in. A project key acts in its own (naming another answers 404 PROJECT_NOT_FOUND); a platform key in this one, `default` when absent. */
+                "X-Evals-Project"?: string;
+            };
             path: {
                 /** @description The run, as POST /v1/streamed-runs opened it. */
                 run_id: string;
@@ -5882,7 +6266,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNKNOWN_RUN`: No open run with that id (ingestion). */
+            /** @description `UNKNOWN_RUN`: No open run with that id (ingestion). `PROJECT_NOT_FOUND`: No such project for this key: it does not exist, or the key belongs to another (the answer is the same, issue 30). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5890,7 +6274,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
-                        code?: "UNKNOWN_RUN";
+                        code?: "UNKNOWN_RUN" | "PROJECT_NOT_FOUND";
                     };
                 };
             };
@@ -5978,7 +6362,10 @@ export interface operations {
                 limit: string;
                 offset: string;
             };
-            header?: never;
+            header?: {
+                /** @description The project to act in. A project key acts in its own (naming another answers 404 PROJECT_NOT_FOUND); a platform key in this one, `default` when absent. */
+                "X-Evals-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6029,6 +6416,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description `PROJECT_NOT_FOUND`: No such project for this key: it does not exist, or the key belongs to another (the answer is the same, issue 30). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "PROJECT_NOT_FOUND";
+                    };
+                };
+            };
             /** @description `HEADERS_TOO_LARGE`: The request line and headers are larger than 16 KiB; the connection is closed. */
             431: {
                 headers: {
@@ -6058,7 +6457,10 @@ export interface operations {
     Suites_push: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project to act in. A project key acts in its own (naming another answers 404 PROJECT_NOT_FOUND); a platform key in this one, `default` when absent. */
+                "X-Evals-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6124,6 +6526,18 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
                         code?: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description `PROJECT_NOT_FOUND`: No such project for this key: it does not exist, or the key belongs to another (the answer is the same, issue 30). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "PROJECT_NOT_FOUND";
                     };
                 };
             };
@@ -6194,7 +6608,10 @@ export interface operations {
     Suites_latest: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project to act in. A project key acts in its own (naming another answers 404 PROJECT_NOT_FOUND); a platform key in this one, `default` when absent. */
+                "X-Evals-Project"?: string;
+            };
             path: {
                 /** @description The suite key. */
                 key: string;
@@ -6210,6 +6627,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SuiteAnswerDto"];
+                };
+            };
+            /** @description `INVALID_REQUEST`: A field is missing, of the wrong type or out of range; `field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_REQUEST";
+                    };
                 };
             };
             /** @description `UNAUTHENTICATED`: No API key, an unknown one or a revoked one. */
@@ -6236,7 +6665,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SUITE_NOT_FOUND`: No suite with that key (or that version is no longer stored). */
+            /** @description `SUITE_NOT_FOUND`: No suite with that key (or that version is no longer stored). `PROJECT_NOT_FOUND`: No such project for this key: it does not exist, or the key belongs to another (the answer is the same, issue 30). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6244,7 +6673,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
-                        code?: "SUITE_NOT_FOUND";
+                        code?: "SUITE_NOT_FOUND" | "PROJECT_NOT_FOUND";
                     };
                 };
             };
@@ -6277,7 +6706,10 @@ export interface operations {
     Suites_version: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project to act in. A project key acts in its own (naming another answers 404 PROJECT_NOT_FOUND); a platform key in this one, `default` when absent. */
+                "X-Evals-Project"?: string;
+            };
             path: {
                 /** @description The suite key. */
                 key: string;
@@ -6333,7 +6765,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SUITE_NOT_FOUND`: No suite with that key (or that version is no longer stored). `SUITE_VERSION_NOT_FOUND`: The suite has no such version. */
+            /** @description `SUITE_NOT_FOUND`: No suite with that key (or that version is no longer stored). `SUITE_VERSION_NOT_FOUND`: The suite has no such version. `PROJECT_NOT_FOUND`: No such project for this key: it does not exist, or the key belongs to another (the answer is the same, issue 30). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6341,7 +6773,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
-                        code?: "SUITE_NOT_FOUND" | "SUITE_VERSION_NOT_FOUND";
+                        code?: "SUITE_NOT_FOUND" | "SUITE_VERSION_NOT_FOUND" | "PROJECT_NOT_FOUND";
                     };
                 };
             };
@@ -6374,7 +6806,10 @@ export interface operations {
     DashboardApi_whoami: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The project to act in. A project key acts in its own (naming another answers 404 PROJECT_NOT_FOUND); a platform key in this one, `default` when absent. */
+                "X-Evals-Project"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6387,6 +6822,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WhoAmIDto"];
+                };
+            };
+            /** @description `INVALID_REQUEST`: A field is missing, of the wrong type or out of range; `field` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "INVALID_REQUEST";
+                    };
                 };
             };
             /** @description `UNAUTHENTICATED`: No API key, an unknown one or a revoked one. */
@@ -6410,6 +6857,18 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"] & {
                         /** @enum {string} */
                         code?: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description `PROJECT_NOT_FOUND`: No such project for this key: it does not exist, or the key belongs to another (the answer is the same, issue 30). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"] & {
+                        /** @enum {string} */
+                        code?: "PROJECT_NOT_FOUND";
                     };
                 };
             };
