@@ -54,7 +54,9 @@ const BASES: Record<string, unknown> = {
   'POST /v1/runs': { run_id: RUN, suite_key: SUITE, subject_kind: 'agent', subject_id: 'fuzz-bot', source: 'ci', outputs },
   'POST /v1/gate': { suite_key: SUITE, subject_kind: 'agent', subject_id: 'fuzz-gate', outputs },
   'POST /v1/gate/{id}/override': { reason: 'accepted by the on-call lead after review' },
-  'POST /v1/keys': { name: 'fuzz', tier: 'viewer' },
+  'POST /v1/keys': { name: 'fuzz', tier: 'viewer', project: 'default' },
+  // Issue 30: project ids in bodies (and, from the document, in /v1/projects/{id}).
+  'POST /v1/projects': { id: 'fuzz-project', name: 'hostile-input campaign' },
   'POST /v1/baselines': { suite_key: SUITE, subject_kind: 'agent', subject_id: 'fuzz-bot', run_id: RUN },
   'POST /v1/comparisons': { run_a: RUN, run_b: RUN, outputs_a: outputs, outputs_b: outputs, rubric: 'Answers the question.' },
   'POST /v1/calibration-sets': {
@@ -279,6 +281,42 @@ describe('hostile HTTP requests for every route of evals serve (issue 18, issue 
     const res = await fetch(`${serve.url}/asyncapi.json`);
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual(JSON.parse(renderAsyncApiJson()));
+  });
+
+  // Issue 30 (docs/adr/0009-projects.md): with access control off, X-Evals-Project names the request's project.
+  // A malformed id is refused 400 naming the header, a well-formed one that does not exist 404
+  // PROJECT_NOT_FOUND, on every route that reads or writes project data; the public ones ignore it.
+  it('hostile X-Evals-Project headers on every route: 400 naming the header, an unknown project 404 PROJECT_NOT_FOUND, never a 5xx (issue 30)', async () => {
+    const malformed = ['x'.repeat(64), 'x'.repeat(5_000), 'Team-A', 'DEFAULT', '..', '.', '../default', 'a:b', 'default:x', 'ünï', 'a.b', '-lead', 'a/b', 'a b', '%2e%2e', '*', '>', 'default,other'];
+    const unknown = ['no-such-project', 'x'.repeat(63)];
+    const problems: string[] = [];
+    const publicPaths = ['/health', '/metrics', '/openapi.json', '/docs', '/asyncapi.json'];
+    for (const route of routes) {
+      const path = route.path.replace(/\{[^}]+\}/g, 'fuzz-probe');
+      const body = route.method === 'GET' ? undefined : render(BASES[`${route.method} ${route.path}`] ?? {});
+      for (const value of [...malformed, ...unknown]) {
+        const res = await fetch(`${serve.url}${path}`, { method: route.method, headers: { 'x-evals-project': value, ...(body ? { 'content-type': 'application/json' } : {}) }, ...(body ? { body } : {}) });
+        const text = await res.text();
+        let json: { code?: string; field?: string } = {};
+        try {
+          json = JSON.parse(text) as typeof json;
+        } catch {
+          // the dashboard shell, metrics: not JSON
+        }
+        const where = `${route.method} ${route.path} with X-Evals-Project ${JSON.stringify(value.slice(0, 40))}`;
+        if (res.status >= 500) problems.push(`${where}: ${res.status} ${text.slice(0, 200)}`);
+        else if (publicPaths.includes(route.path)) continue;
+        else if (malformed.includes(value) && !(res.status === 400 && json.code === 'INVALID_REQUEST' && json.field === 'X-Evals-Project')) problems.push(`${where}: ${res.status} ${text.slice(0, 200)}`);
+        else if (unknown.includes(value) && !(res.status === 404 && json.code === 'PROJECT_NOT_FOUND')) problems.push(`${where}: ${res.status} ${text.slice(0, 200)}`);
+      }
+    }
+    expect(problems).toEqual([]);
+    // Sent twice, the header is refused as ambiguous rather than either value picked.
+    const twice = await fetch(`${serve.url}/v1/suites`, { headers: [['x-evals-project', 'default'], ['x-evals-project', 'other']] });
+    expect([twice.status, ((await twice.json()) as { code?: string }).code]).toEqual([400, 'INVALID_REQUEST']);
+    // The default project, named or not, is served as before.
+    for (const headers of [{}, { 'x-evals-project': 'default' }, { 'x-evals-project': '' }] as Array<Record<string, string>>) expect((await fetch(`${serve.url}/v1/suites`, { headers })).status).toBe(200);
+    expect((await fetch(`${serve.url}/health`)).status).toBe(200);
   });
 
   it(`${REQUESTS} generated requests: every answer below 500, every refusal with a code, the process alive and bounded`, async () => {

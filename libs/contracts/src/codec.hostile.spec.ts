@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { fuzzSeed, heapAfterGc, hostileBusMessage, OUTPUT_CANARY, rssOf, Tally } from '../../../test/support/hostile-inputs';
+import { fuzzSeed, heapAfterGc, hostileBusMessage, hostileString, OUTPUT_CANARY, rssOf, Tally } from '../../../test/support/hostile-inputs';
 import { buildAsyncApiDocument } from './asyncapi';
 import { payloadValidators } from './asyncapi.testing';
 import { decodeMessage } from './codec';
@@ -7,6 +7,7 @@ import { DECODE_ERROR_CODES } from './contract-error';
 import type { MessageDefinition } from './message-definition';
 import { MESSAGE_DEFINITIONS } from './registry';
 import { ALL_SUBJECTS } from './subjects';
+import { DEFAULT_PROJECT, isProjectId } from './limits';
 
 /**
  * Issue 18 part 3, the bus edge: generated hostile messages for every subject go through the decoder. Each
@@ -90,6 +91,39 @@ describe('hostile bus messages for every subject, at the decoder (issue 18, R7, 
       expect(tally.refused.get(code) ?? 0).toBeGreaterThan(0);
     }
   }, 120_000);
+
+  // Issue 30: metadata.project is a project id or absent. Anything else is refused INVALID_ENVELOPE naming the
+  // field, before the payload; a valid id is kept, except `default`, which reads as absent (docs/adr/0009-projects.md).
+  it(`${RAW} messages whose metadata.project is hostile: malformed ids refused INVALID_ENVELOPE, valid ones kept (issue 30)`, () => {
+    const malformed = fc.oneof(
+      fc.constantFrom('x'.repeat(64), 'Team-a', 'TEAM', '..', '.', 'a..b', 'a:b', 'team:x', 'ünï', 'tëam', '', ' ', 'a.b', '-lead', 'a/b', 'a b', 'a\u0000b', '\ud800', 'a*', '>'),
+      hostileString,
+      fc.constantFrom<unknown>(42, null, true, [], ['team'], { id: 'team' }),
+    );
+    const valid = fc.oneof(fc.constantFrom(DEFAULT_PROJECT, 'a', '0', 'team-b', 'x'.repeat(63)), fc.stringMatching(/^[a-z0-9][a-z0-9-]{0,62}$/));
+    const refusedBefore = tally.refused.get('INVALID_ENVELOPE') ?? 0;
+    let kept = 0;
+    fc.assert(
+      fc.property(fc.constantFrom(...DEFINITIONS), fc.oneof(malformed, valid), (def, project) => {
+        const id = 'msg-project-1';
+        const envelope = { schema: def.schema, type: def.type, version: def.version, data: def.example, metadata: { message_id: id, correlation_id: id, causation_id: id, occurred_at: '2025-03-01T12:00:00.000Z', project } };
+        const bytes = Buffer.from(JSON.stringify(envelope), 'utf8');
+        check(def.type, bytes);
+        const result = decodeMessage(def.type, bytes);
+        if (isProjectId(project)) {
+          expect(result.ok).toBe(true);
+          const metadata = (result as { message: { metadata: { project?: string } } }).message.metadata;
+          expect(metadata.project).toBe(project === DEFAULT_PROJECT ? undefined : project);
+          if (project !== DEFAULT_PROJECT) kept++;
+        } else {
+          expect(result).toMatchObject({ ok: false, code: 'INVALID_ENVELOPE', reason: expect.stringContaining('metadata.project') });
+        }
+      }),
+      { seed, numRuns: RAW },
+    );
+    expect(kept).toBeGreaterThan(0);
+    expect((tally.refused.get('INVALID_ENVELOPE') ?? 0) - refusedBefore).toBeGreaterThan(RAW / 4);
+  });
 
   it(`${RAW} raw byte strings on every subject`, () => {
     fc.assert(
