@@ -201,9 +201,8 @@ export class RunIntakeService {
    * and so is a run of another project than `project` (issue 30).
    */
   async seal(runId: string, project: string, cause: Causation): Promise<void> {
-    const loaded = await this.streams.load(runId);
-    if (loaded.state.opened && RunModel.runProject(loaded.state) !== project) throw unknownRun(runId);
-    await underRunRules(() => this.streams.decide(runId, { type: 'seal', run_id: runId }, cause, loaded));
+    // The model refuses another project's run on every attempt of the decision (a retry re-reads the stream).
+    await underRunRules(() => this.streams.decide(runId, { type: 'seal', run_id: runId, project }, cause));
     await this.work.seal(runId, cause);
   }
 

@@ -93,7 +93,7 @@ describe('integration: read model scoped by project (issue 30)', () => {
     ]);
     expect(Object.keys(rows[2].payload.metadata).sort()).toEqual(['causation_id', 'correlation_id', 'message_id', 'occurred_at']);
     for (const r of rows) {
-      const decoded = decodeMessage(SUBJECTS.RESULT_RECORDED, JSON.stringify(r.payload));
+      const decoded = decodeMessage(r.subject, JSON.stringify(r.payload));
       expect(decoded.ok).toBe(true);
     }
 

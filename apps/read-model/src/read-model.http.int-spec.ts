@@ -331,8 +331,10 @@ describe('integration: read-model process over HTTP (R3, R4, R6, GT6)', () => {
       const outbound = streamOf(names, 'EVALS_OUTBOUND');
       for (const project of ['team-a', 'team-b']) {
         const message = await waitFor(async () => (await jsm.streams.getMessage(outbound, { last_by_subj: subjectOf(names, `${SUBJECTS.RESULT_RECORDED}.${project}`) })) ?? undefined, 15_000);
-        const decoded = decodeMessage(SUBJECTS.RESULT_RECORDED, message.data);
+        // Decoded on the subject it travelled on: a project's message only decodes on its own project's token.
+        const decoded = decodeMessage(`${SUBJECTS.RESULT_RECORDED}.${project}`, message.data);
         expect(decoded.ok && decoded.message.metadata.project).toBe(project);
+        expect(decodeMessage(SUBJECTS.RESULT_RECORDED, message.data).ok).toBe(false);
         expect(decoded.ok && (decoded.message.data as { run_id: string }).run_id).toBe(project === 'team-a' ? 'http-a-1' : 'http-b-1');
       }
       // The default run's result stays alone on the bare subject, its envelope without a project.

@@ -375,8 +375,10 @@ describe('integration: regression decisions and findings (G1-G6)', () => {
       it("a consumer of team-a's subject gets team-a's finding only, with metadata.project; a consumer of the bare subject only default's", async () => {
         const teamA = await read('finding.reported.team-a', 'team-a');
         expect(teamA.map((m) => m.subject)).toEqual([subjectOf(names, 'finding.reported.team-a')]);
-        // The payload's type stays the contract subject; the project travels in the envelope.
-        const decoded = decodeMessage(SUBJECTS.FINDING_REPORTED, teamA[0].body);
+        // The payload's type stays the contract subject; the project travels in the envelope, and the message
+        // decodes on its own project's token only.
+        const decoded = decodeMessage('finding.reported.team-a', teamA[0].body);
+        expect(decodeMessage(SUBJECTS.FINDING_REPORTED, teamA[0].body).ok).toBe(false);
         expect(decoded.ok).toBe(true);
         if (!decoded.ok) return;
         expect(decoded.message.data).toMatchObject({ run_id: 'a-2', baseline_run_id: 'a-1' });

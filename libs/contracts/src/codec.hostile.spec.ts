@@ -6,7 +6,7 @@ import { decodeMessage } from './codec';
 import { DECODE_ERROR_CODES } from './contract-error';
 import type { MessageDefinition } from './message-definition';
 import { MESSAGE_DEFINITIONS } from './registry';
-import { ALL_SUBJECTS } from './subjects';
+import { ALL_SUBJECTS, OUTBOUND_SUBJECTS, projectSubject, type Subject } from './subjects';
 import { DEFAULT_PROJECT, isProjectId } from './limits';
 
 /**
@@ -108,8 +108,10 @@ describe('hostile bus messages for every subject, at the decoder (issue 18, R7, 
         const id = 'msg-project-1';
         const envelope = { schema: def.schema, type: def.type, version: def.version, data: def.example, metadata: { message_id: id, correlation_id: id, causation_id: id, occurred_at: '2025-03-01T12:00:00.000Z', project } };
         const bytes = Buffer.from(JSON.stringify(envelope), 'utf8');
-        check(def.type, bytes);
-        const result = decodeMessage(def.type, bytes);
+        // A valid project's outbound message travels on its project's subject token (projectSubject).
+        const subject = isProjectId(project) && (OUTBOUND_SUBJECTS as readonly string[]).includes(def.type) ? projectSubject(def.type as Subject, project) : def.type;
+        check(subject, bytes);
+        const result = decodeMessage(subject, bytes);
         if (isProjectId(project)) {
           expect(result.ok).toBe(true);
           const metadata = (result as { message: { metadata: { project?: string } } }).message.metadata;

@@ -170,6 +170,7 @@ describe('decodeMessage: the envelope', () => {
     expect(onToken.ok && onToken.message).toEqual(result);
     // Another project's token, a token for a default message, and an inbound type with a token: refused.
     expect(failureOf(decodeMessage('evals.result.recorded.team-b', JSON.stringify(result))).issues).toEqual(['type: equalsSubject']);
+    expect(failureOf(decodeMessage('evals.result.recorded', JSON.stringify(result))).issues).toEqual(['type: equalsSubject']);
     const plain = encodeMessage(SUBJECTS.RESULT_RECORDED, 1, RESULT_RECORDED_V1_EXAMPLE, META);
     expect(plain.metadata).not.toHaveProperty('project');
     expect(failureOf(decodeMessage('evals.result.recorded.default', JSON.stringify(plain))).code).toBe('SCHEMA_MISMATCH');

@@ -80,12 +80,13 @@ export function decodeMessage(subject: string, payload: Uint8Array | string): De
 }
 
 /**
- * Issue 30: an outbound message of a project other than `default` arrives on its type with the project as a
- * trailing token (projectSubject) - the project its own envelope names, so a message cannot be moved to
- * another project's subject.
+ * A message travels on its type. Issue 30: an outbound one, on its type with its project's token
+ * (projectSubject) - the project its own envelope names - so no message reaches another project's
+ * consumers, `default`'s on the bare subject included.
  */
-function onProjectSubject(subject: string, type: string, project: unknown): boolean {
-  return typeof project === 'string' && project !== DEFAULT_PROJECT && (OUTBOUND_SUBJECTS as readonly string[]).includes(type) && subject === projectSubject(type as Subject, project);
+function onItsSubject(subject: string, type: string, project: unknown): boolean {
+  if (!(OUTBOUND_SUBJECTS as readonly string[]).includes(type)) return subject === type;
+  return subject === projectSubject(type as Subject, typeof project === 'string' ? project : DEFAULT_PROJECT);
 }
 
 function decode(subject: string, payload: Uint8Array | string): DecodeResult {
@@ -120,7 +121,7 @@ function decode(subject: string, payload: Uint8Array | string): DecodeResult {
   if (schema !== schemaName(type, version)) {
     return failure(subject, 'SCHEMA_MISMATCH', [{ field: 'schema', constraint: 'equalsTypeDotVersion' }], messageId);
   }
-  if (type !== subject && !onProjectSubject(subject, type, (root['metadata'] as Record<string, unknown>)['project'])) {
+  if (!onItsSubject(subject, type, (root['metadata'] as Record<string, unknown>)['project'])) {
     return failure(subject, 'SCHEMA_MISMATCH', [{ field: 'type', constraint: 'equalsSubject' }], messageId);
   }
   const def = findDefinition(schema);

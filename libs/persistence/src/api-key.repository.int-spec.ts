@@ -48,6 +48,10 @@ describe('integration: API key repository on PostgreSQL (docs/security.md)', () 
     expect((await repo.list(ds, { project: 'keys-team' })).map((k) => k.id)).toEqual([mine.record.id]);
     expect((await repo.list(ds)).map((k) => k.id)).toEqual(expect.arrayContaining([mine.record.id, platform.record.id]));
     await expect(ds.query(`UPDATE api_keys SET project = 'default' WHERE id = $1`, [mine.record.id])).rejects.toThrow(/only revocation/);
+    // A project is never renamed or deleted (the guard caches found ones), and a key cannot name a missing one.
+    await expect(ds.query(`DELETE FROM projects WHERE id = 'keys-team'`)).rejects.toThrow();
+    await expect(ds.query(`UPDATE projects SET id = 'renamed' WHERE id = 'keys-team'`)).rejects.toThrow();
+    await expect(ds.query(`INSERT INTO api_keys (id, name, tier, prefix, secret_hash, project) VALUES ('00000000000000aa', 'x', 'viewer', 'p', repeat('a', 64), 'no-such-team')`)).rejects.toThrow(/foreign key/);
   });
 
   it('authenticates the exact key only: another secret, another pepper, a forged id all fail', async () => {

@@ -32,8 +32,6 @@ export class JudgeCorrectionQueries {
   /**
    * `run.project` is the run's (its document's, folded from its run.opened: absent means `default`, issue 30):
    * the suite version and the judge's certification are looked up in it, never in another project's.
-   * NOTE(issue 30): `JudgeStatusRepository.scopes` takes no project yet (the regression app's part, ADR 0009:
-   * the judge's certification is per project); until it does, every project's calibration reports count below.
    */
   async forRun(sql: Sql, run: { readonly run_id: string; readonly project?: string; readonly suite_key: string; readonly suite_version: number }): Promise<RunJudgeCorrection[]> {
     // The judged cases first, by the run's key: most runs have none, and then this

@@ -113,6 +113,7 @@ describe('RunModel.decide: refusals with stable codes (R7)', () => {
     ['the same run id with other content after the seal', play(open('h1'), seal), open('h2'), RUN_RULE_CODES.runIdConflict],
     ['a seal of a run that received no output', play(open('h1', null)), { type: 'seal', run_id: 'r1', received: 0 }, RUN_RULE_CODES.emptyRun],
     ['a seal of a run never opened', initialRunState, seal, RUN_RULE_CODES.runNotFound],
+    ["issue 30: a seal of another project's run, as if it did not exist", play(open('h1', 1)), { type: 'seal', run_id: 'r1', project: 'team-b', received: 1 }, RUN_RULE_CODES.runNotFound],
     ['an expiry of a run never opened', initialRunState, expire('2026-12-02T00:00:00.000Z'), RUN_RULE_CODES.runNotFound],
     ['an expiry before the time is up', play(open()), expire('2026-12-01T10:59:59.999Z'), RUN_RULE_CODES.runNotExpired],
     ['a result for a run never opened', initialRunState, scored(), RUN_RULE_CODES.runNotFound],
@@ -121,6 +122,13 @@ describe('RunModel.decide: refusals with stable codes (R7)', () => {
     ['a verdict for an open run', play(open()), compared, RUN_RULE_CODES.runNotScored],
   ])('refuses %s', (_name, state, command, code) => {
     expect(refusal(command, state)).toBe(code);
+  });
+
+  it("issue 30: seals a run of the caller's own project (default when the run names none)", () => {
+    expect(decide({ type: 'seal', run_id: 'r1', project: 'default', received: 1 }, play(open('h1', 1))).map((e) => e.type)).toEqual(['run.sealed']);
+    const theirs = play({ type: 'open', data: opened({ project: 'team-b' }), request_hash: 'h1', outputs: 1 });
+    expect(decide({ type: 'seal', run_id: 'r1', project: 'team-b', received: 1 }, theirs).map((e) => e.type)).toEqual(['run.sealed']);
+    expect(refusal({ type: 'seal', run_id: 'r1', project: 'default', received: 1 }, theirs)).toBe(RUN_RULE_CODES.runNotFound);
   });
 
   it('a run opened before request hashes existed is never a conflict (it cannot be compared)', () => {

@@ -105,6 +105,11 @@ export type RunCommand =
        * came over the bus, which must have received one (`outputs.received`), else EMPTY_RUN.
        */
       readonly received?: number;
+      /**
+       * Issue 30: the project of the caller. A run of another project is refused as if it did not exist, on
+       * every attempt of the decision - also one retried after another project opened the id meanwhile.
+       */
+      readonly project?: string;
     }
   | { readonly type: 'expire'; readonly run_id: string; readonly now: string; readonly ttl_seconds: number }
   | { readonly type: 'record_scored'; readonly data: RunScoredV1 }
@@ -136,7 +141,7 @@ export function decide(command: RunCommand, state: RunState): RunEvent[] {
       return [{ type: 'outputs.received', version: 1, data: { run_id: opened.run_id } }];
     }
     case 'seal': {
-      const opened = requireOpened(state, command.run_id);
+      const opened = requireOpened(state, command.run_id, command.project);
       if (state.phase !== 'open') return [];
       const received = command.received ?? (state.outputs_received ? 1 : 0);
       // Sealed with nothing, it would complete as 0/N and become a baseline that masks the next regression.
@@ -199,8 +204,9 @@ export function foldRun(events: ReadonlyArray<{ readonly event: RunEvent; readon
   return events.reduce((s, e) => evolve(s, e.event, e.occurred_at), initialRunState);
 }
 
-function requireOpened(state: RunState, runId: string): RunOpenedV1 {
-  if (state.opened === null) throw new RunRuleError(RUN_RULE_CODES.runNotFound, `no run ${runId}`, 'run_id');
+/** The run's opening; a run never opened - or, when `project` is given, opened by another project - is not found, alike. */
+function requireOpened(state: RunState, runId: string, project?: string): RunOpenedV1 {
+  if (state.opened === null || (project !== undefined && runProject(state) !== project)) throw new RunRuleError(RUN_RULE_CODES.runNotFound, `no run ${runId}`, 'run_id');
   return state.opened;
 }
 

@@ -24,7 +24,9 @@ const PROJECT_OWNED = [
  * Issue 30 (docs/adr/0009-projects.md): projects. Creates the shared `projects` table with `default`, gives
  * every API key a project (NULL: a platform key, across projects; every existing key goes to `default`),
  * and gives every project-owned table a `project` column whose default puts every existing row in
- * `default`: PostgreSQL records the default in the catalogue, so nothing is rewritten and nothing is lost.
+ * `default`: PostgreSQL records the default in the catalogue, so no row is rewritten and nothing is lost.
+ * What does take time on a large database: the new primary keys of the suite tables rebuild their indexes
+ * (under the table's lock), and the id check scans each table once (without blocking writes).
  * The natural keys - a suite's key and version, a baseline's subject, a budget's scope, a source file's
  * hash - become unique per project, so two teams may use the same suite keys.
  */
@@ -40,15 +42,21 @@ export class Projects1796600000000 implements MigrationInterface {
         created_by  text
       )`);
     await q.query(`INSERT INTO projects (id, name, created_by) VALUES ('default', 'default', 'migration Projects1796600000000')`);
+    // A project is never renamed or deleted: its id is in every row it owns, and the guard caches the ones it found.
+    await q.query(`CREATE TRIGGER projects_append_only BEFORE UPDATE OR DELETE ON projects FOR EACH ROW EXECUTE FUNCTION evals_refuse_mutation()`);
+    await q.query(`CREATE TRIGGER projects_no_truncate BEFORE TRUNCATE ON projects FOR EACH STATEMENT EXECUTE FUNCTION evals_refuse_mutation()`);
 
-    await q.query(`ALTER TABLE api_keys ADD COLUMN project text DEFAULT 'default'`);
+    await q.query(`ALTER TABLE api_keys ADD COLUMN project text DEFAULT 'default' REFERENCES projects (id)`);
     // New keys name their project (or NULL, a platform key) explicitly: no default from here on.
     await q.query(`ALTER TABLE api_keys ALTER COLUMN project DROP DEFAULT`);
     // Revocation stays the only change a key allows: its project is as immutable as its tier.
     await q.query(apiKeysGuard(['id', 'name', 'tier', 'prefix', 'secret_hash', 'created_at', 'created_by', 'project']));
 
     for (const table of PROJECT_OWNED) {
-      await q.query(`ALTER TABLE ${table} ADD COLUMN project text NOT NULL DEFAULT 'default' CHECK (project ~ '^[a-z0-9][a-z0-9-]{0,62}$')`);
+      await q.query(`ALTER TABLE ${table} ADD COLUMN project text NOT NULL DEFAULT 'default'`);
+      // Added NOT VALID, then validated: the scan of the existing rows holds no lock that stops the apps' writes.
+      await q.query(`ALTER TABLE ${table} ADD CONSTRAINT ${table}_project_id CHECK (project ~ '^[a-z0-9][a-z0-9-]{0,62}$') NOT VALID`);
+      await q.query(`ALTER TABLE ${table} VALIDATE CONSTRAINT ${table}_project_id`);
     }
 
     // A suite version is (project, key, version); its cases and source files follow it.
@@ -72,10 +80,13 @@ export class Projects1796600000000 implements MigrationInterface {
     await q.query(`CREATE INDEX calibration_sets_project ON calibration_sets (project)`);
   }
 
+  /**
+   * Only for a database that never held another project: undone with several, their rows would merge into one
+   * unscoped catalogue and their keys would read everything. Refused then, with nothing changed.
+   */
   async down(q: QueryRunner): Promise<void> {
-    await q.query(`DELETE FROM suite_cases WHERE project <> 'default'`);
-    await q.query(`DELETE FROM suite_sources WHERE project <> 'default'`);
-    await q.query(`DELETE FROM suite_versions WHERE project <> 'default'`);
+    const others = await q.query(`SELECT 1 FROM projects WHERE id <> 'default' LIMIT 1`);
+    if (others.length > 0) throw new Error('Projects1796600000000 cannot be undone: projects other than default exist, and their data would merge');
     await q.query(`ALTER TABLE suite_cases DROP CONSTRAINT suite_cases_project_suite_key_suite_version_fkey`);
     await q.query(`ALTER TABLE suite_sources DROP CONSTRAINT suite_sources_project_suite_key_version_fkey`);
     await q.query(`ALTER TABLE suite_versions DROP CONSTRAINT suite_versions_pkey, ADD PRIMARY KEY (suite_key, version)`);

@@ -23,7 +23,7 @@ export interface AuthSettings {
 
 /**
  * The global guard (APP_GUARD, installed by InfrastructureModule in every app): the route's declared tier,
- * the presented key, the per-key rate limit on writes, then the request's project (decideProject, issue 30).
+ * the presented key, the request's project (decideProject, issue 30), then the per-key rate limit on writes.
  * Sets `req.principal` and `req.project`. Logs a denial with the
  * route, the code and the key id at most - never the key, never a body (D1).
  */
@@ -56,6 +56,13 @@ export class AuthGuard implements CanActivate {
       throw new HttpException(decision.body, decision.status);
     }
     const principal = decision.principal;
+    // The project before the rate limit, like the tier: a refused request costs the key nothing.
+    const scope = principal ? await decideProject(principal, req.headers[PROJECT_HEADER], async (id) => (await this.keys.findProject(id)) !== null) : null;
+    if (principal && scope && !scope.allow) {
+      metrics.accessDenied.inc({ code: scope.body.code });
+      this.logger.event('info', 'request refused', { route, status: scope.status, code: scope.body.code, key_id: principal.key_id });
+      throw new HttpException(scope.body, scope.status);
+    }
     if (principal && !principal.auth_disabled && isWriteMethod(req.method)) {
       const rate = await this.limiter.take(principal.key_id);
       if (!rate.allowed) {
@@ -70,13 +77,7 @@ export class AuthGuard implements CanActivate {
         throw new HttpException(body, 429);
       }
     }
-    if (principal) {
-      const scope = await decideProject(principal, req.headers[PROJECT_HEADER], async (id) => (await this.keys.findProject(id)) !== null);
-      if (!scope.allow) {
-        metrics.accessDenied.inc({ code: scope.body.code });
-        this.logger.event('info', 'request refused', { route, status: scope.status, code: scope.body.code, key_id: principal.key_id });
-        throw new HttpException(scope.body, scope.status);
-      }
+    if (principal && scope?.allow) {
       req.principal = principal;
       req.project = scope.project;
     }
