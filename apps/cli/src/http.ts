@@ -1,3 +1,4 @@
+import { PROJECT_HEADER } from '@evals/limits';
 import { ApiError, CliError, EXIT, UnreachableError } from './exit-codes';
 import { positiveSeconds, type Io } from './command';
 import type { AnswerOf, ApiUrl, BodyOf, PlainUrl } from './api/api-types';
@@ -28,8 +29,7 @@ export interface ServerFlags {
   timeout?: string;
 }
 
-/** The header that names the request's project (issue 30, docs/adr/0009-projects.md). */
-export const PROJECT_HEADER = 'x-evals-project';
+export { PROJECT_HEADER };
 
 /**
  * `--server` / EVALS_SERVER (default http://127.0.0.1:3001) is the ingestion API. The read model and the

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { DEFAULT_PROJECT } from '@evals/contracts';
+import { projectField } from '@evals/contracts';
 import { RunModel, sampleCaseIds, suiteScorerVersions, type RunCommand, type RunOpenedV1, type RunState, type WorkItem } from '@evals/domain';
 import { SuiteRepository, type LoadedRun, type SuiteVersionHead } from '@evals/persistence';
 import { DATA_SOURCE } from '@evals/platform';
@@ -113,7 +113,7 @@ export class RunIntakeService {
       opened = {
         run_id: cmd.run_id,
         // Issue 30: `default` is not written, so a default run's events are byte for byte those of before projects.
-        ...(cmd.project === DEFAULT_PROJECT ? {} : { project: cmd.project }),
+        ...projectField(cmd.project),
         suite_key: suite.suite_key,
         suite_version: suite.version,
         suite_content_hash: suite.content_hash,

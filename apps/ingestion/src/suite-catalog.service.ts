@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { nextSuiteVersion, streamSuiteYaml, suiteContentHash, type SuiteCase, type SuiteDefinition, type SuiteError, type SuiteHead } from '@evals/domain';
 import { PG_UNIQUE_VIOLATION, pgCode, SuiteRepository, type Page, type SuiteCaseRecord, type SuiteSummary, type SuiteVersionRecord, type SuiteVersionWithCases } from '@evals/persistence';
-import { DEFAULT_PROJECT } from '@evals/contracts';
+import { projectField } from '@evals/contracts';
 import { DATA_SOURCE } from '@evals/platform';
 import type { DataSource, EntityManager } from 'typeorm';
 
@@ -87,7 +87,7 @@ export class SuiteCatalogService {
         return { created: false, version: existing.find((v) => v.version === decision.version)! };
       }
       const record: SuiteVersionRecord = {
-        ...(project === DEFAULT_PROJECT ? {} : { project }),
+        ...projectField(project),
         suite_key: head.key,
         version: decision.version,
         content_hash: hash,

@@ -5,7 +5,7 @@ import {
   SCHEMA_NAME_PATTERN,
   TYPE_NAME_PATTERN,
 } from './envelope';
-import { DEFAULT_PROJECT, isProjectId, isSafeId, isTimestamp, MAX_MESSAGE_BYTES, MAX_OUTPUT_BYTES, utf8ByteLength } from './limits';
+import { DEFAULT_PROJECT, isProjectId, isSafeId, projectField, isTimestamp, MAX_MESSAGE_BYTES, MAX_OUTPUT_BYTES, utf8ByteLength } from './limits';
 import { type MessageDefinition, schemaName } from './message-definition';
 import {
   type AnyMessage,
@@ -142,7 +142,7 @@ function decode(subject: string, payload: Uint8Array | string): DecodeResult {
     correlation_id: optionalId(meta['correlation_id']) ?? messageId,
     causation_id: optionalId(meta['causation_id']) ?? messageId,
     occurred_at: meta['occurred_at'] as string,
-    ...(typeof meta['project'] === 'string' && meta['project'] !== DEFAULT_PROJECT ? { project: meta['project'] } : {}),
+    ...projectField(meta['project']),
   };
   const message = { schema, type, version, data: checked.data, metadata } as unknown as AnyMessage;
   return checked.refused && checked.refused.length > 0 ? { ok: true, message, refused: checked.refused } : { ok: true, message };
@@ -340,7 +340,7 @@ export function encodeMessage<T extends MessageType, V extends MessageVersion<T>
       causation_id: metadata.causation_id,
       occurred_at: metadata.occurred_at,
       // Issue 30: a message of `default` is written as before projects (its subject too: projectSubject).
-      ...(metadata.project !== undefined && metadata.project !== DEFAULT_PROJECT ? { project: metadata.project } : {}),
+      ...projectField(metadata.project),
     },
   };
   if (utf8ByteLength(JSON.stringify(wire)) > MAX_MESSAGE_BYTES) {

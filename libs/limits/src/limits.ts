@@ -65,6 +65,20 @@ export function isProjectId(value: unknown): value is string {
   return typeof value === 'string' && PROJECT_ID_PATTERN.test(value);
 }
 
+/** What a caller is told of a malformed project id (never the id itself). */
+export const PROJECT_ID_RULE = 'a project id is 1-63 characters of a-z, 0-9 and -, starting with a letter or digit';
+
+/** The HTTP header a platform key names the request's project with (docs/security.md, "Projects"). */
+export const PROJECT_HEADER = 'x-evals-project';
+
+/**
+ * `{project}` to spread into an event, an envelope, a record or a cache key - nothing for `default` (or no
+ * project, or not a string): what `default` writes stays byte for byte what it wrote before projects.
+ */
+export function projectField(project: unknown): { readonly project?: string } {
+  return typeof project === 'string' && project !== DEFAULT_PROJECT ? { project } : {};
+}
+
 /**
  * Small vocabularies chosen by a producer (subject kinds, session states): lowercase, 1 to 64 characters,
  * starting with a letter.

@@ -1,5 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { DEFAULT_PROJECT, isProjectId } from '@evals/contracts';
+import { DEFAULT_PROJECT, isProjectId, PROJECT_ID_RULE } from '@evals/contracts';
 import type { Sql } from './sql';
 
 /**
@@ -96,7 +96,7 @@ export class ApiKeyRepository {
     const project = input.project === undefined ? DEFAULT_PROJECT : input.project;
     if (!API_KEY_NAME_PATTERN.test(input.name)) throw new RangeError('name must be 1-100 characters: letters, digits, space and ._@:/+-');
     if (!isApiKeyTier(input.tier)) throw new RangeError(`tier must be one of ${API_KEY_TIERS.join(', ')}`);
-    if (project !== null && !isProjectId(project)) throw new RangeError('project must be a project id: a-z, 0-9 and -, 1-63 characters, starting with a letter or digit');
+    if (project !== null && !isProjectId(project)) throw new RangeError(`project: ${PROJECT_ID_RULE}`);
     const fresh = generateApiKey();
     const rows = await sql.query(
       `INSERT INTO api_keys (id, name, tier, prefix, secret_hash, created_by, project)

@@ -34,7 +34,7 @@ export { BudgetRepository, GateRepository } from './gate.repository';
 export type { BudgetMode, BudgetReservation, BudgetRow, GateOverrideRow, JudgeSpendEntry } from './gate.repository';
 export { API_KEY_NAME_PATTERN, API_KEY_TIERS, ApiKeyRepository, apiKeyHashesEqual, generateApiKey, hashApiKeySecret, isApiKeyId, isApiKeyTier, parseApiKey } from './api-key.repository';
 export type { ApiKeyAuthentication, ApiKeyRecord, ApiKeyTier, IssuedApiKey } from './api-key.repository';
-export { PROJECT_NAME_PATTERN, ProjectRepository } from './project.repository';
+export { KnownProjects, PROJECT_NAME_PATTERN, ProjectRepository } from './project.repository';
 export type { ProjectRecord } from './project.repository';
 export { JudgeEvidenceRepository } from './judge-evidence.repository';
 export type { JudgeEvidenceColumns, JudgedEvidenceRow, RunJudgeUsage } from './judge-evidence.repository';

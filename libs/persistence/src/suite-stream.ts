@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { DEFAULT_PROJECT } from '@evals/contracts';
+import { DEFAULT_PROJECT, projectField } from '@evals/contracts';
 import { SUITE_EVENTS, SuiteStreamModel, suiteCasePages, suiteStreamId, type SuitePublishedV1, type SuiteStreamState } from '@evals/domain';
 import { BoundedCache } from './bounded-cache';
 import { EventStore, type NewEvent } from './event-store';
@@ -26,7 +26,7 @@ export class SuiteEvents {
     const project = head.project ?? DEFAULT_PROJECT;
     const data: SuitePublishedV1 = {
       // Issue 30: `default` is written as before projects, so its events read as they always did.
-      ...(project === DEFAULT_PROJECT ? {} : { project }),
+      ...projectField(project),
       suite_key: head.suite_key,
       version: head.version,
       content_hash: head.content_hash,

@@ -1,4 +1,4 @@
-import { DEFAULT_PROJECT } from '@evals/contracts';
+import { DEFAULT_PROJECT, projectField } from '@evals/contracts';
 import type { Sql } from './sql';
 import { SuiteEvents } from './suite-stream';
 
@@ -262,7 +262,7 @@ export function caseRecordOf(c: any): SuiteCaseRecord {
 export function toVersion(r: any): SuiteVersionRecord {
   return {
     // Issue 30: named only outside `default`, as suite.published names it, so a default suite reads as before.
-    ...(typeof r.project === 'string' && r.project !== DEFAULT_PROJECT ? { project: r.project } : {}),
+    ...projectField(r.project),
     suite_key: r.suite_key,
     version: r.version,
     content_hash: r.content_hash,

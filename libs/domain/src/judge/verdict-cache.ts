@@ -12,7 +12,7 @@
  * a hit never tells one team that another judged the same output with the same rubric. `default` adds
  * nothing, so the keys written before projects keep matching.
  */
-import { DEFAULT_PROJECT } from '@evals/contracts';
+import { projectField } from '@evals/contracts';
 import { canonicalJson } from '../suites/canonical-json';
 import type { JudgeRequest, PassFail } from './judge.port';
 
@@ -46,7 +46,7 @@ export function verdictCacheKeyMaterial(parts: VerdictCacheKeyParts): string {
     // Only repeats after the first add the index: existing entries (one call per case) keep matching.
     ...(parts.repeat !== undefined && parts.repeat > 0 ? { repeat: parts.repeat } : {}),
     // Likewise only a project other than `default`: entries written before projects keep matching.
-    ...(parts.project !== undefined && parts.project !== DEFAULT_PROJECT ? { project: parts.project } : {}),
+    ...projectField(parts.project),
   });
 }
 

@@ -1,4 +1,4 @@
-import { DEFAULT_PROJECT } from '@evals/contracts';
+import { projectField } from '@evals/contracts';
 import { wilson } from '@evals/stats';
 import { verdictStability, type VerdictStability } from '../judge/repeats';
 import { casesScoredCounts } from './case-outcomes';
@@ -72,7 +72,7 @@ function openedDoc(d: RunOpenedV1, at: string): RunDoc {
     run_id: d.run_id,
     // Issue 30: the run's project travels with its document, so every view scopes it by the fact of its own
     // run.opened; a run of `default` keeps the document it had before projects (no field).
-    ...(d.project !== undefined && d.project !== DEFAULT_PROJECT ? { project: d.project } : {}),
+    ...projectField(d.project),
     suite_key: d.suite_key,
     suite_version: d.suite_version,
     suite_content_hash: d.suite_content_hash,

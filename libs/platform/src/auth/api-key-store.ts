@@ -1,5 +1,6 @@
 import {
   ApiKeyRepository,
+  KnownProjects,
   ProjectRepository,
   type ApiKeyAuthentication,
   type ApiKeyRecord,
@@ -30,29 +31,17 @@ export interface ApiKeyStore {
 
 export const API_KEY_STORE = Symbol('API_KEY_STORE');
 
-/** Projects the guard remembers: a project is never deleted, so a found one stays found; a missing one is asked again. */
-const PROJECT_CACHE_SIZE = 1_000;
-
 export function sqlApiKeyStore(sql: Sql, pepper: string): ApiKeyStore {
   const repo = new ApiKeyRepository({ pepper });
   const projects = new ProjectRepository();
-  const known = new Map<string, ProjectRecord>();
+  const known = new KnownProjects(projects);
   return {
     authenticate: (key) => repo.authenticate(sql, key),
     create: (input) => repo.create(sql, input),
     find: (id) => repo.find(sql, id),
     list: (options) => repo.list(sql, options),
     revoke: (id) => repo.revoke(sql, id),
-    async findProject(id) {
-      const hit = known.get(id);
-      if (hit) return hit;
-      const found = await projects.find(sql, id);
-      if (found) {
-        if (known.size >= PROJECT_CACHE_SIZE) known.delete(known.keys().next().value!);
-        known.set(id, found);
-      }
-      return found;
-    },
+    findProject: (id) => known.find(sql, id),
     createProject: (input) => projects.create(sql, input),
     listProjects: () => projects.list(sql),
   };

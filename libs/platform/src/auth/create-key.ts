@@ -13,7 +13,7 @@
  * Reads DATABASE_URL, DATABASE_SCHEMA and EVALS_API_KEY_PEPPER (the same pepper as the apps, or the key
  * will not work). Exit codes: 0 done, 1 failed, 2 bad usage or configuration.
  */
-import { DEFAULT_PROJECT, isProjectId } from '@evals/contracts';
+import { DEFAULT_PROJECT, isProjectId, PROJECT_ID_RULE } from '@evals/contracts';
 import { API_KEY_TIERS, ApiKeyRepository, createDataSource, isApiKeyTier, migrate, ProjectRepository, type ApiKeyRecord, type Sql } from '@evals/persistence';
 import { authConfigSpec, commonConfigSpec, ConfigError, loadConfig } from '../config';
 
@@ -64,7 +64,7 @@ export function parseKeysArgs(argv: readonly string[], defaultCreatedBy = 'keys-
   const modes = ['revoke', 'list', 'tier', 'create-project'].filter((k) => flags.has(k));
   if (modes.length > 1) throw new UsageError('choose one of --tier (create), --revoke, --list, --create-project');
   const project = flags.get('project');
-  if (project !== undefined && !isProjectId(project)) throw new UsageError('--project must be a project id: a-z, 0-9 and -, 1-63 characters, starting with a letter or digit');
+  if (project !== undefined && !isProjectId(project)) throw new UsageError(`--project must be a project id: ${PROJECT_ID_RULE}`);
   if (project !== undefined && flags.has('platform')) throw new UsageError('a key has a --project or is --platform, not both');
   const createdBy = flags.get('created-by');
   const by = typeof createdBy === 'string' ? createdBy : defaultCreatedBy;
@@ -74,7 +74,7 @@ export function parseKeysArgs(argv: readonly string[], defaultCreatedBy = 'keys-
   const name = flags.get('name');
   if (flags.has('create-project')) {
     const id = flags.get('create-project');
-    if (!isProjectId(id)) throw new UsageError('--create-project must be a project id: a-z, 0-9 and -, 1-63 characters, starting with a letter or digit');
+    if (!isProjectId(id)) throw new UsageError(`--create-project must be a project id: ${PROJECT_ID_RULE}`);
     return { kind: 'create-project', id, name: typeof name === 'string' ? name : id, createdBy: by, json };
   }
   if (tier === undefined && name === undefined) return { kind: 'help' };

@@ -1,4 +1,4 @@
-import { DEFAULT_PROJECT, isProjectId } from '@evals/contracts';
+import { DEFAULT_PROJECT, isProjectId, PROJECT_HEADER, PROJECT_ID_RULE } from '@evals/contracts';
 import type { ApiKeyAuthentication } from '@evals/persistence';
 import { AUTH_DISABLED_PRINCIPAL, isRouteAccess, tierAtLeast, type AuthPrincipal, type Tier } from './tiers';
 
@@ -76,8 +76,7 @@ export function isWriteMethod(method: string): boolean {
   return ['POST', 'PUT', 'PATCH', 'DELETE'].includes(method.toUpperCase());
 }
 
-/** The header a platform key (or a server without auth) names the request's project with (issue 30). */
-export const PROJECT_HEADER = 'x-evals-project';
+export { PROJECT_HEADER };
 
 export interface ProjectNotFoundBody {
   readonly code: 'PROJECT_NOT_FOUND';
@@ -107,7 +106,7 @@ export async function decideProject(
 ): Promise<ProjectDecision> {
   if (Array.isArray(header)) return invalidProject('send X-Evals-Project once');
   const named = header === undefined || header === '' ? null : header;
-  if (named !== null && !isProjectId(named)) return invalidProject('X-Evals-Project must be a project id: a-z, 0-9 and -, 1-63 characters, starting with a letter or digit');
+  if (named !== null && !isProjectId(named)) return invalidProject(`X-Evals-Project: ${PROJECT_ID_RULE}`);
   if (principal.project !== null) {
     // A project key's project exists: keys are created only in existing projects, and projects are never deleted.
     return named === null || named === principal.project ? { allow: true, project: principal.project } : projectNotFound();
