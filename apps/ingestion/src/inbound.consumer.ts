@@ -2,13 +2,12 @@ import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationB
 import { AckFloorProbe, BatchSettlement, CONSUMERS, contractSubject, Limiter, type BusMessage, type MessageBus, type Subscription } from '@evals/bus';
 import { decodeMessage, messageProject, SUBJECTS, type AnyMessage, type RefusedItem } from '@evals/contracts';
 import type { WorkItem } from '@evals/domain';
-import { DeadLetterRepository, type DeadLetter } from '@evals/persistence';
+import { DeadLetterRepository, KnownProjects, type DeadLetter } from '@evals/persistence';
 import { DATA_SOURCE, LOGGER, MESSAGE_BUS, metrics, type JsonLogger } from '@evals/platform';
 import { performance } from 'node:perf_hooks';
 import type { DataSource } from 'typeorm';
 import { IntakeError, unknownRun } from './intake-error';
 import { MonitorService } from './monitor.service';
-import { KnownProjects } from './projects';
 import { RunIntakeService, type Causation, type RunTicket } from './run-intake.service';
 
 /** How long a message for a run not opened yet waits before it is tried again. */
@@ -71,6 +70,8 @@ interface LaneStats {
 export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private subscription: Subscription | undefined;
   private readonly deadLetters = new DeadLetterRepository();
+  /** Issue 30: a message naming a project that does not exist is dead-lettered PROJECT_NOT_FOUND. */
+  private readonly projects = new KnownProjects();
   private readonly floor: AckFloorProbe;
 
   constructor(
@@ -79,7 +80,6 @@ export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicatio
     @Inject(DATA_SOURCE) private readonly db: DataSource,
     @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
     @Inject(LOGGER) private readonly logger: JsonLogger,
-    private readonly projects: KnownProjects = new KnownProjects(db),
   ) {
     this.floor = new AckFloorProbe((seq) => this.bus.allAcknowledgedBefore(CONSUMERS.ingestion, seq));
   }
@@ -106,7 +106,7 @@ export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicatio
     // The batch's projects, each asked once (a failed lookup hands the whole batch back).
     const unknownProjects = new Set<string>();
     for (const project of new Set(decodedBatch.flatMap((d) => (d.decoded.ok ? [messageProject(d.decoded.message.metadata)] : [])))) {
-      if (!(await this.projects.exists(project))) unknownProjects.add(project);
+      if (!(await this.projects.exists(this.db, project))) unknownProjects.add(project);
     }
     const barriers = decodedBatch.filter((d) => d.decoded.ok && laneOf(d.decoded.message) === SIGNAL_LANE).map((d) => d.msg.seq);
     const settlement = new BatchSettlement(batch.map((m) => m.seq), barriers);

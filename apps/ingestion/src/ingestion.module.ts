@@ -22,7 +22,6 @@ import { GateVerdicts } from './gate-verdicts';
 import { RunStreams } from './run-streams';
 import { WorkPublisher } from './work-publisher';
 import { RunExpiryService } from './run-expiry.service';
-import { KnownProjects } from './projects';
 
 @Module({})
 export class IngestionModule {
@@ -60,7 +59,6 @@ export class IngestionModule {
         GateService,
         SuiteCatalogService,
         MonitorService,
-        KnownProjects,
         InboundConsumer,
       ],
     };
