@@ -13,5 +13,5 @@ export { MemoryRateLimiter, RedisRateLimiter, TOKEN_BUCKET_LUA } from './rate-li
 export type { RateDecision, RateLimiter } from './rate-limiter';
 export { RouteAccessAudit, UndeclaredRouteAccessError, routeAccessTable } from './route-audit';
 export type { RouteAccessEntry } from './route-audit';
-export { AUTH_DISABLED_PRINCIPAL, TIERS, isRouteAccess, isTier, tierAtLeast, tierRank } from './tiers';
+export { AUTH_DISABLED_PRINCIPAL, TIERS, isRouteAccess, isTier, keyProject, tierAtLeast, tierRank } from './tiers';
 export type { AuthPrincipal, RouteAccess, Tier } from './tiers';

@@ -6,7 +6,7 @@ import { ApiRoute } from '../api-route';
 import { ApiKeyAnswerDto, ApiKeyCreateBody, ApiKeyIssuedDto, ApiKeysDto } from '../platform.dto';
 import { API_KEY_STORE, type ApiKeyStore } from './api-key-store';
 import { Principal, ProjectScope, RequireTier } from './decorators';
-import { AUTH_DISABLED_PRINCIPAL, type AuthPrincipal } from './tiers';
+import { keyProject, type AuthPrincipal } from './tiers';
 
 /**
  * Key management over HTTP (admin tier; docs/security.md). `POST /v1/keys` answers the new key once, in
@@ -30,11 +30,11 @@ export class KeysController {
   @HttpCode(201)
   async create(@Body() body: ApiKeyCreateBody, @Principal() principal: AuthPrincipal | null, @ProjectScope() project: string): Promise<{ key: string; api_key: ApiKeyRecord }> {
     // The global pipe validated the body against ApiKeyCreateBody (@ValidateAtEdge): a name of the pattern, a tier, a project id or null.
-    const caller = principal ?? AUTH_DISABLED_PRINCIPAL;
-    const platform = caller.project === null;
+    const own = keyProject(principal);
+    const platform = own === null;
     if (body.project === null && !platform) fail('FORBIDDEN', 'only a platform key may create a platform key', 'project');
     const target = body.project === undefined ? project : body.project;
-    if (target !== null && !platform && target !== caller.project) fail('PROJECT_NOT_FOUND', 'no such project for this key', 'project');
+    if (target !== null && !platform && target !== own) fail('PROJECT_NOT_FOUND', 'no such project for this key', 'project');
     if (target !== null && target !== project && (await this.keys.findProject(target)) === null) fail('PROJECT_NOT_FOUND', 'no such project for this key', 'project');
     const createdBy = principal ? `key:${principal.key_id} (${principal.name})` : null;
     const issued = await this.keys.create({ name: body.name, tier: body.tier, project: target, createdBy });
@@ -45,7 +45,7 @@ export class KeysController {
   @ApiQuery({ name: 'include_revoked', required: false, schema: { type: 'string', enum: ['true', '1', 'false', '0'] } })
   @Get()
   async list(@Principal() principal: AuthPrincipal | null, @Query('include_revoked') includeRevoked?: string): Promise<{ api_keys: ApiKeyRecord[] }> {
-    const own = (principal ?? AUTH_DISABLED_PRINCIPAL).project;
+    const own = keyProject(principal);
     return { api_keys: await this.keys.list({ includeRevoked: includeRevoked === 'true' || includeRevoked === '1', ...(own !== null ? { project: own } : {}) }) };
   }
 
@@ -53,7 +53,7 @@ export class KeysController {
   @ApiParam({ name: 'id', description: 'The key id (16 hex digits).' })
   @Delete(':id')
   async revoke(@Param('id') id: string, @Principal() principal: AuthPrincipal | null): Promise<{ api_key: ApiKeyRecord }> {
-    const own = (principal ?? AUTH_DISABLED_PRINCIPAL).project;
+    const own = keyProject(principal);
     const existing = await this.keys.find(id);
     const visible = existing !== null && (own === null || existing.project === own);
     const record = visible ? await this.keys.revoke(id) : null;

@@ -6,7 +6,7 @@ import { ApiRoute } from '../api-route';
 import { ProjectAnswerDto, ProjectCreateBody, ProjectsDto } from '../platform.dto';
 import { API_KEY_STORE, type ApiKeyStore } from './api-key-store';
 import { Principal, RequireTier } from './decorators';
-import { AUTH_DISABLED_PRINCIPAL, type AuthPrincipal } from './tiers';
+import { keyProject, type AuthPrincipal } from './tiers';
 
 /**
  * Projects over HTTP (issue 30, docs/adr/0009-projects.md). A platform admin key creates them; a project key
@@ -27,8 +27,7 @@ export class ProjectsController {
   @Post()
   @HttpCode(201)
   async create(@Body() body: ProjectCreateBody, @Principal() principal: AuthPrincipal | null): Promise<{ project: ProjectRecord }> {
-    const caller = principal ?? AUTH_DISABLED_PRINCIPAL;
-    if (caller.project !== null) fail('FORBIDDEN', 'only a platform admin key may create a project');
+    if (keyProject(principal) !== null) fail('FORBIDDEN', 'only a platform admin key may create a project');
     const created = await this.keys.createProject({ id: body.id, name: body.name, createdBy: principal && !principal.auth_disabled ? `key:${principal.key_id} (${principal.name})` : null });
     if (!created) fail('PROJECT_ID_TAKEN', `a project ${body.id} exists`, 'id');
     return { project: created };
@@ -38,7 +37,7 @@ export class ProjectsController {
   @RequireTier('viewer')
   @Get()
   async list(@Principal() principal: AuthPrincipal | null): Promise<{ projects: ProjectRecord[] }> {
-    const own = (principal ?? AUTH_DISABLED_PRINCIPAL).project;
+    const own = keyProject(principal);
     if (own === null) return { projects: await this.keys.listProjects() };
     const project = await this.keys.findProject(own);
     return { projects: project ? [project] : [] };
@@ -49,7 +48,7 @@ export class ProjectsController {
   @RequireTier('viewer')
   @Get(':id')
   async find(@Param('id') id: string, @Principal() principal: AuthPrincipal | null): Promise<{ project: ProjectRecord }> {
-    const own = (principal ?? AUTH_DISABLED_PRINCIPAL).project;
+    const own = keyProject(principal);
     const project = own === null || own === id ? await this.keys.findProject(id) : null;
     if (!project) fail('PROJECT_NOT_FOUND', 'no such project for this key', 'id');
     return { project };

@@ -35,3 +35,11 @@ export interface AuthPrincipal {
 
 /** The principal of every request when EVALS_AUTH=disabled (local embedded/demo use). */
 export const AUTH_DISABLED_PRINCIPAL: AuthPrincipal = Object.freeze({ key_id: 'auth-disabled', name: 'auth-disabled', tier: 'admin', project: null, auth_disabled: true });
+
+/**
+ * The project a caller's key belongs to: null for a platform key - and for every caller when access control
+ * is off (a route without a principal is served as AUTH_DISABLED_PRINCIPAL), which may then act in any.
+ */
+export function keyProject(principal: AuthPrincipal | null): string | null {
+  return (principal ?? AUTH_DISABLED_PRINCIPAL).project;
+}
