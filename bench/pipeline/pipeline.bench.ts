@@ -635,7 +635,7 @@ async function main(): Promise<void> {
           const evidence = await countEvidence(runIds);
           if (evidence !== lastEvidence) stalledSince = now();
           lastEvidence = evidence;
-          log(`    .. ${label} +${fmt((now() - start) / 1000)} s: evidence ${fmt(evidence)}/${fmt(label === 'streamed' ? CASES : runIds.length * (label === 'latency' ? LAT_RUN : BATCH_RUN))}, results ${got.length}/${runIds.length}; pending+unacked: ${await consumerState()}`);
+          log(`    .. ${label} +${fmt((now() - start) / 1000)} s: evidence ${fmt(evidence)}/${fmt(label === 'streamed' || label === 'streamed-batches' ? CASES : runIds.length * (label === 'latency' ? LAT_RUN : BATCH_RUN))}, results ${got.length}/${runIds.length}; pending+unacked: ${await consumerState()}`);
           if (now() - stalledSince > 120_000 && got.length < runIds.length) {
             log(`    .. ${label}: no new evidence for 120 s, giving up on this phase`);
             return null;
