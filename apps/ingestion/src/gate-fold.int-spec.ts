@@ -35,6 +35,16 @@ import { SuiteCatalogService } from './suite-catalog.service';
 const NOW = new Date('2026-12-01T10:00:00.000Z');
 const CASES = ['c0', 'c1', 'c2', 'c3'];
 
+/** The suite every gate here runs, pushed into each project that needs it. */
+const foldSuite = () => ({
+  key: 'fold-suite',
+  default_scorer: { type: 'exact' },
+  pass_threshold: 0.75,
+  regression_threshold: 0.1,
+  golden_fixtures: false,
+  cases: CASES.map((id) => ({ id, input: 'q', expected: 'yes', tags: [] })),
+});
+
 /**
  * Issue 27 (ADR 0006): the gate and the run waiter learn a run's state, EvalResult and regression verdict by
  * folding its stream in the shared log - here with the read model's tables empty (nothing ever projected) and
@@ -127,14 +137,7 @@ describe('integration: the gate answers from the run\'s stream, never the read m
     await ingestion.initialize();
 
     const suites = new SuiteCatalogService(ingestion);
-    const pushed = await suites.push(DEFAULT_PROJECT, {
-      key: 'fold-suite',
-      default_scorer: { type: 'exact' },
-      pass_threshold: 0.75,
-      regression_threshold: 0.1,
-      golden_fixtures: false,
-      cases: CASES.map((id) => ({ id, input: 'q', expected: 'yes', tags: [] })),
-    });
+    const pushed = await suites.push(DEFAULT_PROJECT, foldSuite());
     suiteVersion = pushed.version.version;
 
     const logger = { event: () => undefined };
@@ -217,14 +220,7 @@ describe('integration: the gate answers from the run\'s stream, never the read m
     const other = 'fold-other';
     await admin.query(`INSERT INTO projects (id, name) VALUES ($1, 'other') ON CONFLICT DO NOTHING`, [other]);
     // The same suite key in the other project, so a miss cannot be its suite's.
-    await new SuiteCatalogService(ingestion).push(other, {
-      key: 'fold-suite',
-      default_scorer: { type: 'exact' },
-      pass_threshold: 0.75,
-      regression_threshold: 0.1,
-      golden_fixtures: false,
-      cases: CASES.map((id) => ({ id, input: 'q', expected: 'yes', tags: [] })),
-    });
+    await new SuiteCatalogService(ingestion).push(other, foldSuite());
     const gated = (await gate.gate(DEFAULT_PROJECT, { suite_key: 'fold-suite', subject_kind: 'agent', subject_id: 'fold-bot', run_id: 'fold-cand' })) as Record<string, any>;
     expect(gated.recorded_verdict).toBe('fail');
 

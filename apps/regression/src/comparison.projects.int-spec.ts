@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { DEFAULT_PROJECT } from '@evals/contracts';
+import { DEFAULT_PROJECT, projectField } from '@evals/contracts';
 import { RUN_EVENTS, runStreamId, type PairwiseRequest, type RunOpenedV1 } from '@evals/domain';
 import type { LangChainJudge, PairwiseComparison } from '@evals/judge';
 import { createDataSource, EventStore, migrate } from '@evals/persistence';
@@ -15,7 +15,7 @@ const D = DEFAULT_PROJECT;
 
 const opened = (run_id: string, project: string): RunOpenedV1 => ({
   run_id,
-  ...(project === D ? {} : { project }),
+  ...projectField(project),
   suite_key: 'support',
   suite_version: 1,
   suite_content_hash: 'h',
