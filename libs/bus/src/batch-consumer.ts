@@ -1,13 +1,18 @@
 import type { Consumer, ConsumerMessages, JetStreamClient, JsMsg } from '@nats-io/jetstream';
+import { batchLength, DEFAULT_MAX_BATCH_BYTES, type BatchLimits } from './batch-cut';
 
 /**
  * A durable pull consumer processed in micro-batches: whatever JetStream has already delivered to us, up to
- * `maxBatch`, is handed to the handler at once. Under load that turns one round trip (and one database
- * transaction) per message into one per batch; when idle, a single message is handled alone without
- * waiting for a batch to fill.
+ * `maxBatch` messages and `maxBatchBytes`, is handed to the handler at once. Under load that turns one round
+ * trip (and one database transaction) per message into one per batch; when idle, a single message is handled
+ * alone without waiting for a batch to fill.
  *
- * Deliveries land in our own queue (the library's callback mode) and one loop drains it, so what counts as
- * "already delivered" is exactly what we hold, not an estimate from the client's internals.
+ * Back-pressure: deliveries are taken from the client's iterator into our queue only while the queue holds
+ * less than one batch's worth. The client issues its next pull request only once the iterator has been read
+ * up to it, so while the handler is busy the client stops pulling: what one process holds is bounded by the
+ * batch in hand, one queued batch and `prefetch`, in count and in bytes, and the rest of the stream stays on
+ * the server for another process of the durable. (Read in callback mode, the client pulled on regardless: a
+ * worker folding a cold 100 000-case suite gathered a whole run's work messages, 75 MB, and died at its heap cap.)
  *
  * The handler owns acknowledgement: it must ack, nak or term every message it is given. A handler that
  * throws naks the whole batch (with a delay) so nothing is lost; redelivery is harmless because every
@@ -18,6 +23,8 @@ export interface BatchConsumerOptions {
   readonly stream: string;
   readonly durable: string;
   readonly maxBatch: number;
+  /** Payload bytes one batch holds at most (a larger message is handled alone). */
+  readonly maxBatchBytes?: number;
   readonly handler: (batch: JsMsg[]) => Promise<void>;
   readonly onError?: (error: unknown, batch: JsMsg[]) => void;
   /** Delay before a failed batch is redelivered. */
@@ -33,30 +40,55 @@ export class BatchConsumer {
   private consumer: Consumer | undefined;
   private messages: ConsumerMessages | undefined;
   private readonly queue: JsMsg[] = [];
+  private queuedBytes = 0;
+  private readonly limits: BatchLimits;
+  /** Wakes the handling loop when a message is queued. */
   private wake: (() => void) | undefined;
+  /** Wakes the intake when the queue has room again. */
+  private roomy: (() => void) | undefined;
+  private intake: Promise<void> | undefined;
   private loop: Promise<void> | undefined;
   private stopping = false;
   private stopped: Promise<void> | undefined;
   private inFlight = 0;
 
-  constructor(private readonly options: BatchConsumerOptions) {}
+  constructor(private readonly options: BatchConsumerOptions) {
+    this.limits = { maxBatch: options.maxBatch, maxBatchBytes: options.maxBatchBytes ?? DEFAULT_MAX_BATCH_BYTES };
+  }
 
   async start(): Promise<void> {
     this.consumer = await this.options.js.consumers.get(this.options.stream, this.options.durable);
     this.messages = await this.consumer.consume({
       max_messages: this.options.prefetch ?? Math.min(Math.max(this.options.maxBatch, 16), 64),
-      callback: (message) => {
-        // Once stopping, the loop takes nothing more: stop() hands whatever is queued back.
-        this.queue.push(message);
-        this.wake?.();
-      },
     });
+    this.intake = this.take(this.messages);
     this.loop = this.run();
   }
 
   /** Messages being handled right now (for health and graceful shutdown). */
   get busy(): number {
     return this.inFlight;
+  }
+
+  private get full(): boolean {
+    return this.queue.length >= this.limits.maxBatch || this.queuedBytes >= this.limits.maxBatchBytes;
+  }
+
+  private async take(messages: ConsumerMessages): Promise<void> {
+    try {
+      for await (const message of messages) {
+        this.queue.push(message);
+        this.queuedBytes += message.data.length;
+        this.wake?.();
+        // Not reading the iterator is what stops the client's pulls. Once stopping, read on to the end, so
+        // close() completes and what the client still held is queued to be handed back.
+        while (this.full && !this.stopping) await new Promise<void>((resolve) => (this.roomy = resolve));
+        this.roomy = undefined;
+      }
+    } catch (error) {
+      // The iterator fails only when the consumer or the connection is gone; the loop ends with it.
+      this.options.onError?.(error, []);
+    }
   }
 
   private async run(): Promise<void> {
@@ -66,7 +98,14 @@ export class BatchConsumer {
         this.wake = undefined;
         continue;
       }
-      await this.handle(this.queue.splice(0, this.options.maxBatch));
+      // The iterator hands over one message per microtask turn: let it hand over everything the client
+      // already holds before a batch is cut, or every batch would be a single message.
+      if (!this.full) await new Promise<void>((resolve) => setImmediate(resolve));
+      if (this.stopping) break;
+      const batch = this.queue.splice(0, batchLength(this.queue.map((message) => message.data.length), this.limits));
+      for (const message of batch) this.queuedBytes -= message.data.length;
+      this.roomy?.();
+      await this.handle(batch);
     }
   }
 
@@ -94,8 +133,11 @@ export class BatchConsumer {
   private async shutdown(): Promise<void> {
     this.stopping = true;
     this.wake?.();
-    // Unsubscribes from our pull inbox. The server still holds our last pull request, now with nobody listening.
+    this.roomy?.();
+    // Unsubscribes from our pull inbox; resolves once the intake has read what the client still held. The
+    // server still holds our last pull request, now with nobody listening.
     await this.messages?.close();
+    await this.intake;
     // On NATS 2.9, a nak processed while the durable's only waiting pull requests are such dead ones is
     // mishandled: the server drops the request, loses the nak-ed message until the ack wait, and rewinds its
     // stream cursor, delivering the stream's last message again as new (deliveryCount 1). A consumer info
@@ -104,6 +146,7 @@ export class BatchConsumer {
     // for the next live pull - another process's, or this durable's next consume. Naking before the close
     // instead bounces the messages straight back to our own pull, deliveryCount climbing each time.
     await this.consumer?.info().catch(() => undefined);
+    this.queuedBytes = 0;
     for (const message of this.queue.splice(0)) {
       try {
         message.nak();

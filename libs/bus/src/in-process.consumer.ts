@@ -1,3 +1,4 @@
+import { batchLength, DEFAULT_MAX_BATCH_BYTES, type BatchLimits } from './batch-cut';
 import type { BusMessage, ConsumeOptions, Subscription } from './message-bus.port';
 import type { ConsumerSpec } from './topology';
 
@@ -186,11 +187,15 @@ export class Durable {
 
 /**
  * One consume() call: the same micro-batch loop as BatchConsumer (batch-consumer.ts) over the durable's
- * deliveries. Whatever is buffered is handed over at once up to maxBatch; a lone message is handled alone.
+ * deliveries. Whatever is buffered is handed over at once up to maxBatch and maxBatchBytes; a lone message is
+ * handled alone. The durable hands this subscription at most `prefetch` deliveries beyond the batch in hand
+ * (`room`), the bound BatchConsumer keeps by not reading its client's iterator; no byte bound is needed here,
+ * since a buffered delivery is a reference to a message the journal holds anyway.
  */
 export class InProcessSubscription implements Subscription {
   private readonly buffer: Delivery[] = [];
   private readonly prefetch: number;
+  private readonly limits: BatchLimits;
   private wake: (() => void) | undefined;
   private loop: Promise<void> | undefined;
   private stopping = false;
@@ -201,6 +206,7 @@ export class InProcessSubscription implements Subscription {
     private readonly options: ConsumeOptions,
   ) {
     this.prefetch = options.prefetch ?? Math.min(Math.max(options.maxBatch, 16), 64);
+    this.limits = { maxBatch: options.maxBatch, maxBatchBytes: options.maxBatchBytes ?? DEFAULT_MAX_BATCH_BYTES };
     this.loop = this.run();
   }
 
@@ -230,7 +236,7 @@ export class InProcessSubscription implements Subscription {
         break;
       }
       const batch = this.buffer
-        .splice(0, this.options.maxBatch)
+        .splice(0, batchLength(this.buffer.map((delivery) => delivery.message.data.length), this.limits))
         .filter((delivery) => delivery.current())
         .map((delivery) => delivery.message);
       // Room was freed: refill the buffer while this batch is handled.

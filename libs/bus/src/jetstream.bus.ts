@@ -55,6 +55,7 @@ export class JetStreamBus implements MessageBus {
       stream: streamOf(this.names, consumer.stream),
       durable: consumer.durable,
       maxBatch: options.maxBatch,
+      maxBatchBytes: options.maxBatchBytes,
       prefetch: options.prefetch,
       retryDelayMs: options.retryDelayMs,
       handler: (batch) => options.handler(batch.map(busMessage)),

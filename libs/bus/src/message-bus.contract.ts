@@ -133,6 +133,68 @@ export function messageBusContract(label: string, open: () => Promise<OpenedBus>
       expect(Math.max(...sizes)).toBeGreaterThan(1);
     }, TEST_TIMEOUT);
 
+    it('cuts a batch at maxBatchBytes, and hands a message larger than that over alone', async () => {
+      const kib = (n: number, tag: string) => tag.padEnd(n * 1024, '.');
+      const sizes = [10, 10, 10, 10, 40, 10, 10];
+      for (const [i, n] of sizes.entries()) await bus.publish(subject('evals.work.score'), kib(n, `y-${i}`), `y-${i}`);
+      const batches: number[][] = [];
+      await consume(CONSUMERS.scoringWorker, {
+        maxBatch: 100,
+        maxBatchBytes: 25 * 1024,
+        handler: async (batch) => {
+          batches.push(batch.map((m) => Math.round(m.data.length / 1024)));
+          for (const m of batch) m.ack();
+        },
+      });
+      await waitFor(() => batches.flat().length === sizes.length, 'every message handled');
+      expect(batches.flat()).toEqual(sizes);
+      for (const batch of batches) {
+        const bytes = batch.reduce((sum, n) => sum + n, 0);
+        if (batch.length > 1) expect(bytes).toBeLessThanOrEqual(25);
+      }
+      expect(batches).toContainEqual([40]);
+    }, TEST_TIMEOUT);
+
+    it('a busy subscription holds at most a batch, the next and its prefetch: another process of the durable gets the rest', async () => {
+      // Back-pressure (docs/pipeline.md): a process whose handler is busy must stop taking deliveries, or a
+      // burst of large work messages piles up in one process's memory while the others idle.
+      const count = 120;
+      const maxBatch = 5;
+      const prefetch = 10;
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      const byA = new Set<number>();
+      const a = await consume(CONSUMERS.scoringWorker, {
+        maxBatch,
+        prefetch,
+        handler: async (batch) => {
+          for (const m of batch) byA.add(m.seq);
+          await released;
+          for (const m of batch) m.ack();
+        },
+      });
+      const seqs = await publishAll('evals.work.score', count, 'p-');
+      await waitFor(() => a.busy > 0, 'the first process busy with a batch');
+      const byB = new Set<number>();
+      await consume(CONSUMERS.scoringWorker, {
+        maxBatch: 10,
+        handler: async (batch) => {
+          for (const m of batch) {
+            byB.add(m.seq);
+            m.ack();
+          }
+        },
+      });
+      const held = 2 * maxBatch + prefetch;
+      // Well inside the consumer's ack wait (60 s): what the busy process took could not come back to B sooner.
+      await waitFor(() => byB.size >= count - held, `the second process handles all but at most ${held}`, 15_000);
+      release();
+      await waitFor(() => byA.size + byB.size === count, 'every message handled');
+      await waitFor(async () => (await bus.pending(CONSUMERS.scoringWorker)) === 0, 'every message acknowledged');
+      expect([...byA, ...byB].sort((x, y) => x - y)).toEqual(seqs);
+      expect([...byA].filter((seq) => byB.has(seq))).toEqual([]);
+    }, TEST_TIMEOUT);
+
     it('redelivers the whole batch of a throwing handler (deliveryCount 2), losing nothing', async () => {
       const seqs = await publishAll('evals.work.score', 5, 'f-');
       let failed: number[] | undefined;

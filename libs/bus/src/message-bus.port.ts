@@ -42,6 +42,8 @@ export interface MessagePublisher {
 export interface ConsumeOptions {
   /** Messages handed to the handler at once, at most. */
   readonly maxBatch: number;
+  /** Payload bytes handed to the handler at once, at most (a larger message comes alone); default 8 MiB. */
+  readonly maxBatchBytes?: number;
   /**
    * Owns acknowledgement: it must ack or nak every message it is given. A handler that throws naks the
    * whole batch (after `retryDelayMs`) so nothing is lost; redelivery is harmless because handlers are
