@@ -1,5 +1,5 @@
 import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
-import { AckFloorProbe, BatchSettlement, CONSUMERS, contractSubject, Limiter, type BusMessage, type MessageBus, type Subscription } from '@evals/bus';
+import { acknowledgeAll, AckFloorProbe, BatchSettlement, CONSUMERS, contractSubject, Limiter, type BusMessage, type MessageBus, type Subscription } from '@evals/bus';
 import { decodeMessage, messageProject, SUBJECTS, type AnyMessage, type RefusedItem } from '@evals/contracts';
 import type { WorkItem } from '@evals/domain';
 import { DeadLetterRepository, KnownProjects, type DeadLetter } from '@evals/persistence';
@@ -185,8 +185,8 @@ export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicatio
       const runId = (entries[0].message.data as { run_id: string }).run_id;
       let refused: unknown = null;
       try {
-        await this.intake.forward(runId, items, cause, ticket ?? undefined);
-        await ackAll(entries.map((e) => e.msg));
+        ticket = await this.intake.forward(runId, items, cause, ticket ?? undefined);
+        await acknowledgeAll(entries.map((e) => e.msg));
       } catch (error) {
         refused = error;
       }
@@ -206,7 +206,8 @@ export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicatio
             case SUBJECTS.RUN_REQUESTED: {
               const d = message.data;
               ticket = undefined;
-              await this.intake.open({ ...d, project, outputs: d.outputs?.map((o) => ({ case_id: o.case_id, output: o.output })) }, cause);
+              // The run as the open left it: its outputs and seal in this batch decide on it, without reading it again.
+              ticket = (await this.intake.open({ ...d, project, outputs: d.outputs?.map((o) => ({ case_id: o.case_id, output: o.output })) }, cause)).ticket;
               await msg.ackConfirmed();
               settlement.acked([msg.seq]);
               break;
@@ -266,8 +267,9 @@ export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicatio
                 settlement.notAcked([msg.seq]);
                 break;
               }
+              const known = ticket ?? undefined;
               ticket = undefined;
-              await this.intake.seal(message.data.run_id, project, cause);
+              await this.intake.seal(message.data.run_id, project, cause, known);
               await msg.ackConfirmed();
               settlement.acked([msg.seq]);
               break;
@@ -395,20 +397,6 @@ class LetterSink {
     }
     this.writing = null;
   }
-}
-
-/**
- * Acknowledges the messages of one forward: the last one confirmed, the others plain. A confirmed ack per
- * output was one NATS request (reply inbox, timer, error objects) per message - the largest cost of the
- * streamed path after decoding. The server handles one connection's acks of one consumer in order, so once
- * the last is confirmed the ack floor is past all of them; an earlier ack that got lost would only make a
- * seal wait (it checks the real ack floor) and redeliver that output, which the worker recognises by its
- * keyed hash (at-least-once holds either way).
- */
-async function ackAll(messages: readonly BusMessage[]): Promise<void> {
-  if (messages.length === 0) return;
-  for (let i = 0; i < messages.length - 1; i++) messages[i].ack();
-  await messages[messages.length - 1].ackConfirmed();
 }
 
 function errorName(error: unknown): string {

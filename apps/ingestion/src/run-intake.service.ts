@@ -200,9 +200,9 @@ export class RunIntakeService {
    * when it is sealed already), then the seal is forwarded to the workers. A run never opened is UNKNOWN_RUN,
    * and so is a run of another project than `project` (issue 30).
    */
-  async seal(runId: string, project: string, cause: Causation): Promise<void> {
+  async seal(runId: string, project: string, cause: Causation, known?: RunTicket): Promise<void> {
     // The model refuses another project's run on every attempt of the decision (a retry re-reads the stream).
-    await underRunRules(() => this.streams.decide(runId, { type: 'seal', run_id: runId, project }, cause));
+    await underRunRules(() => this.streams.decide(runId, { type: 'seal', run_id: runId, project }, cause, known));
     await this.work.seal(runId, cause);
   }
 
@@ -229,12 +229,15 @@ export class RunIntakeService {
    * Forwards outputs that follow over the bus (`evals.output.submitted`, a monitor signal). The run's first
    * output is recorded on its stream before it is forwarded (`outputs.received`, once), so a seal can tell a
    * run that received outputs from one that received none (EMPTY_RUN); a crash in between redelivers the
-   * inbound messages, which then forward. `known`: the run's ticket, just read by the caller (saves a read).
+   * inbound messages, which then forward. `known`: the run's ticket, just read by the caller (saves a read);
+   * returned as it is after the forward.
    */
-  async forward(runId: string, items: readonly WorkItem[], cause: Causation, known?: RunTicket): Promise<void> {
-    if (items.length === 0) return;
-    await underRunRules(() => this.streams.decide(runId, { type: 'receive_outputs', run_id: runId }, cause, known));
+  async forward(runId: string, items: readonly WorkItem[], cause: Causation, known?: RunTicket): Promise<RunTicket | undefined> {
+    if (items.length === 0) return known;
+    const { run } = await underRunRules(() => this.streams.decide(runId, { type: 'receive_outputs', run_id: runId }, cause, known));
     await this.work.forward(runId, items, cause);
+    // The run as it is now (folded, not read back): a seal that follows in the same batch decides on it.
+    return known && { ...known, state: run.state, version: run.version };
   }
 
   /** Publishes on the request's behalf: a bus that does not take the message is a retryable 503, not a 500. */

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { RunModel, runStreamId, type RunCommand, type RunEvent } from '@evals/domain';
 import { EventStore, foldStoredRun, RunExpiryQueries, StreamVersionConflict, type LoadedRun, type NewEvent } from '@evals/persistence';
-import { CLOCK, DATA_SOURCE, ID_GENERATOR, type Clock, type IdGenerator } from '@evals/platform';
+import { CLOCK, DATA_SOURCE, ID_GENERATOR, OutboxRelayService, type Clock, type IdGenerator } from '@evals/platform';
 import type { DataSource } from 'typeorm';
 
 /** Who asked: work message and event ids derive from it, so a retry is recognised as the same request. */
@@ -26,6 +26,7 @@ export class RunStreams {
     private readonly expiry: RunExpiryQueries,
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
+    private readonly outbox: OutboxRelayService,
   ) {}
 
   async load(runId: string): Promise<LoadedRun> {
@@ -64,6 +65,8 @@ export class RunStreams {
       const events = decided.map((e) => this.event(e, cause));
       try {
         await this.db.transaction((m) => this.events.append(m, runStreamId(runId), current.version, events));
+        // The events' outbox rows are committed: relayed now, not at the relay's next idle poll.
+        this.outbox.relay.notify();
       } catch (error) {
         if (!(error instanceof StreamVersionConflict) || attempt >= MAX_APPEND_ATTEMPTS) throw error;
         current = await this.load(runId);

@@ -10,6 +10,7 @@ import { createTestSchema, testBusNames, type TestSchema } from '../../../test/s
 import { startNats, stopNats, testServers } from '../../../test/support/servers';
 import { appendCaseResults } from './case-results.testing';
 import { RegressionService } from './regression.service';
+import { RunScoredConsumer } from './run-scored.consumer';
 
 const opened = (run_id: string, over: Partial<RunOpenedV1> = {}): RunOpenedV1 => ({
   run_id,
@@ -166,6 +167,90 @@ describe('integration: regression decisions and findings (G1-G6)', () => {
     const finding = await repo.findingFor(ds, DEFAULT_PROJECT, 'p-next');
     expect(stream[3].data).toMatchObject({ run_id: 'p-next', verdict: 'regressed', completeness: 'complete', baseline_run_id: 'p-base', chosen_by: 'automatic', finding_id: finding!.finding_id });
     expect((stream[3].data as any).comparison).toEqual((await repo.find(ds, DEFAULT_PROJECT, 'p-next'))!.comparison);
+  });
+
+  describe('the run.scored consumer (issue 28: one transaction a micro-batch)', () => {
+    /** A delivery of `run.scored` as the bus hands it over, recording how it was settled. */
+    function delivery(seq: number, scored: object, at: string) {
+      const settled: string[] = [];
+      const body = { type: RUN_EVENTS.scored, version: 1, data: scored, metadata: meta(at) };
+      const msg = {
+        subject: 'evals.event.run.scored',
+        data: new TextEncoder().encode(JSON.stringify(body)),
+        seq,
+        deliveryCount: 1,
+        messageId: null,
+        ack: () => void settled.push('ack'),
+        ackConfirmed: async () => void settled.push('ack'),
+        nak: () => void settled.push('nak'),
+        working: () => undefined,
+      };
+      return { msg, settled };
+    }
+    async function streamOf(run: RunOpenedV1, scored: object, at: string) {
+      await events.append(ds, runStreamId(run.run_id), 0, [
+        { type: RUN_EVENTS.opened, version: 1, data: run, metadata: meta(at) },
+        { type: RUN_EVENTS.sealed, version: 1, data: { run_id: run.run_id }, metadata: meta(at) },
+        { type: RUN_EVENTS.scored, version: 1, data: scored, metadata: meta(at) },
+      ]);
+      const rows: EvidenceRow[] = Array.from({ length: 10 }, (_, i) => ({
+        run_id: run.run_id, case_id: `c${i}`, scorer: 'exact', scorer_version: '1.0.0', score: i < (scored as { passed: number }).passed ? 1 : 0,
+        passed: i < (scored as { passed: number }).passed, label: 'match', detail_hash: null, output_chars: null, scored_at: at,
+      }));
+      await appendCaseResults(ds, run.run_id, rows, at);
+    }
+    const scoredOf = (run_id: string, passed: number) => ({ run_id, n: 10, passed, score_sum: passed, missing_count: 0, missing_case_ids: [] });
+    const consumerWith = (regression: RegressionService, notified: { n: number }) =>
+      new RunScoredConsumer(regression, { relay: { notify: () => void notified.n++ } } as never, ds, {} as never, { event: () => undefined } as never);
+
+    it('decides a batch in stream order in one transaction: the second run is compared with the first, decided in the same batch', async () => {
+      const first = scoredOf('b-first', 10);
+      const second = scoredOf('b-second', 1);
+      await streamOf(opened('b-first', { subject_id: 'batched' }), first, '2026-11-30T01:00:00.000Z');
+      await streamOf(opened('b-second', { subject_id: 'batched' }), second, '2026-11-30T02:00:00.000Z');
+      const notified = { n: 0 };
+      const batch = [delivery(1, first, '2026-11-30T01:00:00.000Z'), delivery(2, second, '2026-11-30T02:00:00.000Z')];
+      const commits = await countCommits(() => consumerWith(service, notified).handle(batch.map((d) => d.msg)));
+      expect(commits).toBe(1);
+      expect((await repo.find(ds, DEFAULT_PROJECT, 'b-second'))).toMatchObject({ verdict: 'regressed', baseline_run_id: 'b-first' });
+      expect(batch.map((d) => d.settled)).toEqual([['ack'], ['ack']]);
+      expect(notified.n).toBe(1);
+    });
+
+    it('an event that cannot be decided fails alone: the batch is decided again one event a transaction, the others recorded and acknowledged', async () => {
+      const good = scoredOf('b-good', 10);
+      const poison = scoredOf('b-poison', 10);
+      await streamOf(opened('b-good', { subject_id: 'poisoned' }), good, '2026-11-30T01:00:00.000Z');
+      await streamOf(opened('b-poison', { subject_id: 'poisoned-2' }), poison, '2026-11-30T01:00:00.000Z');
+      const failing = new RegressionService({ uuid: () => randomUUID() });
+      const decide = failing.decide.bind(failing);
+      failing.decide = async (sql, e) => {
+        if (e.data.run_id === 'b-poison') throw new Error('cannot decide');
+        return decide(sql, e);
+      };
+      const batch = [delivery(1, poison, '2026-11-30T01:00:00.000Z'), delivery(2, good, '2026-11-30T01:00:00.000Z')];
+      await consumerWith(failing, { n: 0 }).handle(batch.map((d) => d.msg));
+      expect(batch.map((d) => d.settled)).toEqual([['nak'], ['ack']]);
+      expect(await repo.find(ds, DEFAULT_PROJECT, 'b-good')).toMatchObject({ verdict: 'no_baseline' });
+      expect(await repo.find(ds, DEFAULT_PROJECT, 'b-poison')).toBeNull();
+    });
+
+    /** Transactions committed on this schema's data source while `work` runs. */
+    async function countCommits(work: () => Promise<void>): Promise<number> {
+      let commits = 0;
+      const transaction = ds.transaction.bind(ds);
+      (ds as { transaction: unknown }).transaction = async (...args: unknown[]) => {
+        const result = await (transaction as (...a: unknown[]) => Promise<unknown>)(...args);
+        commits++;
+        return result;
+      };
+      try {
+        await work();
+      } finally {
+        (ds as { transaction: unknown }).transaction = transaction;
+      }
+      return commits;
+    }
   });
 
   describe('with the bus down (G6)', () => {

@@ -1,3 +1,4 @@
+export { acknowledgeAll } from './acknowledge-all';
 export { DEFAULT_MAX_BATCH_BYTES } from './batch-cut';
 export { AckFloorProbe, BatchSettlement, Limiter } from './batch-lanes';
 export { JetStreamBus } from './jetstream.bus';

@@ -65,4 +65,76 @@ describe('integration: the outbox relayed to the real JetStream', () => {
       expect(relayed).toBeGreaterThan(0);
     });
   });
+
+  describe('the running relay (start, notify)', () => {
+    /** Polls until every row is published, or fails after `ms` - far below the idle delay, so only a notification can get it there. */
+    async function allPublishedWithin(ms: number): Promise<void> {
+      const until = Date.now() + ms;
+      for (;;) {
+        const [{ n }] = await ds.query(`SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL`);
+        if (n === 0) return;
+        if (Date.now() > until) throw new Error(`${n} outbox rows still unpublished after ${ms} ms`);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    }
+
+    it('a commit notified while a tick is in flight is relayed at once, not after the idle delay', async () => {
+      await ds.query(`UPDATE outbox SET published_at = now() WHERE published_at IS NULL`);
+      const published: string[] = [];
+      // An idle delay of a minute: a row that waited for it would fail the poll below.
+      const relay = new OutboxRelay(ds, { publish: async (subject: string) => void published.push(subject) }, { idleDelayMs: 60_000 });
+      const tick = relay.tick.bind(relay);
+      let first = true;
+      let appended: () => void = () => undefined;
+      const committed = new Promise<void>((r) => (appended = r));
+      relay.tick = async () => {
+        const relayed = await tick();
+        if (first) {
+          // The first tick found the outbox empty; a writer commits and notifies before it returns.
+          first = false;
+          await store.append(ds, `run-${randomUUID()}`, 0, [event('run.sealed')]);
+          relay.notify();
+          appended();
+        }
+        return relayed;
+      };
+      relay.start();
+      try {
+        await committed;
+        await allPublishedWithin(5_000);
+        expect(published).toEqual(['evals.event.run.sealed']);
+      } finally {
+        await relay.stop();
+      }
+    });
+
+    it('a partial batch is not followed by an empty tick: the relay waits for a notification or its idle delay', async () => {
+      await ds.query(`UPDATE outbox SET published_at = now() WHERE published_at IS NULL`);
+      let ticks = 0;
+      const relay = new OutboxRelay(ds, { publish: async () => undefined }, { idleDelayMs: 60_000 });
+      const tick = relay.tick.bind(relay);
+      let idle: () => void = () => undefined;
+      const firstTickDone = new Promise<void>((r) => (idle = r));
+      relay.tick = async () => {
+        ticks++;
+        const relayed = await tick();
+        idle();
+        return relayed;
+      };
+      relay.start();
+      try {
+        // The relay's first tick found the outbox empty and it went idle; only then are the rows written.
+        await firstTickDone;
+        await store.append(ds, `run-${randomUUID()}`, 0, [event('run.opened'), event('run.sealed')]);
+        relay.notify();
+        await allPublishedWithin(5_000);
+        // The first tick (before the rows) found nothing, the notified one relayed both; none after it. An
+        // absence is watched for a bounded while: a relay that ticks on after a partial batch does within ms.
+        for (let i = 0; i < 20; i++) await new Promise((r) => setTimeout(r, 5));
+        expect(ticks).toBe(2);
+      } finally {
+        await relay.stop();
+      }
+    });
+  });
 });
