@@ -21,8 +21,9 @@ export class RunEvidence {
     return this.locks.shared(tx, runIds);
   }
 
-  lockExclusive(tx: Sql, runId: string): Promise<void> {
-    return this.locks.exclusive(tx, runId);
+  /** The seals of many runs in one transaction hold all their locks (one fixed order, as `lockShared`). */
+  lockExclusiveAll(tx: Sql, runIds: readonly string[]): Promise<void> {
+    return this.locks.exclusiveAll(tx, runIds);
   }
 
   /**
@@ -39,13 +40,13 @@ export class RunEvidence {
     return judged.length > 0 && plain.length > 0 ? written.sort((a, b) => compare(a.case_id, b.case_id)) : written;
   }
 
-  /** The cases of the run that have evidence. */
-  caseIds(sql: Sql, runId: string): Promise<Set<string>> {
-    return this.evidence.caseIds(sql, runId);
+  /** Of each run: the cases that have evidence, and the aggregate of its evidence - one query for all the runs. */
+  caseIdsOf(sql: Sql, runIds: readonly string[]): Promise<Map<string, Set<string>>> {
+    return this.evidence.caseIdsOf(sql, runIds);
   }
 
-  aggregate(sql: Sql, runId: string): Promise<EvidenceAggregate> {
-    return this.evidence.aggregate(sql, runId);
+  aggregates(sql: Sql, runIds: readonly string[]): Promise<Map<string, EvidenceAggregate>> {
+    return this.evidence.aggregates(sql, runIds);
   }
 
   /** The keyed hash of the output each case's evidence holds (null: the seal scored it `missing_output`). */

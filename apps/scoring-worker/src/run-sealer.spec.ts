@@ -39,11 +39,26 @@ class MemoryEvents {
   streams = new Map<string, StoredEvent[]>();
   private position = 0;
 
+  /** Queries made (one per call, as the store's). */
+  reads = 0;
+
   async readStream(_sql: unknown, streamId: string): Promise<StoredEvent[]> {
     return this.streams.get(streamId) ?? [];
   }
 
+  async readStreams(_sql: unknown, streamIds: readonly string[]): Promise<Map<string, StoredEvent[]>> {
+    this.reads++;
+    return new Map(streamIds.filter((id) => this.streams.has(id)).map((id) => [id, this.streams.get(id)!]));
+  }
+
+  async appendMany(sql: unknown, appends: ReadonlyArray<{ streamId: string; expectedVersion: number; events: readonly NewEvent[] }>): Promise<StoredEvent[][]> {
+    const stored = [];
+    for (const a of appends) stored.push(await this.append(sql, a.streamId, a.expectedVersion, a.events));
+    return stored;
+  }
+
   async append(_sql: unknown, streamId: string, expectedVersion: number, events: readonly NewEvent[]): Promise<StoredEvent[]> {
+    if (events.length === 0) return [];
     const stream = this.streams.get(streamId) ?? [];
     if (stream.length !== expectedVersion) throw new StreamVersionConflict(streamId, expectedVersion);
     const stored = events.map((e, i) => ({ ...e, position: ++this.position, stream_id: streamId, stream_version: expectedVersion + i + 1 }));
@@ -72,8 +87,8 @@ class MemoryEvidence {
   usageReads = 0;
   readonly locks: string[] = [];
 
-  async lockExclusive(_tx: unknown, runId: string): Promise<void> {
-    this.locks.push(runId);
+  async lockExclusiveAll(_tx: unknown, runIds: readonly string[]): Promise<void> {
+    this.locks.push(...runIds);
   }
 
   async insert(_tx: unknown, rows: readonly CaseEvidence[]): Promise<CaseEvidence[]> {
@@ -82,13 +97,17 @@ class MemoryEvidence {
     return fresh;
   }
 
-  async caseIds(_sql: unknown, runId: string): Promise<Set<string>> {
-    return new Set(this.of(runId).map((e) => e.case_id));
+  async caseIdsOf(_sql: unknown, runIds: readonly string[]): Promise<Map<string, Set<string>>> {
+    return new Map(runIds.map((id) => [id, new Set(this.of(id).map((e) => e.case_id))]));
   }
 
-  async aggregate(_sql: unknown, runId: string) {
-    const rows = this.of(runId);
-    return { n: rows.length, passed: rows.filter((e) => e.passed).length, score_sum: rows.reduce((s, e) => s + e.score, 0) };
+  async aggregates(_sql: unknown, runIds: readonly string[]) {
+    return new Map(
+      runIds.map((id) => {
+        const rows = this.of(id);
+        return [id, { n: rows.length, passed: rows.filter((e) => e.passed).length, score_sum: rows.reduce((s, e) => s + e.score, 0) }];
+      }),
+    );
   }
 
   async judgeUsage(): Promise<RunJudgeUsageV1 | null> {
@@ -277,6 +296,70 @@ describe('unit: the seal (R1, R2, R7)', () => {
     expect(data.missing_count).toBe(MAX_LISTED_MISSING + 5);
     expect(data.missing_case_ids).toEqual(ids.slice(0, MAX_LISTED_MISSING));
     expect(data).toMatchObject({ n: MAX_LISTED_MISSING + 5, passed: 0, score_sum: 0 });
+  });
+
+  describe('seals asked for together are decided together (issue 28)', () => {
+    it('three runs sealed at once: one transaction, one stream read, every run locked, each run its own result', async () => {
+      const { evidence, events, sealer, run, result } = setup();
+      const suite = suiteOf(['a', 'b', 'c']);
+      for (const id of ['r1', 'r2', 'r3']) await run(id, suite);
+      evidence.rows.push(scored('r1', 'a', true), scored('r2', 'a', true), scored('r2', 'b', true), scored('r3', 'c', false));
+      const readsBefore = events.reads;
+
+      const appended = await Promise.all(['r1', 'r2', 'r3'].map((id) => sealer.seal(id, compileSuite(suite), SEAL_CAUSE)));
+
+      expect(appended).toEqual([true, true, true]);
+      expect(sealer.transactions).toBe(1);
+      expect(events.reads - readsBefore).toBe(1);
+      expect([...evidence.locks].sort()).toEqual(['r1', 'r2', 'r3']);
+      expect(result('r1')).toMatchObject({ n: 3, passed: 1, missing_case_ids: ['b', 'c'] });
+      expect(result('r2')).toMatchObject({ n: 3, passed: 2, missing_case_ids: ['c'] });
+      expect(result('r3')).toMatchObject({ n: 3, passed: 0, missing_case_ids: ['a', 'b'] });
+      // Each run's missing rows cross on its own stream, none of another run's.
+      for (const id of ['r1', 'r2', 'r3']) {
+        const missing = events.streams.get(`${runStreamId(id)}.missing`)!;
+        expect(missing.every((e) => (e.data as { run_id: string }).run_id === id)).toBe(true);
+      }
+    });
+
+    it('R7: a run the model refuses leaves the group with RUN_NOT_SEALED and nothing of it written; the others are sealed', async () => {
+      const { evidence, events, sealer, run, result } = setup();
+      const suite = suiteOf(['a', 'b']);
+      await run('r1', suite);
+      await run('r2', suite, {}, false);
+      await run('r3', suite);
+
+      const settled = await Promise.allSettled(['r1', 'r2', 'r3'].map((id) => sealer.seal(id, compileSuite(suite), SEAL_CAUSE)));
+
+      expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+      expect(((settled[1] as PromiseRejectedResult).reason as RunRuleError).code).toBe('RUN_NOT_SEALED');
+      expect(evidence.of('r2')).toEqual([]);
+      expect(events.types('r2')).toEqual(['run.opened']);
+      expect(events.streams.has(`${runStreamId('r2')}.missing`)).toBe(false);
+      expect(result('r1')).toMatchObject({ n: 2, missing_count: 2 });
+      expect(result('r3')).toMatchObject({ n: 2, missing_count: 2 });
+      // The refused group rolled back whole, then the rest was sealed again.
+      expect(sealer.transactions).toBe(2);
+    });
+
+    it('the same run twice in one group (a redelivered seal): one run.scored, the second decides nothing', async () => {
+      const { events, sealer, run } = setup();
+      const suite = suiteOf(['a']);
+      await run('r1', suite);
+      const appended = await Promise.all([sealer.seal('r1', compileSuite(suite), SEAL_CAUSE), sealer.seal('r1', compileSuite(suite), { ...SEAL_CAUSE, message_id: 'seal-2' })]);
+      expect(appended).toEqual([true, false]);
+      expect(events.types('r1')).toEqual(['run.opened', 'run.sealed', 'run.scored']);
+    });
+
+    it('R7: runs asked about together are read in one query, each answered for itself', async () => {
+      const { events, sealer, run } = setup();
+      const suite = suiteOf(['a']);
+      await run('sealed', suite);
+      await run('open', suite, {}, false);
+      const readsBefore = events.reads;
+      expect(await Promise.all(['sealed', 'open', 'never'].map((id) => sealer.awaitsSeal(id)))).toEqual([false, true, false]);
+      expect(events.reads - readsBefore).toBe(1);
+    });
   });
 
   describe('judge usage in run.scored (J1, GT4)', () => {

@@ -402,7 +402,7 @@ describe('integration: scoring worker (docs/pipeline.md step 2)', () => {
     expect((await evidenceOf(runId)).find((r) => r.case_id === 'c3')).toMatchObject({ label: MISSING_OUTPUT });
   });
 
-  it('issue 28: the seals of one micro-batch are handled together, with one ack-floor request; a seal behind work handed back waits, one before it does not', async () => {
+  it('issue 28: the seals of one micro-batch are handled together, with one ack-floor request and one transaction; a seal behind work handed back waits, one before it does not', async () => {
     const { key } = await createSuite(3);
     // Counts the consumer-info requests the seals make (one each, one after the other, before issue 28).
     let floorRequests = 0;
@@ -421,6 +421,9 @@ describe('integration: scoring worker (docs/pipeline.md step 2)', () => {
     const sealingBatch = outcomes.find((o) => o.sealedRunIds.length > 0)!;
     expect([...sealingBatch.sealedRunIds].sort()).toEqual([...together].sort());
     expect(floorRequests).toBe(1);
+    // ...and sealed in one transaction (RunSealer's group): the six run.scored rows share one transaction id.
+    const [{ n: sealTransactions }] = await ds.query(`SELECT count(DISTINCT xmin::text)::int AS n FROM events WHERE type = 'run.scored' AND stream_id = ANY($1::text[])`, [together.map(runStreamId)]);
+    expect(sealTransactions).toBe(1);
     for (const runId of together) expect((await runScored(runId))[0].data).toMatchObject({ n: 3, passed: 1, missing_count: 2 });
 
     // Behind a work message handed back (its run not opened yet), a seal waits; the seal before it does not.

@@ -4,7 +4,7 @@ import { RunRuleError, WORK_SUBJECTS, decodeWork, type ScoreWorkV1, type SealWor
 import { MESSAGE_BUS } from '@evals/platform';
 import { emptyTally } from './judge-scoring';
 import { OutputScorer } from './output-scorer';
-import { RunSealer } from './run-sealer';
+import { MAX_SEAL_GROUP, RunSealer } from './run-sealer';
 import type { WorkerSettings } from './settings';
 import { WORKER_SETTINGS } from './tokens';
 import { clamp, DEAD_LETTER_CODES, Settlement, WorkSettler, type BatchOutcome, type Received } from './work-settler';
@@ -13,11 +13,11 @@ export { DEAD_LETTER_CODES } from './work-settler';
 export type { BatchOutcome } from './work-settler';
 
 /**
- * Seals of one micro-batch in progress at once. Each is a few round trips (the run's stream, one
- * transaction); the database pool (DATABASE_POOL_SIZE) bounds them anyway, this keeps a batch of many
- * seals from taking every connection.
+ * Seals of one micro-batch in progress at once: as many as one group of the sealer takes, which reads their
+ * runs' states in one query and seals those that are ready in one transaction (issue 28). A bound on one
+ * group's size, not on connections: a group holds one.
  */
-const MAX_CONCURRENT_SEALS = 8;
+const MAX_CONCURRENT_SEALS = MAX_SEAL_GROUP;
 
 /**
  * Step 2 of docs/pipeline.md: scores `evals.work.score` batches into evidence and seals runs.

@@ -5,6 +5,7 @@
  * consumer (issue 15: its runs' opens and seals) and the scoring worker (issue 28: its seals) use them; they
  * are pure (no bus client), fed by the consumer's own `allAcknowledgedBefore`.
  */
+import { Coalescer } from './coalescer';
 
 /**
  * Which messages of one micro-batch are settled: acknowledged once their effects were durable, or not
@@ -100,8 +101,11 @@ export class BatchSettlement {
 export class AckFloorProbe {
   /** Every message before this seq is known to be acknowledged. */
   private known = 0;
-  private queued: Array<{ readonly seq: number; readonly resolve: (ok: boolean) => void; readonly reject: (error: unknown) => void }> = [];
-  private running = false;
+  // The seals of lanes that settled together become ready in the same turn: one round answers them all.
+  private readonly rounds = new Coalescer<number, boolean>(async (seqs) => {
+    await this.answer(seqs);
+    return seqs.map((seq) => ({ ok: true, value: seq <= this.known }));
+  }, Number.MAX_SAFE_INTEGER);
   /** Consumer-info requests made (tests, diagnostics). */
   requests = 0;
 
@@ -109,30 +113,7 @@ export class AckFloorProbe {
 
   allAcknowledgedBefore(seq: number): Promise<boolean> {
     if (seq <= this.known) return Promise.resolve(true);
-    return new Promise((resolve, reject) => {
-      this.queued.push({ seq, resolve, reject });
-      if (!this.running) void this.pump();
-    });
-  }
-
-  private async pump(): Promise<void> {
-    this.running = true;
-    try {
-      // The seals of lanes that settled together become ready in the same turn: gather them first.
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      while (this.queued.length > 0) {
-        const round = this.queued;
-        this.queued = [];
-        try {
-          await this.answer(round.map((w) => w.seq));
-          for (const w of round) w.resolve(w.seq <= this.known);
-        } catch (error) {
-          for (const w of round) w.reject(error);
-        }
-      }
-    } finally {
-      this.running = false;
-    }
+    return this.rounds.submit(seq);
   }
 
   private async answer(seqs: readonly number[]): Promise<void> {

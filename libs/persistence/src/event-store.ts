@@ -33,6 +33,13 @@ export interface AppendOptions {
   readonly relay?: boolean;
 }
 
+/** One stream's part of a multi-stream append (`EventStore.appendMany`). */
+export interface StreamAppend {
+  readonly streamId: string;
+  readonly expectedVersion: number;
+  readonly events: readonly NewEvent[];
+}
+
 export class StreamVersionConflict extends Error {
   readonly code = 'STREAM_VERSION_CONFLICT';
   constructor(
@@ -54,36 +61,68 @@ export class EventStore {
    * StreamVersionConflict (the unique (stream_id, stream_version) index decides, not a read-then-write).
    */
   async append(sql: Sql, streamId: string, expectedVersion: number, events: readonly NewEvent[], options: AppendOptions = {}): Promise<StoredEvent[]> {
-    if (events.length === 0) return [];
+    return (await this.appendMany(sql, [{ streamId, expectedVersion, events }], options))[0];
+  }
+
+  /**
+   * `append` to several streams in one statement (and one outbox insert): what a consumer that decides many
+   * runs in one transaction writes (the scoring worker's seals of a micro-batch, issue 28). Each stream keeps
+   * its own optimistic concurrency; a conflict on any of them throws StreamVersionConflict naming it, and the
+   * caller's transaction rolls back whole. Returns each append's stored events, in order.
+   */
+  async appendMany(sql: Sql, appends: readonly StreamAppend[], options: AppendOptions = {}): Promise<StoredEvent[][]> {
     const params: unknown[] = [];
-    const rows = events.map((event, i) => {
-      params.push(streamId, expectedVersion + i + 1, event.type, event.version, JSON.stringify(event.data), JSON.stringify(event.metadata), event.metadata.message_id);
-      const b = i * 7;
-      return `($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}::jsonb, $${b + 6}::jsonb, $${b + 7}::uuid)`;
-    });
+    const rows: string[] = [];
+    for (const { streamId, expectedVersion, events } of appends) {
+      events.forEach((event, i) => {
+        const b = params.length;
+        params.push(streamId, expectedVersion + i + 1, event.type, event.version, JSON.stringify(event.data), JSON.stringify(event.metadata), event.metadata.message_id);
+        rows.push(`($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}::jsonb, $${b + 6}::jsonb, $${b + 7}::uuid)`);
+      });
+    }
+    if (rows.length === 0) return appends.map(() => []);
     let inserted: Array<{ position: string; stream_version: number }>;
     try {
+      // Rows come back in VALUES order (a single INSERT ... VALUES keeps it), which is how they are matched up.
       inserted = await sql.query(
         `INSERT INTO events (stream_id, stream_version, type, version, data, metadata, message_id)
          VALUES ${rows.join(', ')} RETURNING position, stream_version`,
         params,
       );
     } catch (error) {
-      if (pgCode(error) === PG_UNIQUE_VIOLATION) throw new StreamVersionConflict(streamId, expectedVersion);
+      if (pgCode(error) === PG_UNIQUE_VIOLATION) {
+        const conflicting = conflictingStream(error, appends);
+        throw new StreamVersionConflict(conflicting.streamId, conflicting.expectedVersion);
+      }
       throw error;
     }
-    const stored = events.map((event, i) => ({
-      ...event,
-      stream_id: streamId,
-      stream_version: inserted[i].stream_version,
-      position: Number(inserted[i].position),
-    }));
+    let k = 0;
+    const stored = appends.map(({ streamId, events }) =>
+      events.map((event) => {
+        const row = inserted[k++];
+        return { ...event, stream_id: streamId, stream_version: row.stream_version, position: Number(row.position) };
+      }),
+    );
     if (options.relay === false) return stored;
     await new Outbox().add(
       sql,
-      stored.map((e) => ({ subject: eventSubject(e.type), message_id: e.metadata.message_id, payload: toWire(e) })),
+      stored.flat().map((e) => ({ subject: eventSubject(e.type), message_id: e.metadata.message_id, payload: toWire(e) })),
     );
     return stored;
+  }
+
+  /** Several streams in one query, each in order; a stream with no event is absent from the map. */
+  async readStreams(sql: Sql, streamIds: readonly string[]): Promise<Map<string, StoredEvent[]>> {
+    const streams = new Map<string, StoredEvent[]>();
+    if (streamIds.length === 0) return streams;
+    const rows = await sql.query(`SELECT ${EVENT_COLUMNS} FROM events WHERE stream_id = ANY($1::text[]) ORDER BY stream_id, stream_version`, [[...new Set(streamIds)]]);
+    for (const row of rows) {
+      const e = fromRow(row);
+      const stream = streams.get(e.stream_id);
+      if (stream) stream.push(e);
+      else streams.set(e.stream_id, [e]);
+    }
+    return streams;
   }
 
   async readStream(sql: Sql, streamId: string): Promise<StoredEvent[]> {
@@ -119,6 +158,16 @@ export function toWire(e: StoredEvent): Record<string, unknown> {
 }
 
 const EVENT_COLUMNS = 'position, stream_id, stream_version, type, version, data, metadata';
+
+/** The append a unique violation was about, from PostgreSQL's detail (`Key (stream_id, stream_version)=(s, 3)`); the first when it cannot tell. */
+function conflictingStream(error: unknown, appends: readonly StreamAppend[]): StreamAppend {
+  const detail = (error as { detail?: unknown; driverError?: { detail?: unknown } }).detail ?? (error as { driverError?: { detail?: unknown } }).driverError?.detail;
+  if (typeof detail === 'string') {
+    const found = appends.find((a) => detail.includes(`=(${a.streamId}, `));
+    if (found) return found;
+  }
+  return appends[0];
+}
 
 function fromRow(r: Record<string, any>): StoredEvent {
   return {

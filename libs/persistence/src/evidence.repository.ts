@@ -93,6 +93,28 @@ export class EvidenceRepository {
     return { n: row.n, passed: row.passed, score_sum: Number(row.score_sum) };
   }
 
+  /** `aggregate` of many runs in one query; a run without evidence counts zero. */
+  async aggregates(sql: Sql, runIds: readonly string[]): Promise<Map<string, EvidenceAggregate>> {
+    const found = new Map<string, EvidenceAggregate>(runIds.map((id) => [id, { n: 0, passed: 0, score_sum: 0 }]));
+    if (runIds.length === 0) return found;
+    const rows: Array<{ run_id: string; n: number; passed: number; score_sum: string | number }> = await sql.query(
+      `SELECT run_id, count(*)::int AS n, count(*) FILTER (WHERE passed)::int AS passed, coalesce(sum(score), 0)::float8 AS score_sum
+       FROM evidence WHERE run_id = ANY($1::text[]) GROUP BY run_id`,
+      [[...new Set(runIds)]],
+    );
+    for (const r of rows) found.set(r.run_id, { n: r.n, passed: r.passed, score_sum: Number(r.score_sum) });
+    return found;
+  }
+
+  /** `caseIds` of many runs in one query; a run without evidence has an empty set. */
+  async caseIdsOf(sql: Sql, runIds: readonly string[]): Promise<Map<string, Set<string>>> {
+    const found = new Map<string, Set<string>>(runIds.map((id) => [id, new Set<string>()]));
+    if (runIds.length === 0) return found;
+    const rows: Array<{ run_id: string; case_id: string }> = await sql.query(`SELECT run_id, case_id FROM evidence WHERE run_id = ANY($1::text[])`, [[...new Set(runIds)]]);
+    for (const r of rows) found.get(r.run_id)!.add(r.case_id);
+    return found;
+  }
+
   async caseIds(sql: Sql, runId: string): Promise<Set<string>> {
     const rows: Array<{ case_id: string }> = await sql.query(`SELECT case_id FROM evidence WHERE run_id = $1`, [runId]);
     return new Set(rows.map((r) => r.case_id));

@@ -1,7 +1,7 @@
 export { createDataSource, migrate, migrations } from './data-source';
 export type { PostgresConfig } from './data-source';
 export { EventStore, Outbox, StreamVersionConflict, eventSubject, toWire } from './event-store';
-export type { EventMetadata, NewEvent, OutboxEntry, StoredEvent } from './event-store';
+export type { EventMetadata, NewEvent, OutboxEntry, StoredEvent, StreamAppend } from './event-store';
 export { OutboxRelay } from './outbox-relay';
 export type { OutboxRelayOptions, RelayPublisher } from './outbox-relay';
 export { PG_UNIQUE_VIOLATION, pgCode } from './sql';
@@ -21,7 +21,7 @@ export { RunLocks } from './run-locks';
 export { ResultPublications } from './result-publications';
 export { RegressionRepository } from './regression.repository';
 export type { BaselineCandidate, BaselinePin, RunVerdictRow } from './regression.repository';
-export { foldStoredRun, foldStoredRunView, loadRun } from './run-stream';
+export { foldStoredRun, foldStoredRunView, loadRun, loadRuns } from './run-stream';
 export { RunExpiryQueries } from './run-expiry.queries';
 export type { LoadedRun, LoadedRunView } from './run-stream';
 export { RunFoldQueries } from './run-fold.queries';

@@ -101,6 +101,47 @@ export function persistenceContract(label: string, open: () => Promise<{ ds: Dat
         expect((await store.readStream(ds, 'run-c')).length).toBe(2);
       });
 
+      it('issue 28: appendMany writes several streams in one statement, each at its own version, with their outbox rows; readStreams reads them back', async () => {
+        await store.append(ds, 'many-a', 0, [event('run.opened')]);
+        const [a, b] = await ds.transaction((m) =>
+          store.appendMany(m, [
+            { streamId: 'many-a', expectedVersion: 1, events: [event('run.sealed'), event('run.scored')] },
+            { streamId: 'many-b', expectedVersion: 0, events: [event('cases.scored')] },
+            { streamId: 'many-c', expectedVersion: 0, events: [] },
+          ]),
+        );
+        expect(a.map((e) => [e.stream_id, e.stream_version, e.type])).toEqual([
+          ['many-a', 2, 'run.sealed'],
+          ['many-a', 3, 'run.scored'],
+        ]);
+        expect(b.map((e) => [e.stream_id, e.stream_version])).toEqual([['many-b', 1]]);
+        const [{ n }] = await ds.query(`SELECT count(*)::int AS n FROM outbox WHERE message_id = ANY($1::uuid[])`, [[...a, ...b].map((e) => e.metadata.message_id)]);
+        expect(n).toBe(3);
+        const streams = await store.readStreams(ds, ['many-b', 'many-a', 'many-none']);
+        expect(streams.get('many-a')!.map((e) => e.stream_version)).toEqual([1, 2, 3]);
+        expect(streams.get('many-b')!.map((e) => e.type)).toEqual(['cases.scored']);
+        expect(streams.has('many-none')).toBe(false);
+      });
+
+      it('issue 28: a stale version in one stream of appendMany names that stream and writes nothing of any', async () => {
+        await store.append(ds, 'many-d', 0, [event('run.opened')]);
+        await store.append(ds, 'many-e', 0, [event('run.opened')]);
+        const fresh = event('run.sealed');
+        const error = await ds
+          .transaction((m) =>
+            store.appendMany(m, [
+              { streamId: 'many-d', expectedVersion: 1, events: [fresh] },
+              { streamId: 'many-e', expectedVersion: 0, events: [event('run.sealed')] },
+            ]),
+          )
+          .catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(StreamVersionConflict);
+        expect((error as StreamVersionConflict).streamId).toBe('many-e');
+        expect((await store.readStream(ds, 'many-d')).length).toBe(1);
+        const [{ n }] = await ds.query(`SELECT count(*)::int AS n FROM outbox WHERE message_id = $1`, [fresh.metadata.message_id]);
+        expect(n).toBe(0);
+      });
+
       it('the relay publishes every unpublished row once with its message id, and keeps the rows while the bus refuses them (G6)', async () => {
         await store.append(ds, 'run-d', 0, [event('run.opened')]);
         let up = false;

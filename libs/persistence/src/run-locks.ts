@@ -11,16 +11,25 @@ const RUN_LOCK_SPACE = 72_430_002;
 
 export class RunLocks {
   /** Locks every run in shared mode, in one fixed (key) order, so scoring transactions never deadlock. */
-  async shared(sql: Sql, runIds: readonly string[]): Promise<void> {
-    if (runIds.length === 0) return;
-    await sql.query(
-      `SELECT pg_advisory_xact_lock_shared(${RUN_LOCK_SPACE}, k)
-       FROM (SELECT DISTINCT hashtext(r) AS k FROM unnest($1::text[]) AS r ORDER BY k) AS keys`,
-      [runIds],
-    );
+  shared(sql: Sql, runIds: readonly string[]): Promise<void> {
+    return lockAll(sql, 'pg_advisory_xact_lock_shared', runIds);
   }
 
   async exclusive(sql: Sql, runId: string): Promise<void> {
     await sql.query(`SELECT pg_advisory_xact_lock(${RUN_LOCK_SPACE}, hashtext($1))`, [runId]);
   }
+
+  /** Locks every run exclusively in one statement, in the same key order as `shared`, so seals of many runs never deadlock. */
+  exclusiveAll(sql: Sql, runIds: readonly string[]): Promise<void> {
+    return lockAll(sql, 'pg_advisory_xact_lock', runIds);
+  }
+}
+
+async function lockAll(sql: Sql, lock: 'pg_advisory_xact_lock' | 'pg_advisory_xact_lock_shared', runIds: readonly string[]): Promise<void> {
+  if (runIds.length === 0) return;
+  await sql.query(
+    `SELECT ${lock}(${RUN_LOCK_SPACE}, k)
+     FROM (SELECT DISTINCT hashtext(r) AS k FROM unnest($1::text[]) AS r ORDER BY k) AS keys`,
+    [runIds],
+  );
 }

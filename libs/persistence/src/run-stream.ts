@@ -43,3 +43,9 @@ export function foldStoredRunView(stream: readonly StoredEvent[]): LoadedRunView
 export async function loadRun(sql: Sql, store: EventStore, runId: string): Promise<LoadedRun> {
   return foldStoredRun(await store.readStream(sql, runStreamId(runId)));
 }
+
+/** `loadRun` for many runs in one query: every run asked for is in the map (a run never opened folds to no state). */
+export async function loadRuns(sql: Sql, store: EventStore, runIds: readonly string[]): Promise<Map<string, LoadedRun>> {
+  const streams = await store.readStreams(sql, runIds.map(runStreamId));
+  return new Map(runIds.map((id) => [id, foldStoredRun(streams.get(runStreamId(id)) ?? [])]));
+}
