@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { STREAMS } from '@evals/bus';
-import { deploymentSchemas } from '@evals/persistence';
+import { createDataSource, deploymentSchemas, migrate } from '@evals/persistence';
+import type { DataSource } from 'typeorm';
 import { testServers } from './servers';
 
 /**
@@ -41,6 +42,21 @@ export async function createTestSchema(label = 'it'): Promise<TestSchema> {
       } finally {
         await client.end();
       }
+    },
+  };
+}
+
+/** A data source on the test server in a schema of its own, migrated; `close` destroys it and drops the schema. */
+export async function migratedTestSchema(label: string, poolSize = 4): Promise<{ readonly ds: DataSource; close(): Promise<void> }> {
+  const schema = await createTestSchema(label);
+  const ds = createDataSource({ url: testServers.postgres.url, schema: schema.schema, poolSize });
+  await ds.initialize();
+  await migrate(ds);
+  return {
+    ds,
+    async close() {
+      await ds.destroy();
+      await schema.drop();
     },
   };
 }

@@ -28,12 +28,14 @@ function setup() {
       counts.reads++;
       return stream.map((e, i) => ({ ...e, stream_id: 'run-r1', stream_version: i + 1, position: i + 1 }));
     },
-    append: async (_m: unknown, streamId: string, expected: number, add: NewEvent[]) => {
-      if (expected !== stream.length) throw new StreamVersionConflict(streamId, expected);
-      counts.appends++;
-      stream.push(...add);
-      return [];
-    },
+    // The intake's appends go through GroupedAppends: one appendMany for what is decided together.
+    appendMany: async (_m: unknown, appends: ReadonlyArray<{ streamId: string; expectedVersion: number; events: NewEvent[] }>) =>
+      appends.map(({ streamId, expectedVersion, events: add }) => {
+        if (expectedVersion !== stream.length) throw new StreamVersionConflict(streamId, expectedVersion);
+        counts.appends++;
+        stream.push(...add);
+        return [];
+      }),
   } as unknown as EventStore;
   const db = { transaction: async (work: (m: unknown) => Promise<unknown>) => work({}) } as unknown as DataSource;
   let id = 0;

@@ -3,6 +3,7 @@ import { RunModel, runStreamId, type RunCommand, type RunEvent } from '@evals/do
 import { EventStore, foldStoredRun, RunExpiryQueries, StreamVersionConflict, type LoadedRun, type NewEvent } from '@evals/persistence';
 import { CLOCK, DATA_SOURCE, ID_GENERATOR, OutboxRelayService, type Clock, type IdGenerator } from '@evals/platform';
 import type { DataSource } from 'typeorm';
+import { GroupedAppends } from './grouped-appends';
 
 /** Who asked: work message and event ids derive from it, so a retry is recognised as the same request. */
 export interface Causation {
@@ -20,6 +21,8 @@ const MAX_APPEND_ATTEMPTS = 5;
  */
 @Injectable()
 export class RunStreams {
+  private readonly appends: GroupedAppends;
+
   constructor(
     @Inject(DATA_SOURCE) private readonly db: DataSource,
     private readonly events: EventStore,
@@ -27,7 +30,9 @@ export class RunStreams {
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
     private readonly outbox: OutboxRelayService,
-  ) {}
+  ) {
+    this.appends = new GroupedAppends(db, events);
+  }
 
   async load(runId: string): Promise<LoadedRun> {
     return foldStoredRun(await this.events.readStream(this.db, runStreamId(runId)));
@@ -64,7 +69,8 @@ export class RunStreams {
       if (decided.length === 0) return { appended: false, run: current };
       const events = decided.map((e) => this.event(e, cause));
       try {
-        await this.db.transaction((m) => this.events.append(m, runStreamId(runId), current.version, events));
+        // With the appends of the other runs deciding now (the micro-batch's lanes): one transaction for all.
+        await this.appends.append(runStreamId(runId), current.version, events);
         // The events' outbox rows are committed: relayed now, not at the relay's next idle poll.
         this.outbox.relay.notify();
       } catch (error) {

@@ -122,6 +122,56 @@ describe('integration: read-model run projection (R2, R3, R4, R6)', () => {
     expect((await repo.load(ds, 'run-twice'))?.scored).toBe(4);
   });
 
+  /** The statements a projection of `events` sends, recorded on its transaction; the projection commits. */
+  async function statementsOf(events: ReadonlyArray<object | null>, onQuery?: (text: string) => Promise<void>): Promise<string[]> {
+    const statements: string[] = [];
+    await ds.transaction((m) =>
+      projector.apply(
+        new Proxy(m, {
+          get: (target, key) =>
+            key === 'query'
+              ? async (text: string, parameters?: unknown[]) => {
+                  statements.push(text.replace(/\s+/g, ' ').trim());
+                  await onQuery?.(text);
+                  return target.query(text, parameters);
+                }
+              : Reflect.get(target, key),
+        }),
+        events,
+      ),
+    );
+    return statements;
+  }
+
+  it('issue 28: a micro-batch is written in the same statements however many events it holds, plus one per completed run (its cases caught up)', async () => {
+    const one = (await completedRun('run-stmt-1')).events;
+    const five = (await Promise.all(['a', 'b', 'c', 'd', 'e'].map((k) => completedRun(`run-stmt-5${k}`)))).flatMap((r) => r.events);
+    const forOne = await statementsOf(one);
+    const forFive = await statementsOf(five);
+    // Per event, the inbox claim was a statement of its own (25 here); now the batch's claims are one read and one write.
+    expect(forFive.length - forOne.length).toBe(4);
+    expect(forFive.filter((q) => q.startsWith('INSERT INTO projection_inbox'))).toHaveLength(1);
+    expect(forFive.filter((q) => q.startsWith('SELECT run_id, doc FROM runs'))).toHaveLength(1);
+    for (const k of ['a', 'b', 'c', 'd', 'e']) expect((await repo.load(ds, `run-stmt-5${k}`))?.status).toBe('completed');
+    expect(await resultRows('run-stmt-5c')).toHaveLength(1);
+  });
+
+  it('issue 28: a batch whose claim another process made meanwhile rolls back whole (INBOX_CLAIM_RACE); its redelivery is a duplicate, one EvalResult', async () => {
+    const { events } = await completedRun('run-race');
+    let raced = false;
+    const lost = await statementsOf(events, async (text) => {
+      // Just before this batch writes its claims, another process applies the same events and commits.
+      if (raced || !text.startsWith('INSERT INTO projection_inbox')) return;
+      raced = true;
+      expect((await apply(events)).statuses).toEqual(Array(5).fill('applied'));
+    }).catch((e: unknown) => e);
+    expect((lost as { code?: string }).code).toBe('INBOX_CLAIM_RACE');
+    const redelivered = await apply(events);
+    expect(redelivered.statuses).toEqual(Array(5).fill('duplicate'));
+    expect(await resultRows('run-race')).toHaveLength(1);
+    expect((await repo.load(ds, 'run-race'))?.scored).toBe(4);
+  });
+
   it('applies cases.scored and run.scored that arrive before run.opened, reading run.opened from the log', async () => {
     const { events } = await completedRun('run-early');
     const [opened, cases1, cases2, sealed, scored] = events;

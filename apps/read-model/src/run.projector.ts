@@ -13,6 +13,7 @@ import {
   type Sql,
 } from '@evals/persistence';
 import { checkEvent, type CheckedEvent, type StoredEventLike } from './event-check';
+import { InboxClaims } from './inbox-claims';
 
 export type { StoredEventLike } from './event-check';
 
@@ -96,8 +97,16 @@ interface DocEntry {
   verdict?: ProjectedVerdict | null;
   /** Projected by this batch: saved at the end, with the position of its run.compared. */
   newVerdict?: { readonly verdict: ProjectedVerdict; readonly position: number };
-  /** Case results of the batch's cases.scored (v1, v3): written at the end, one statement per run. */
+  /** Case results of the batch's cases.scored (v1, v3): written at the end, with every run's. */
   cases: CaseOutcome[];
+}
+
+/** What one micro-batch writes at its end: each a statement for the whole batch (issue 28). */
+interface BatchWrites {
+  readonly claims: InboxClaims;
+  readonly outboxRows: OutboxEntry[];
+  /** EvalResults of runs the batch completed, in order: recorded (the first time) at the end. */
+  readonly results: Array<{ readonly result: EvalResult; readonly position: number; readonly item: CheckedEvent; readonly project: string }>;
 }
 
 /**
@@ -122,8 +131,6 @@ export class RunProjector {
   async apply(sql: Sql, events: ReadonlyArray<StoredEventLike | null>, options: ApplyOptions = {}): Promise<ProjectionOutcome> {
     const statuses: EventStatus[] = new Array(events.length);
     const letters: DeadLetter[] = [];
-    const outboxRows: OutboxEntry[] = [];
-    const resultsRecorded: string[] = [];
     const valid: Array<CheckedEvent & { index: number }> = [];
 
     events.forEach((raw, index) => {
@@ -148,9 +155,23 @@ export class RunProjector {
 
     // Lock the documents in a fixed order (run id), so two read-model processes never deadlock on them.
     const docs = new Map<string, DocEntry>();
-    for (const runId of [...new Set(valid.map((v) => v.event.data.run_id))].sort()) {
-      docs.set(runId, { doc: await this.repo.load(sql, runId, true), dirty: false, position: 0, cases: [] });
-    }
+    const runIds = [...new Set(valid.map((v) => v.event.data.run_id))].sort();
+    const loaded = await this.repo.loadAll(sql, runIds, true);
+    for (const runId of runIds) docs.set(runId, { doc: loaded.get(runId) ?? null, dirty: false, position: 0, cases: [] });
+    // The verdicts a run.compared of the batch evolves, read once for all of them.
+    const compared = valid.filter((v) => v.event.type === RUN_EVENTS.compared).map((v) => v.event.data.run_id);
+    const verdicts = await this.repo.loadVerdicts(sql, compared);
+    for (const runId of compared) docs.get(runId)!.verdict = verdicts.get(runId) ?? null;
+    const writes: BatchWrites = {
+      claims: await InboxClaims.read(
+        sql,
+        this.repo,
+        RUNS_PROJECTION,
+        valid.map((v) => v.metadata.message_id),
+      ),
+      outboxRows: [],
+      results: [],
+    };
 
     let maxPosition = 0;
     // An event whose run is not far enough along in the log waits for a redelivery; on its last one it is
@@ -174,7 +195,7 @@ export class RunProjector {
       const runId = item.event.data.run_id;
       const entry = docs.get(runId) as DocEntry;
       if (entry.doc === null && item.event.type !== RUN_EVENTS.opened) {
-        const opened = await this.openFromLog(sql, runId, entry, outboxRows, resultsRecorded, options);
+        const opened = await this.openFromLog(sql, runId, entry, writes);
         if (opened !== null) maxPosition = Math.max(maxPosition, opened);
         if (entry.doc === null) {
           waitOrDeadLetter(item, READ_MODEL_DEAD_LETTER.runNotOpened, 'run.opened');
@@ -185,36 +206,45 @@ export class RunProjector {
       // run.scored has not been applied yet (delivered later, or redelivered after a failed batch), read it
       // from the log, as run.opened above; else wait for it.
       if (entry.doc !== null && evolveVerdict(null, entry.doc, item.event).kind === 'awaiting_run') {
-        const caught = await this.scoreFromLog(sql, runId, item.position, entry, outboxRows, resultsRecorded, options);
+        const caught = await this.scoreFromLog(sql, runId, item.position, entry, writes);
         maxPosition = Math.max(maxPosition, caught);
         if (evolveVerdict(null, entry.doc, item.event).kind === 'awaiting_run') {
           waitOrDeadLetter(item, READ_MODEL_DEAD_LETTER.runNotScored, 'run.scored');
           continue;
         }
       }
-      if (!(await this.repo.claim(sql, RUNS_PROJECTION, item.metadata.message_id, item.position))) {
+      if (!(await writes.claims.claim(sql, item.metadata.message_id, item.position))) {
         statuses[item.index] = 'duplicate';
         // A run.opened claimed by another process after this batch loaded the document: see it now.
         if (entry.doc === null) entry.doc = await this.repo.load(sql, runId, true);
         continue;
       }
-      await this.evolve(sql, entry, item, outboxRows, resultsRecorded, options);
+      await this.evolve(sql, entry, item, writes);
       statuses[item.index] = 'applied';
       maxPosition = Math.max(maxPosition, item.position);
     }
 
+    // First the claims: a claim lost to another process rolls the batch back before anything else is written.
+    await writes.claims.commit(sql);
+    await this.caseResults.insertAll(
+      sql,
+      [...docs].map(([runId, entry]) => ({ runId, outcomes: entry.cases })),
+    );
+    await this.repo.saveAll(
+      sql,
+      [...docs.values()].flatMap((entry) => (entry.dirty && entry.doc !== null ? [{ doc: entry.doc, position: entry.position }] : [])),
+    );
     const verdictsRecorded: string[] = [];
-    for (const [runId, entry] of docs) {
-      await this.caseResults.insert(sql, runId, entry.cases);
-      if (entry.dirty && entry.doc !== null) await this.repo.save(sql, entry.doc, entry.position);
+    for (const entry of docs.values()) {
       // The verdict's project is its run's (a verdict is only projected once the run's document exists).
       if (entry.newVerdict && entry.doc !== null && (await this.repo.saveVerdict(sql, docProject(entry.doc), entry.newVerdict.verdict, entry.newVerdict.position))) {
         verdictsRecorded.push(entry.newVerdict.verdict.run_id);
       }
     }
+    const resultsRecorded = await this.recordResults(sql, writes, letters, options);
     if (options.recordDeadLetters ?? true) await this.deadLetters.add(sql, letters);
-    await this.outbox.add(sql, outboxRows);
-    if (maxPosition > 0) await this.repo.advanceCheckpoint(sql, RUNS_PROJECTION, maxPosition);
+    await this.outbox.add(sql, writes.outboxRows);
+    const checkpoint = maxPosition > 0 ? await this.repo.advanceCheckpoint(sql, RUNS_PROJECTION, maxPosition) : null;
 
     return {
       statuses,
@@ -224,8 +254,8 @@ export class RunProjector {
       deferred: statuses.filter((s) => s === 'deferred').length,
       resultsRecorded,
       verdictsRecorded,
-      outboxRows: outboxRows.length,
-      checkpoint: maxPosition > 0 ? await this.repo.checkpoint(sql, RUNS_PROJECTION) : null,
+      outboxRows: writes.outboxRows.length,
+      checkpoint,
     };
   }
 
@@ -236,14 +266,7 @@ export class RunProjector {
    * any work for the run exists, so it is read from there and applied first (claimed in the inbox, so its
    * own delivery later is a duplicate). Returns the position applied, or null.
    */
-  private async openFromLog(
-    sql: Sql,
-    runId: string,
-    entry: DocEntry,
-    outboxRows: OutboxEntry[],
-    resultsRecorded: string[],
-    options: ApplyOptions,
-  ): Promise<number | null> {
+  private async openFromLog(sql: Sql, runId: string, entry: DocEntry, writes: BatchWrites): Promise<number | null> {
     // Another process may have projected it since this batch loaded the document.
     entry.doc = await this.repo.load(sql, runId, true);
     if (entry.doc !== null) return null;
@@ -254,11 +277,11 @@ export class RunProjector {
       this.logger?.event('warn', 'run.opened in the log is invalid', { run_id: runId, position: opened.position });
       return null;
     }
-    if (!(await this.repo.claim(sql, RUNS_PROJECTION, checked.value.metadata.message_id, checked.value.position))) {
+    if (!(await writes.claims.claim(sql, checked.value.metadata.message_id, checked.value.position))) {
       entry.doc = await this.repo.load(sql, runId, true);
       return null;
     }
-    await this.evolve(sql, entry, checked.value, outboxRows, resultsRecorded, options);
+    await this.evolve(sql, entry, checked.value, writes);
     this.logger?.event('debug', 'run.opened applied from the log ahead of its delivery', { run_id: runId, position: checked.value.position });
     return checked.value.position;
   }
@@ -269,15 +292,7 @@ export class RunProjector {
    * applied first (claimed in the inbox, so its own delivery later is a duplicate), with the `run.sealed`
    * before it. Returns the highest position applied, or 0.
    */
-  private async scoreFromLog(
-    sql: Sql,
-    runId: string,
-    before: number,
-    entry: DocEntry,
-    outboxRows: OutboxEntry[],
-    resultsRecorded: string[],
-    options: ApplyOptions,
-  ): Promise<number> {
+  private async scoreFromLog(sql: Sql, runId: string, before: number, entry: DocEntry, writes: BatchWrites): Promise<number> {
     let applied = 0;
     for (const stored of await this.store.readStream(sql, runStreamId(runId))) {
       if (stored.position >= before || (stored.type !== RUN_EVENTS.sealed && stored.type !== RUN_EVENTS.scored)) continue;
@@ -286,8 +301,8 @@ export class RunProjector {
         this.logger?.event('warn', `${String(stored.type)} in the log is invalid`, { run_id: runId, position: stored.position });
         continue;
       }
-      if (!(await this.repo.claim(sql, RUNS_PROJECTION, checked.value.metadata.message_id, checked.value.position))) continue;
-      await this.evolve(sql, entry, checked.value, outboxRows, resultsRecorded, options);
+      if (!(await writes.claims.claim(sql, checked.value.metadata.message_id, checked.value.position))) continue;
+      await this.evolve(sql, entry, checked.value, writes);
       applied = Math.max(applied, checked.value.position);
       this.logger?.event('debug', `${checked.value.event.type} applied from the log ahead of its delivery`, { run_id: runId, position: checked.value.position });
     }
@@ -301,24 +316,17 @@ export class RunProjector {
    * its EvalResult and the gate that waits for it see every case (issue 27). An invalid one is left to its
    * delivery, which dead-letters it.
    */
-  private async casesFromLog(sql: Sql, runId: string, entry: DocEntry, outboxRows: OutboxEntry[], resultsRecorded: string[], options: ApplyOptions): Promise<void> {
+  private async casesFromLog(sql: Sql, runId: string, entry: DocEntry, writes: BatchWrites): Promise<void> {
     for (const stored of await this.repo.unappliedCases(sql, RUNS_PROJECTION, runId)) {
       const checked = checkEvent(stored);
       if (!checked.ok || checked.value.event.data.run_id !== runId) continue;
-      if (!(await this.repo.claim(sql, RUNS_PROJECTION, checked.value.metadata.message_id, checked.value.position))) continue;
-      await this.evolve(sql, entry, checked.value, outboxRows, resultsRecorded, options);
+      if (!(await writes.claims.claim(sql, checked.value.metadata.message_id, checked.value.position))) continue;
+      await this.evolve(sql, entry, checked.value, writes);
     }
   }
 
-  private async evolve(
-    sql: Sql,
-    entry: DocEntry,
-    item: CheckedEvent,
-    outboxRows: OutboxEntry[],
-    resultsRecorded: string[],
-    options: ApplyOptions,
-  ): Promise<void> {
-    if (item.event.type === RUN_EVENTS.scored) await this.casesFromLog(sql, item.event.data.run_id, entry, outboxRows, resultsRecorded, options);
+  private async evolve(sql: Sql, entry: DocEntry, item: CheckedEvent, writes: BatchWrites): Promise<void> {
+    if (item.event.type === RUN_EVENTS.scored) await this.casesFromLog(sql, item.event.data.run_id, entry, writes);
     const before = entry.doc;
     // A run's cases are projected whatever its document's state: a run.scored relayed ahead of a batch's
     // cases.scored completes the document first, and the cases still belong to the run (issue 27).
@@ -341,35 +349,46 @@ export class RunProjector {
 
     const result = toEvalResult(after);
     if (result === null) return; // a run of zero cases has no EvalResult (suites refuse empty case lists)
-    if (!(await this.repo.saveEvalResult(sql, result, item.position))) return;
-    resultsRecorded.push(result.run_id);
-    const publish = options.publish ?? true;
-    if (!(typeof publish === 'function' ? publish(result) : publish)) return;
-    const messageId = this.ids.uuid();
-    // Issue 30 (ADR 0009): the run's project rides in the envelope and as the subject's last token, so a
-    // consumer of one project filters `evals.result.recorded.<project>`; `default` keeps the bare subject and
-    // the envelope of before projects. The relay publishes each row on its own subject.
-    const project = docProject(after);
-    try {
-      const payload = encodeMessage(SUBJECTS.RESULT_RECORDED, 1, result, {
-        message_id: messageId,
-        correlation_id: item.metadata.correlation_id,
-        causation_id: item.metadata.message_id,
-        occurred_at: result.occurred_at,
-        project,
-      });
-      outboxRows.push({ subject: projectSubject(SUBJECTS.RESULT_RECORDED, project), message_id: messageId, payload });
-    } catch (error) {
-      if (!(error instanceof ContractError)) throw error;
-      // Our own result breaking our own contract is a bug: keep the result, refuse to publish it, say so.
-      // ContractError messages name fields and constraints only.
-      this.logger?.event('error', 'EvalResult breaks evals.result.recorded v1; not published', { run_id: result.run_id, code: error.code });
-      if (options.recordDeadLetters ?? true) {
-        await this.deadLetters.add(sql, [
-          { subject: projectSubject(SUBJECTS.RESULT_RECORDED, project), code: READ_MODEL_DEAD_LETTER.invalidResult, reason: error.message, message_id: messageId },
-        ]);
+    writes.results.push({ result, position: item.position, item, project: docProject(after) });
+  }
+
+  /**
+   * The batch's EvalResults in one statement; those recorded the first time get their `evals.result.recorded`
+   * outbox row (unless the caller's `publish` says no). Returns the run ids recorded.
+   */
+  private async recordResults(sql: Sql, writes: BatchWrites, letters: DeadLetter[], options: ApplyOptions): Promise<string[]> {
+    const recorded = await this.repo.saveEvalResults(sql, writes.results);
+    const resultsRecorded: string[] = [];
+    for (const { result, item, project } of writes.results) {
+      // A run completes once; `delete` keeps a second result of one run in the batch (never expected) from a second row.
+      if (!recorded.delete(result.run_id)) continue;
+      resultsRecorded.push(result.run_id);
+      const publish = options.publish ?? true;
+      if (!(typeof publish === 'function' ? publish(result) : publish)) continue;
+      const messageId = this.ids.uuid();
+      // Issue 30 (ADR 0009): the run's project rides in the envelope and as the subject's last token, so a
+      // consumer of one project filters `evals.result.recorded.<project>`; `default` keeps the bare subject and
+      // the envelope of before projects. The relay publishes each row on its own subject.
+      try {
+        const payload = encodeMessage(SUBJECTS.RESULT_RECORDED, 1, result, {
+          message_id: messageId,
+          correlation_id: item.metadata.correlation_id,
+          causation_id: item.metadata.message_id,
+          occurred_at: result.occurred_at,
+          project,
+        });
+        writes.outboxRows.push({ subject: projectSubject(SUBJECTS.RESULT_RECORDED, project), message_id: messageId, payload });
+      } catch (error) {
+        if (!(error instanceof ContractError)) throw error;
+        // Our own result breaking our own contract is a bug: keep the result, refuse to publish it, say so.
+        // ContractError messages name fields and constraints only.
+        this.logger?.event('error', 'EvalResult breaks evals.result.recorded v1; not published', { run_id: result.run_id, code: error.code });
+        if (options.recordDeadLetters ?? true) {
+          letters.push({ subject: projectSubject(SUBJECTS.RESULT_RECORDED, project), code: READ_MODEL_DEAD_LETTER.invalidResult, reason: error.message, message_id: messageId });
+        }
       }
     }
+    return resultsRecorded;
   }
 }
 

@@ -35,16 +35,22 @@ export interface CaseResultSource {
  */
 export class CaseResultRepository implements CaseResultSource {
   /** Each case once: a redelivered or repeated result (a backfill of a v1 run) writes nothing. */
-  async insert(sql: Sql, runId: string, outcomes: readonly CaseOutcome[]): Promise<void> {
-    if (outcomes.length === 0) return;
+  insert(sql: Sql, runId: string, outcomes: readonly CaseOutcome[]): Promise<void> {
+    return this.insertAll(sql, [{ runId, outcomes }]);
+  }
+
+  /** `insert` of many runs' cases in one statement (a micro-batch of the projector, issue 28). */
+  async insertAll(sql: Sql, runs: ReadonlyArray<{ readonly runId: string; readonly outcomes: readonly CaseOutcome[] }>): Promise<void> {
+    const records = runs.flatMap(({ runId, outcomes }) => outcomes.map((o) => ({ ...o, run_id: runId })));
+    if (records.length === 0) return;
     // One json parameter, expanded server side: as the evidence insert, no array literals escaped in JavaScript.
     await sql.query(
       `INSERT INTO read_case_results (run_id, case_id, scorer, scorer_version, score, passed, label, judge_model, prompt_version, scored_at)
-       SELECT $1, case_id, scorer, scorer_version, score, passed, label, judge_model, prompt_version, scored_at
-       FROM json_to_recordset($2::json) AS t(case_id text, scorer text, scorer_version text, score float8, passed bool, label text,
+       SELECT run_id, case_id, scorer, scorer_version, score, passed, label, judge_model, prompt_version, scored_at
+       FROM json_to_recordset($1::json) AS t(run_id text, case_id text, scorer text, scorer_version text, score float8, passed bool, label text,
                                               judge_model text, prompt_version text, scored_at timestamptz)
        ON CONFLICT (run_id, case_id) DO NOTHING`,
-      [runId, JSON.stringify(outcomes)],
+      [JSON.stringify(records)],
     );
   }
 

@@ -39,6 +39,28 @@ export class RunReadModelRepository {
     return rows.length === 1;
   }
 
+  /** Which of these events `projection` applied already (one query for a micro-batch's claims, issue 28). */
+  async claimedAlready(sql: Sql, projection: string, messageIds: readonly string[]): Promise<Set<string>> {
+    if (messageIds.length === 0) return new Set();
+    const rows: Array<{ message_id: string }> = await sql.query(
+      `SELECT message_id::text AS message_id FROM projection_inbox WHERE projection = $1 AND message_id = ANY($2::uuid[])`,
+      [projection, [...new Set(messageIds)]],
+    );
+    return new Set(rows.map((r) => r.message_id));
+  }
+
+  /** `claim` of many events in one statement; returns how many were new (the others were claimed by someone else). */
+  async claimAll(sql: Sql, projection: string, claims: ReadonlyArray<{ readonly message_id: string; readonly position: number }>): Promise<number> {
+    if (claims.length === 0) return 0;
+    const rows = await sql.query(
+      `INSERT INTO projection_inbox (projection, message_id, position)
+       SELECT $1, m, p FROM unnest($2::uuid[], $3::bigint[]) AS t(m, p)
+       ON CONFLICT DO NOTHING RETURNING 1`,
+      [projection, claims.map((c) => c.message_id), claims.map((c) => c.position)],
+    );
+    return rows.length;
+  }
+
   /**
    * The run's `cases.scored` events in the log that `projection` has not applied yet, in log order (issue 27):
    * a run's cases are caught up when its `run.scored` is applied, so a completed run shows every case even
@@ -61,31 +83,60 @@ export class RunReadModelRepository {
     return rows.length === 0 ? null : (rows[0].doc as RunDoc);
   }
 
+  /** `load` of many runs in one query; FOR UPDATE locks them in run id order (the projector's one lock order). */
+  async loadAll(sql: Sql, runIds: readonly string[], forUpdate = false): Promise<Map<string, RunDoc>> {
+    if (runIds.length === 0) return new Map();
+    const rows: Array<{ run_id: string; doc: RunDoc }> = await sql.query(
+      `SELECT run_id, doc FROM runs WHERE run_id = ANY($1::text[]) ORDER BY run_id${forUpdate ? ' FOR UPDATE' : ''}`,
+      [[...new Set(runIds)]],
+    );
+    return new Map(rows.map((r) => [r.run_id, r.doc]));
+  }
+
   /** A caller's read (issue 30): the run when it belongs to `project`, else null - exactly as a missing run. */
   async find(sql: Sql, project: string, runId: string): Promise<RunDoc | null> {
     const rows = await sql.query(`SELECT doc FROM runs WHERE run_id = $1 AND project = $2`, [runId, project]);
     return rows.length === 0 ? null : (rows[0].doc as RunDoc);
   }
 
-  async save(sql: Sql, doc: RunDoc, position: number): Promise<void> {
+  /** Writes the documents (each run once) in one statement: the project is written with a run's first row and never changed after (issue 30). */
+  async saveAll(sql: Sql, docs: ReadonlyArray<{ readonly doc: RunDoc; readonly position: number }>): Promise<void> {
+    if (docs.length === 0) return;
+    const records = docs.map(({ doc, position }) => ({
+      run_id: doc.run_id,
+      project: docProject(doc),
+      suite_key: doc.suite_key,
+      suite_version: doc.suite_version,
+      subject_kind: doc.subject_kind,
+      subject_id: doc.subject_id,
+      variant: doc.variant,
+      status: doc.status,
+      doc,
+      opened_at: doc.opened_at,
+      completed_at: doc.completed_at,
+      last_position: position,
+    }));
     await sql.query(
-      // The project is the run.opened's, written with the first row and never changed after (issue 30).
       `INSERT INTO runs (run_id, project, suite_key, suite_version, subject_kind, subject_id, variant, status, doc, opened_at, completed_at, last_position)
-       VALUES ($1, $12, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11)
+       SELECT run_id, project, suite_key, suite_version, subject_kind, subject_id, variant, status, doc, opened_at, completed_at, last_position
+       FROM json_to_recordset($1::json) AS t(run_id text, project text, suite_key text, suite_version int, subject_kind text, subject_id text,
+                                              variant text, status text, doc jsonb, opened_at timestamptz, completed_at timestamptz, last_position bigint)
        ON CONFLICT (run_id) DO UPDATE SET status = EXCLUDED.status, doc = EXCLUDED.doc,
          completed_at = EXCLUDED.completed_at, last_position = GREATEST(runs.last_position, EXCLUDED.last_position)`,
-      [doc.run_id, doc.suite_key, doc.suite_version, doc.subject_kind, doc.subject_id, doc.variant, doc.status, JSON.stringify(doc), doc.opened_at, doc.completed_at, position, docProject(doc)],
+      [JSON.stringify(records)],
     );
   }
 
-  /** True when this call recorded the result (the first time). */
-  async saveEvalResult(sql: Sql, result: EvalResult, position: number): Promise<boolean> {
-    const rows = await sql.query(
-      `INSERT INTO eval_results (run_id, result, occurred_at, position) VALUES ($1, $2::jsonb, $3, $4)
-       ON CONFLICT (run_id) DO NOTHING RETURNING 1`,
-      [result.run_id, JSON.stringify(result), result.occurred_at, position],
+  /** Records the runs' EvalResults in one statement; returns the run ids this call recorded (the first time: a run is completed once). */
+  async saveEvalResults(sql: Sql, results: ReadonlyArray<{ readonly result: EvalResult; readonly position: number }>): Promise<Set<string>> {
+    if (results.length === 0) return new Set();
+    const rows: Array<{ run_id: string }> = await sql.query(
+      `INSERT INTO eval_results (run_id, result, occurred_at, position)
+       SELECT run_id, result, occurred_at, position FROM json_to_recordset($1::json) AS t(run_id text, result jsonb, occurred_at timestamptz, position bigint)
+       ON CONFLICT (run_id) DO NOTHING RETURNING run_id`,
+      [JSON.stringify(results.map(({ result, position }) => ({ run_id: result.run_id, result, occurred_at: result.occurred_at, position })))],
     );
-    return rows.length === 1;
+    return new Set(rows.map((r) => r.run_id));
   }
 
   async evalResult(sql: Sql, runId: string): Promise<EvalResult | null> {
@@ -93,17 +144,27 @@ export class RunReadModelRepository {
     return rows.length === 0 ? null : (rows[0].result as EvalResult);
   }
 
-  async advanceCheckpoint(sql: Sql, name: string, position: number): Promise<void> {
-    await sql.query(
+  /** Moves the checkpoint forward (never back); returns where it stands. */
+  async advanceCheckpoint(sql: Sql, name: string, position: number): Promise<number> {
+    const rows = await sql.query(
       `INSERT INTO projection_checkpoints (name, position) VALUES ($1, $2)
-       ON CONFLICT (name) DO UPDATE SET position = GREATEST(projection_checkpoints.position, EXCLUDED.position), updated_at = now()`,
+       ON CONFLICT (name) DO UPDATE SET position = GREATEST(projection_checkpoints.position, EXCLUDED.position), updated_at = now()
+       RETURNING position`,
       [name, position],
     );
+    return Number(rows[0].position);
   }
 
   async checkpoint(sql: Sql, name: string): Promise<number> {
     const rows = await sql.query(`SELECT position FROM projection_checkpoints WHERE name = $1`, [name]);
     return rows.length === 0 ? 0 : Number(rows[0].position);
+  }
+
+  /** `loadVerdict` of many runs in one query; a run without a projected verdict is absent. */
+  async loadVerdicts(sql: Sql, runIds: readonly string[]): Promise<Map<string, ProjectedVerdict>> {
+    if (runIds.length === 0) return new Map();
+    const rows = await sql.query(`SELECT ${VERDICT_COLUMNS} FROM read_run_verdicts WHERE run_id = ANY($1::text[])`, [[...new Set(runIds)]]);
+    return new Map(rows.map((r: Record<string, unknown>) => [r.run_id as string, toVerdict(r as never)]));
   }
 
   async loadVerdict(sql: Sql, runId: string): Promise<ProjectedVerdict | null> {
