@@ -179,6 +179,14 @@ export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicatio
         letter: { subject: entry.subject, code: error.code, reason: `${error.field ?? 'data'}: ${error.message}`, message_id: entry.cause.message_id, stream_seq: entry.msg.seq },
       });
     };
+    // Acknowledged plainly as the lane goes, confirmed at its last message: the server takes one connection's
+    // acks of one consumer in order, so that one confirmation covers the lane's (a round trip per run and
+    // message less, issue 28). A plain ack that got lost only redelivers its message; the next batch's seals
+    // ask the ack floor only after every lane of this one confirmed its last.
+    const acknowledge = async (messages: readonly BusMessage[], last: boolean) => {
+      if (last) await acknowledgeAll(messages);
+      else for (const m of messages) m.ack();
+    };
     const flush = async () => {
       if (!pending) return;
       const { items, entries, cause } = pending;
@@ -186,7 +194,10 @@ export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicatio
       let refused: unknown = null;
       try {
         ticket = await this.intake.forward(runId, items, cause, ticket ?? undefined);
-        await acknowledgeAll(entries.map((e) => e.msg));
+        await acknowledge(
+          entries.map((e) => e.msg),
+          entries[entries.length - 1] === lane[lane.length - 1],
+        );
       } catch (error) {
         refused = error;
       }
@@ -208,7 +219,7 @@ export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicatio
               ticket = undefined;
               // The run as the open left it: its outputs and seal in this batch decide on it, without reading it again.
               ticket = (await this.intake.open({ ...d, project, outputs: d.outputs?.map((o) => ({ case_id: o.case_id, output: o.output })) }, cause)).ticket;
-              await msg.ackConfirmed();
+              await acknowledge([msg], index === lane.length - 1);
               settlement.acked([msg.seq]);
               break;
             }
@@ -270,7 +281,7 @@ export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicatio
               const known = ticket ?? undefined;
               ticket = undefined;
               await this.intake.seal(message.data.run_id, project, cause, known);
-              await msg.ackConfirmed();
+              await acknowledge([msg], index === lane.length - 1);
               settlement.acked([msg.seq]);
               break;
             }

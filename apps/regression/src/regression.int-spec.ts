@@ -104,6 +104,20 @@ describe('integration: regression decisions and findings (G1-G6)', () => {
     expect(next).toMatchObject({ kind: 'recorded', finding: true, row: { verdict: 'regressed', baseline_run_id: 'r-good' } });
   });
 
+  it('G4: the last eligible run is the baseline however deep in the history it is (the first page of 20 read first, issue 28)', async () => {
+    await completeRun(opened('deep-good', { subject_id: 'deep' }), 10, 10, '2026-11-30T01:00:00.000Z');
+    // 25 regressed runs after it, none eligible: the good run is beyond the first page of the history.
+    for (let i = 0; i < 25; i++) {
+      const at = new Date(Date.parse('2026-11-30T02:00:00.000Z') + i * 60_000).toISOString();
+      expect(await completeRun(opened(`deep-bad-${i}`, { subject_id: 'deep' }), 1, 10, at)).toMatchObject({ row: { verdict: 'regressed', baseline_run_id: 'deep-good' } });
+    }
+    const next = await completeRun(opened('deep-next', { subject_id: 'deep' }), 10, 10, '2026-11-30T03:00:00.000Z');
+    expect(next).toMatchObject({ kind: 'recorded', row: { baseline_run_id: 'deep-good', baseline_choice: 'automatic', verdict: 'no_regression' } });
+    // And a newer eligible run is found in the first page.
+    const after = await completeRun(opened('deep-after', { subject_id: 'deep' }), 10, 10, '2026-11-30T04:00:00.000Z');
+    expect(after).toMatchObject({ row: { baseline_run_id: 'deep-next' } });
+  });
+
   it('compares only the cases scored in both runs, reports what it left out, and an incomplete run is no baseline (G7, R7)', async () => {
     await completeRun(opened('p-base', { subject_id: 'partial' }), 10, 11, '2026-11-30T01:00:00.000Z');
     // 3 of 11 cases have no output: scored 0 they would read as a drop from 10/11 to 8/11 (a regression

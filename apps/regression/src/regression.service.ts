@@ -19,6 +19,9 @@ import { EventStore, loadRun, Outbox, RegressionRepository, type BaselineCandida
 import { ID_GENERATOR, type IdGenerator } from '@evals/platform';
 import { RunOutcomesCache } from './run-outcomes';
 
+/** The newest runs of a subject read first for its automatic baseline (the rest only when they could matter). */
+const HISTORY_FIRST_PAGE = 20;
+
 export interface ScoredEvent {
   readonly data: RunScoredV1;
   readonly metadata: { readonly message_id: string; readonly correlation_id: string; readonly occurred_at: string };
@@ -75,13 +78,14 @@ export class RegressionService {
     const explicit = opened.baseline_run_id ? await this.repo.find(sql, project, opened.baseline_run_id) : null;
     const pin = explicit ? null : await this.repo.pinFor(sql, project, opened.suite_key, opened.subject_kind, opened.subject_id, opened.variant);
     const pinned = pin ? await this.repo.find(sql, project, pin.run_id) : null;
-    const history = explicit || pinned ? [] : await this.repo.history(sql, project, opened.suite_key, opened.subject_kind, opened.subject_id);
-
+    let history: BaselineCandidate[] = [];
     let decision: BaselineDecision;
     if (opened.baseline_run_id && !explicit) {
       decision = { kind: 'refused', code: 'BASELINE_OTHER_SUITE', message: `baseline ${opened.baseline_run_id} is not a completed run` };
+    } else if (explicit || pinned) {
+      decision = chooseBaseline({ run: self, explicit: explicit && ref(explicit), pinned: pinned && ref(pinned), history: [] });
     } else {
-      decision = chooseBaseline({ run: self, explicit: explicit && ref(explicit), pinned: pinned && ref(pinned), history: history.map(ref) });
+      ({ history, decision } = await this.automaticBaseline(sql, project, self));
     }
 
     const score = n === 0 ? 0 : scored.data.score_sum / n;
@@ -196,6 +200,22 @@ export class RegressionService {
     // the project's own token, so a consumer of one project filters `finding.reported.<project>` (ADR 0009).
     await this.outbox.add(sql, [{ subject: projectSubject(SUBJECTS.FINDING_REPORTED, project), message_id: messageId, payload: wire }]);
     return { kind: 'recorded', row, finding: true };
+  }
+
+  /**
+   * G4: the newest eligible run before this one. It is in the first page of the history newest first unless
+   * that page is full and the choice ties with its last row (or there is none): then the whole history (500)
+   * decides, as it always did. A subject with a long history read and parsed all 500 rows for every run
+   * (issue 28: most of the regression app's CPU at 50 runs a second).
+   */
+  private async automaticBaseline(sql: Sql, project: string, self: CompletedRunRef): Promise<{ history: BaselineCandidate[]; decision: BaselineDecision }> {
+    const decide = (history: BaselineCandidate[]) => chooseBaseline({ run: self, explicit: null, pinned: null, history: history.map(ref) });
+    const page = await this.repo.history(sql, project, self.suite_key, self.subject_kind, self.subject_id, HISTORY_FIRST_PAGE);
+    const first = decide(page);
+    const last = page[page.length - 1];
+    if (page.length < HISTORY_FIRST_PAGE || (first.kind === 'baseline' && first.run.completed_at > last.completed_at)) return { history: page, decision: first };
+    const history = await this.repo.history(sql, project, self.suite_key, self.subject_kind, self.subject_id);
+    return { history, decision: decide(history) };
   }
 
   /** R7: the decision on the run's own stream (`run.compared`), in the same transaction as the row. */

@@ -20,9 +20,11 @@ export interface StoredEvent<TData = unknown> extends NewEvent<TData> {
   readonly stream_version: number;
 }
 
+const EVENT_SUBJECT_PREFIX = 'evals.event.';
+
 /** Subject an internal event is relayed on: `evals.event.<type>` (stream EVALS_EVENTS). */
 export function eventSubject(type: string): string {
-  return `evals.event.${type}`;
+  return `${EVENT_SUBJECT_PREFIX}${type}`;
 }
 
 export interface AppendOptions {
@@ -65,7 +67,7 @@ export class EventStore {
   }
 
   /**
-   * `append` to several streams in one statement (and one outbox insert): what a consumer that decides many
+   * `append` to several streams in one statement (with their outbox rows): what a consumer that decides many
    * runs in one transaction writes (the scoring worker's seals of a micro-batch, issue 28). Each stream keeps
    * its own optimistic concurrency; a conflict on any of them throws StreamVersionConflict naming it, and the
    * caller's transaction rolls back whole. Returns each append's stored events, in order.
@@ -81,12 +83,25 @@ export class EventStore {
       });
     }
     if (rows.length === 0) return appends.map(() => []);
-    let inserted: Array<{ position: string; stream_version: number }>;
+    // One statement - so atomic without a transaction of its own - writes the events and their outbox rows
+    // (the wire form, `toWire`, built from what was inserted, in log order): an append is one round trip.
+    const relayed =
+      options.relay === false
+        ? ''
+        : `, relayed AS (
+             INSERT INTO outbox (subject, message_id, payload)
+             SELECT '${EVENT_SUBJECT_PREFIX}' || type, message_id,
+                    jsonb_build_object('schema', type || '.v' || version, 'type', type, 'version', version, 'data', data, 'metadata', metadata,
+                                       'position', position, 'stream_id', stream_id, 'stream_version', stream_version)
+             FROM inserted ORDER BY position
+             ON CONFLICT (message_id) DO NOTHING)`;
+    let inserted: Array<{ position: string; stream_id: string; stream_version: number }>;
     try {
-      // Rows come back in VALUES order (a single INSERT ... VALUES keeps it), which is how they are matched up.
       inserted = await sql.query(
-        `INSERT INTO events (stream_id, stream_version, type, version, data, metadata, message_id)
-         VALUES ${rows.join(', ')} RETURNING position, stream_version`,
+        `WITH inserted AS (
+           INSERT INTO events (stream_id, stream_version, type, version, data, metadata, message_id)
+           VALUES ${rows.join(', ')} RETURNING position, stream_id, stream_version, type, version, data, metadata, message_id)${relayed}
+         SELECT position, stream_id, stream_version FROM inserted`,
         params,
       );
     } catch (error) {
@@ -96,19 +111,10 @@ export class EventStore {
       }
       throw error;
     }
-    let k = 0;
-    const stored = appends.map(({ streamId, events }) =>
-      events.map((event) => {
-        const row = inserted[k++];
-        return { ...event, stream_id: streamId, stream_version: row.stream_version, position: Number(row.position) };
-      }),
+    const positions = new Map(inserted.map((r) => [`${r.stream_id}\u0000${r.stream_version}`, Number(r.position)]));
+    return appends.map(({ streamId, expectedVersion, events }) =>
+      events.map((event, i) => ({ ...event, stream_id: streamId, stream_version: expectedVersion + i + 1, position: positions.get(`${streamId}\u0000${expectedVersion + i + 1}`)! })),
     );
-    if (options.relay === false) return stored;
-    await new Outbox().add(
-      sql,
-      stored.flat().map((e) => ({ subject: eventSubject(e.type), message_id: e.metadata.message_id, payload: toWire(e) })),
-    );
-    return stored;
   }
 
   /** Several streams in one query, each in order; a stream with no event is absent from the map. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { migrate, migrations } from './data-source';
-import { EventStore, StreamVersionConflict, type NewEvent } from './event-store';
+import { EventStore, StreamVersionConflict, toWire, type NewEvent } from './event-store';
 import { allMigrationsApplied } from './migration-state';
 import { OutboxRelay } from './outbox-relay';
 
@@ -82,6 +82,8 @@ export function persistenceContract(label: string, open: () => Promise<{ ds: Dat
         const outbox = await ds.query(`SELECT subject, payload FROM outbox WHERE message_id = ANY($1::uuid[]) ORDER BY id`, [stored.map((e) => e.metadata.message_id)]);
         expect(outbox.map((r: { subject: string }) => r.subject)).toEqual(['evals.event.run.opened', 'evals.event.run.sealed']);
         expect(outbox[0].payload).toMatchObject({ schema: 'run.opened.v1', stream_id: 'run-a', stream_version: 1, position: stored[0].position });
+        // Built in SQL in the append's one statement (issue 28), exactly the wire form `toWire` gives.
+        expect(outbox.map((r: { payload: unknown }) => r.payload)).toEqual(stored.map(toWire));
         expect((await store.readStream(ds, 'run-a')).map((e) => e.type)).toEqual(['run.opened', 'run.sealed']);
       });
 
@@ -121,6 +123,23 @@ export function persistenceContract(label: string, open: () => Promise<{ ds: Dat
         expect(streams.get('many-a')!.map((e) => e.stream_version)).toEqual([1, 2, 3]);
         expect(streams.get('many-b')!.map((e) => e.type)).toEqual(['cases.scored']);
         expect(streams.has('many-none')).toBe(false);
+      });
+
+      it('issue 28: an append is one statement, atomic without a transaction: a conflict leaves neither events nor outbox rows', async () => {
+        const statements: string[] = [];
+        const counting = new Proxy(ds, {
+          get: (target, key) =>
+            key === 'query' ? (text: string, parameters?: unknown[]) => (statements.push(text), target.query(text, parameters)) : Reflect.get(target, key),
+        });
+        const [stored] = await store.appendMany(counting, [{ streamId: 'one-stmt', expectedVersion: 0, events: [event('run.opened'), event('run.sealed')] }]);
+        expect(statements).toHaveLength(1);
+        const [{ n }] = await ds.query(`SELECT count(*)::int AS n FROM outbox WHERE message_id = ANY($1::uuid[])`, [stored.map((e) => e.metadata.message_id)]);
+        expect(n).toBe(2);
+        const late = [event('run.scored'), event('run.compared')];
+        await expect(store.appendMany(ds, [{ streamId: 'one-stmt-b', expectedVersion: 0, events: [late[0]] }, { streamId: 'one-stmt', expectedVersion: 1, events: [late[1]] }])).rejects.toBeInstanceOf(StreamVersionConflict);
+        expect(await store.readStream(ds, 'one-stmt-b')).toEqual([]);
+        const [{ left }] = await ds.query(`SELECT count(*)::int AS left FROM outbox WHERE message_id = ANY($1::uuid[])`, [late.map((e) => e.metadata.message_id)]);
+        expect(left).toBe(0);
       });
 
       it('issue 28: a stale version in one stream of appendMany names that stream and writes nothing of any', async () => {
