@@ -11,6 +11,7 @@ import {
   type DeadLetter,
   type OutboxEntry,
   type Sql,
+  type StoredEvent,
 } from '@evals/persistence';
 import { checkEvent, type CheckedEvent, type StoredEventLike } from './event-check';
 import { InboxClaims } from './inbox-claims';
@@ -105,6 +106,8 @@ interface DocEntry {
 interface BatchWrites {
   readonly claims: InboxClaims;
   readonly outboxRows: OutboxEntry[];
+  /** The log's `cases.scored` not applied yet of the runs whose `run.scored` is in the batch, read once for all. */
+  readonly unappliedCases: Map<string, StoredEvent[]>;
   /** EvalResults of runs the batch completed, in order: recorded (the first time) at the end. */
   readonly results: Array<{ readonly result: EvalResult; readonly position: number; readonly item: CheckedEvent; readonly project: string }>;
 }
@@ -171,6 +174,11 @@ export class RunProjector {
       ),
       outboxRows: [],
       results: [],
+      unappliedCases: await this.repo.unappliedCasesOf(
+        sql,
+        RUNS_PROJECTION,
+        valid.filter((v) => v.event.type === RUN_EVENTS.scored).map((v) => v.event.data.run_id),
+      ),
     };
 
     let maxPosition = 0;
@@ -317,7 +325,10 @@ export class RunProjector {
    * delivery, which dead-letters it.
    */
   private async casesFromLog(sql: Sql, runId: string, entry: DocEntry, writes: BatchWrites): Promise<void> {
-    for (const stored of await this.repo.unappliedCases(sql, RUNS_PROJECTION, runId)) {
+    // Read with the batch when its run.scored was delivered in it (those applied since are claimed: skipped below).
+    const logged = writes.unappliedCases.get(runId) ?? (await this.repo.unappliedCases(sql, RUNS_PROJECTION, runId));
+    writes.unappliedCases.delete(runId);
+    for (const stored of logged) {
       const checked = checkEvent(stored);
       if (!checked.ok || checked.value.event.data.run_id !== runId) continue;
       if (!(await writes.claims.claim(sql, checked.value.metadata.message_id, checked.value.position))) continue;

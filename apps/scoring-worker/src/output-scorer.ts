@@ -43,6 +43,7 @@ export class OutputScorer {
       byRun.set(s.data.run_id, list);
     }
     const scoredAt = this.stamper.now();
+    await this.settler.prefetch([...byRun.keys()]);
     for (const [runId, received] of byRun) {
       const resolved = await this.settler.resolve(runId, received.map((r) => r.msg), settlement, outcome);
       if (!resolved) continue;

@@ -87,3 +87,61 @@ describe('RunCatalog: compiled suite versions (issue 15: bounded by cases)', () 
     expect((error as Error).message).toContain('SUITE_STREAM_INCOMPLETE');
   });
 });
+
+describe('RunCatalog: runs (issue 28: a batch of new runs read in one query)', () => {
+  const opened = (runId: string) => ({
+    position: 1,
+    stream_id: `run-${runId}`,
+    stream_version: 1,
+    type: 'run.opened',
+    version: 1,
+    data: {
+      run_id: runId,
+      suite_key: 's',
+      suite_version: 1,
+      suite_content_hash: 'sha256:x',
+      pass_threshold: 0.5,
+      regression_threshold: 0.1,
+      subject_kind: 'agent',
+      subject_id: 'bot',
+      variant: null,
+      baseline_run_id: null,
+      source: 'ci',
+      case_count: 1,
+      scorer_versions: { exact: '1.0.0' },
+    },
+    metadata: { message_id: '00000000-0000-4000-8000-000000000001', correlation_id: 'c', causation_id: 'c', occurred_at: '2026-12-04T00:00:00.000Z' },
+  });
+
+  /** Run streams of the opened runs `known`, counting single and multi-stream reads. */
+  function store(known: string[]) {
+    const reads = { one: 0, many: 0 };
+    const stream = (id: string) => (known.includes(id.replace(/^run-/, '')) ? [opened(id.replace(/^run-/, ''))] : []);
+    const events = {
+      async readStream(_sql: Sql, id: string) {
+        reads.one++;
+        return stream(id);
+      },
+      async readStreams(_sql: Sql, ids: readonly string[]) {
+        reads.many++;
+        return new Map(ids.filter((id) => stream(id).length > 0).map((id) => [id, stream(id)]));
+      },
+    } as unknown as EventStore;
+    return { events, reads };
+  }
+
+  it('prefetch reads the runs not cached in one query; run() then answers them from memory; an unknown run is asked again later', async () => {
+    const { events, reads } = store(['r1', 'r2', 'r3']);
+    const catalog = new RunCatalog(events, repository({}).repo);
+    await catalog.prefetch(sql, ['r1', 'r2', 'r3', 'unknown']);
+    expect(reads).toEqual({ one: 0, many: 1 });
+    for (const id of ['r1', 'r2', 'r3']) expect((await catalog.run(sql, id))?.opened.run_id).toBe(id);
+    expect(reads).toEqual({ one: 0, many: 1 });
+    // Not opened yet: nothing remembered, so it is read again (it may be opened since).
+    expect(await catalog.run(sql, 'unknown')).toBeNull();
+    expect(reads).toEqual({ one: 1, many: 1 });
+    // All cached already: no query at all.
+    await catalog.prefetch(sql, ['r1', 'r2']);
+    expect(reads).toEqual({ one: 1, many: 1 });
+  });
+});

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { compileSuite, RunModel, SuiteCompileError, SuiteStreamError, suiteStreamId, type CompiledSuite, type RunOpenedV1 } from '@evals/domain';
-import { BoundedCache, EventStore, SuiteVersions, loadRun, type Sql, type SuiteVersionWithCases } from '@evals/persistence';
+import { compileSuite, RunModel, SuiteCompileError, SuiteStreamError, suiteStreamId, type CompiledSuite, type RunOpenedV1, type RunState } from '@evals/domain';
+import { BoundedCache, EventStore, SuiteVersions, loadRun, loadRuns, type Sql, type SuiteVersionWithCases } from '@evals/persistence';
 
 /**
  * What scoring a run's outputs needs to know about it, answered by the run's model (R7) from its stream.
@@ -55,7 +55,17 @@ export class RunCatalog {
   async run(sql: Sql, runId: string): Promise<OpenedRun | null> {
     const cached = this.runs.get(runId);
     if (cached) return cached;
-    const { state } = await loadRun(sql, this.events, runId);
+    return this.remember(runId, (await loadRun(sql, this.events, runId)).state);
+  }
+
+  /** Reads the runs not cached yet in one query (a micro-batch's new runs, issue 28), so `run` answers them from memory. */
+  async prefetch(sql: Sql, runIds: readonly string[]): Promise<void> {
+    const missing = runIds.filter((id) => this.runs.get(id) === undefined);
+    if (missing.length < 2) return;
+    for (const [runId, { state }] of await loadRuns(sql, this.events, missing)) this.remember(runId, state);
+  }
+
+  private remember(runId: string, state: RunState): OpenedRun | null {
     if (!state.opened) return null;
     const run: OpenedRun = {
       opened: state.opened,

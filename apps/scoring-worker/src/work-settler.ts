@@ -80,6 +80,11 @@ export class WorkSettler {
     private readonly catalog: RunCatalog,
   ) {}
 
+  /** Reads the batch's runs not known yet in one query, before each is resolved. */
+  prefetch(runIds: readonly string[]): Promise<void> {
+    return this.catalog.prefetch(this.db, runIds);
+  }
+
   /**
    * The run and its compiled suite, or null after deciding the messages' fate: a run or suite version not
    * (yet) known is retried later and dead-lettered after `deadLetterAfter` deliveries; a suite that cannot be

@@ -67,14 +67,25 @@ export class RunReadModelRepository {
    * when a worker's relay is behind the one that carried the seal.
    */
   async unappliedCases(sql: Sql, projection: string, runId: string): Promise<StoredEvent[]> {
-    const rows = await sql.query(
+    return (await this.unappliedCasesOf(sql, projection, [runId])).get(runId) ?? [];
+  }
+
+  /** `unappliedCases` of many runs in one query (the runs a micro-batch completes); a run with none is absent. */
+  async unappliedCasesOf(sql: Sql, projection: string, runIds: readonly string[]): Promise<Map<string, StoredEvent[]>> {
+    const found = new Map<string, StoredEvent[]>();
+    if (runIds.length === 0) return found;
+    const rows: StoredEvent[] = await sql.query(
       `SELECT e.position, e.stream_id, e.stream_version, e.type, e.version, e.data, e.metadata FROM events e
-       WHERE e.type = 'cases.scored' AND e.data->>'run_id' = $2
+       WHERE e.type = 'cases.scored' AND e.data->>'run_id' = ANY($2::text[])
          AND NOT EXISTS (SELECT 1 FROM projection_inbox i WHERE i.projection = $1 AND i.message_id = e.message_id)
        ORDER BY e.position`,
-      [projection, runId],
+      [projection, [...new Set(runIds)]],
     );
-    return rows.map((r: StoredEvent) => ({ ...r, position: Number(r.position) }));
+    for (const r of rows) {
+      const runId = (r.data as { run_id: string }).run_id;
+      found.set(runId, [...(found.get(runId) ?? []), { ...r, position: Number(r.position) }]);
+    }
+    return found;
   }
 
   /** The projection's own read, by run id in every project: the projector applies the events of any run. */
