@@ -24,9 +24,11 @@ function setup() {
   const stream: NewEvent[] = [];
   const counts = { reads: 0, appends: 0 };
   const events = {
-    readStream: async () => {
+    // Loads go through one multi-stream read for what is asked together: r1's stream; any other run is empty.
+    readStreams: async (_m: unknown, ids: readonly string[]) => {
       counts.reads++;
-      return stream.map((e, i) => ({ ...e, stream_id: 'run-r1', stream_version: i + 1, position: i + 1 }));
+      const r1 = stream.map((e, i) => ({ ...e, stream_id: 'run-r1', stream_version: i + 1, position: i + 1 }));
+      return new Map(ids.filter((id) => id === 'run-r1' && r1.length > 0).map((id) => [id, r1]));
     },
     // The intake's appends go through GroupedAppends: one appendMany for what is decided together.
     appendMany: async (_m: unknown, appends: ReadonlyArray<{ streamId: string; expectedVersion: number; events: NewEvent[] }>) =>
@@ -81,5 +83,16 @@ describe('unit: RunStreams.decide (issue 15: the intake reads a run once per ste
     const sealed = await streams.decide('r1', { type: 'seal', run_id: 'r1' }, cause, stale);
     expect(sealed.appended).toBe(true);
     expect(RunModel.isSealed(sealed.run.state)).toBe(true);
+  });
+
+  it('issue 28: runs loaded at the same time (a batch\'s lanes) are read in one query, each folded on its own', async () => {
+    const { streams, counts } = setup();
+    await streams.decide('r1', open, cause);
+    const before = counts.reads;
+    const [r1, other, again] = await Promise.all([streams.load('r1'), streams.load('r2'), streams.load('r1')]);
+    expect(counts.reads - before).toBe(1);
+    expect(r1.state.opened?.run_id).toBe('r1');
+    expect(again).toEqual(r1);
+    expect(other).toEqual({ state: expect.objectContaining({ opened: null }), version: 0 });
   });
 });

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { RunModel, runStreamId, type RunCommand, type RunEvent } from '@evals/domain';
-import { EventStore, foldStoredRun, RunExpiryQueries, StreamVersionConflict, type LoadedRun, type NewEvent } from '@evals/persistence';
+import { Coalescer } from '@evals/bus';
+import { EventStore, loadRuns, RunExpiryQueries, StreamVersionConflict, type LoadedRun, type NewEvent } from '@evals/persistence';
 import { CLOCK, DATA_SOURCE, ID_GENERATOR, OutboxRelayService, type Clock, type IdGenerator } from '@evals/platform';
 import type { DataSource } from 'typeorm';
 import { GroupedAppends } from './grouped-appends';
@@ -12,6 +13,9 @@ export interface Causation {
   readonly correlation_id: string;
 }
 
+/** The most runs one stream read takes. */
+const MAX_LOADS = 256;
+
 /** Appends that lost a race to another writer of the same run are decided again on the new state. */
 const MAX_APPEND_ATTEMPTS = 5;
 
@@ -22,6 +26,7 @@ const MAX_APPEND_ATTEMPTS = 5;
 @Injectable()
 export class RunStreams {
   private readonly appends: GroupedAppends;
+  private readonly loads: Coalescer<string, LoadedRun>;
 
   constructor(
     @Inject(DATA_SOURCE) private readonly db: DataSource,
@@ -32,10 +37,15 @@ export class RunStreams {
     private readonly outbox: OutboxRelayService,
   ) {
     this.appends = new GroupedAppends(db, events);
+    this.loads = new Coalescer(async (runIds) => {
+      const runs = await loadRuns(db, events, runIds);
+      return runIds.map((id) => ({ ok: true, value: runs.get(id)! }));
+    }, MAX_LOADS);
   }
 
-  async load(runId: string): Promise<LoadedRun> {
-    return foldStoredRun(await this.events.readStream(this.db, runStreamId(runId)));
+  /** The run folded from its stream; the runs asked for at about the same time (a batch's lanes) are read in one query. */
+  load(runId: string): Promise<LoadedRun> {
+    return this.loads.submit(runId);
   }
 
   /**
