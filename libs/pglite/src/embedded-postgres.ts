@@ -100,7 +100,7 @@ const PGLITE_SETTINGS = ['shared_buffers=16MB', `search_path=${EMBEDDED_SEARCH_P
 
 /** A new data directory: unpacked from the template of initdb's output (data-dir-template.ts), or initdb without one. */
 async function initialise(dataDir: string): Promise<void> {
-  if (!unpackTemplate(dataDir)) await initdbInAWorker(dataDir);
+  if (!(await unpackTemplate(dataDir))) await initdbInAWorker(dataDir);
 }
 
 /**
