@@ -76,4 +76,18 @@ describe('the PGlite data directory template (issue 31)', () => {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('fails where a file cannot be written, as a start does', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'evals-template-'));
+    try {
+      // A file where the data directory's first subdirectory must go.
+      fs.mkdirSync(path.join(dir, 'pg'));
+      const first = readTar(gunzipSync(fs.readFileSync(templateFile())))!.find((e) => e.type === 'file' && e.name.includes('/'))!;
+      fs.writeFileSync(path.join(dir, 'pg', first.name.split('/')[0]!), 'not a directory');
+      await expect(unpackTemplate(path.join(dir, 'pg'))).rejects.toThrow();
+      expect(fs.existsSync(path.join(dir, 'pg', 'PG_VERSION'))).toBe(false);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -55,12 +55,14 @@ export function templateMigrations(file = templateFile()): string[] {
  * when that thread yielded - rarely, while it loads modules - and took 1.6 s.)
  */
 export function unpackTemplate(dataDir: string, file = templateFile()): Promise<boolean> {
-  return new Promise<boolean>((resolve) => {
+  return new Promise<boolean>((resolve, reject) => {
     const worker = new Worker(`${READ_TAR_SOURCE}\n${UNPACK_SOURCE}`, { eval: true, workerData: { dataDir: path.resolve(dataDir), file } });
     let unpacked = false;
+    let failed: Error | undefined;
     worker.once('message', (ok: boolean) => (unpacked = ok));
-    worker.once('error', () => undefined);
-    worker.once('exit', () => resolve(unpacked));
+    // A write that fails (a full disk, no permission) is the start's failure, as it was on the caller's thread.
+    worker.once('error', (error: Error) => (failed = error));
+    worker.once('exit', () => (failed ? reject(failed) : resolve(unpacked)));
   });
 }
 
