@@ -43,17 +43,49 @@ describe('the PGlite data directory template (issue 31)', () => {
     expect(readTar(damaged)).toBeUndefined();
   });
 
-  it('unpacks into a directory, PG_VERSION last; a missing or foreign template writes nothing', () => {
+  it('unpacks into a directory, PG_VERSION last; a missing or foreign template writes nothing', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'evals-template-'));
     try {
-      expect(unpackTemplate(path.join(dir, 'none'), path.join(dir, 'missing.tar.gz'))).toBe(false);
+      await expect(unpackTemplate(path.join(dir, 'none'), path.join(dir, 'missing.tar.gz'))).resolves.toBe(false);
       expect(fs.existsSync(path.join(dir, 'none'))).toBe(false);
       fs.writeFileSync(path.join(dir, 'foreign.tar.gz'), gzipSync(tarOf('a', '2')));
-      expect(unpackTemplate(path.join(dir, 'foreign'), path.join(dir, 'foreign.tar.gz'))).toBe(false);
+      await expect(unpackTemplate(path.join(dir, 'foreign'), path.join(dir, 'foreign.tar.gz'))).resolves.toBe(false);
       expect(fs.existsSync(path.join(dir, 'foreign'))).toBe(false);
-      expect(unpackTemplate(path.join(dir, 'pg'))).toBe(true);
+      await expect(unpackTemplate(path.join(dir, 'pg'))).resolves.toBe(true);
       expect(fs.readFileSync(path.join(dir, 'pg', 'PG_VERSION'), 'utf8').trim()).toMatch(/^\d+$/);
       expect(fs.statSync(path.join(dir, 'pg', 'global', 'pg_control')).size).toBeGreaterThan(0);
+      // The writes run several at a time: every file of the archive, whole, none skipped or cut.
+      const files = readTar(gunzipSync(fs.readFileSync(templateFile())))!.filter((e) => e.type === 'file');
+      expect(files.length).toBeGreaterThan(1000);
+      const differing = files.filter((e) => !fs.readFileSync(path.join(dir, 'pg', e.name)).equals(e.data)).map((e) => e.name);
+      expect(differing).toEqual([]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('writes nothing of an archive cut half-way', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'evals-template-'));
+    try {
+      const tar = gunzipSync(fs.readFileSync(templateFile()));
+      // The real archive cut in its middle: its first half alone is well-formed.
+      fs.writeFileSync(path.join(dir, 'cut.tar.gz'), gzipSync(tar.subarray(0, Math.floor(tar.length / 2) + 3)));
+      await expect(unpackTemplate(path.join(dir, 'pg'), path.join(dir, 'cut.tar.gz'))).resolves.toBe(false);
+      expect(fs.existsSync(path.join(dir, 'pg'))).toBe(false);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('fails where a file cannot be written, as a start does', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'evals-template-'));
+    try {
+      // A file where the data directory's first subdirectory must go.
+      fs.mkdirSync(path.join(dir, 'pg'));
+      const first = readTar(gunzipSync(fs.readFileSync(templateFile())))!.find((e) => e.type === 'file' && e.name.includes('/'))!;
+      fs.writeFileSync(path.join(dir, 'pg', first.name.split('/')[0]!), 'not a directory');
+      await expect(unpackTemplate(path.join(dir, 'pg'))).rejects.toThrow();
+      expect(fs.existsSync(path.join(dir, 'pg', 'PG_VERSION'))).toBe(false);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

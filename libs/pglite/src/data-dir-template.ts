@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { gunzipSync } from 'node:zlib';
+import { Worker } from 'node:worker_threads';
 
 /**
  * Issue 31: PGlite's initdb of a new data directory takes about 5 s and grows its WASM memory to 650-780 MiB
@@ -46,29 +46,24 @@ export function templateMigrations(file = templateFile()): string[] {
  * Unpacks the template for the installed PGlite into `dataDir`; false (nothing usable written) when there is
  * none or it is not a tar this reader knows. PG_VERSION - which marks a directory as initialised - is written
  * last, so a start interrupted half-way leaves a directory that the next start unpacks again.
+ *
+ * In a worker thread of its own that then exits (issue 31, round 3). On the caller's thread the unpack (the
+ * archive inflated to 40 MB, about 1 100 files created) took 0.6-0.8 s of a first `evals run`'s main thread
+ * before it could load the framework; in a worker it runs on the other core meanwhile. And its buffers go
+ * with the worker's heap: held by the caller's heap until the last write, they were garbage that its next
+ * full collection freed seconds later. (Streamed on the caller's thread instead, the unpack advanced only
+ * when that thread yielded - rarely, while it loads modules - and took 1.6 s.)
  */
-export function unpackTemplate(dataDir: string, file = templateFile()): boolean {
-  let tar: Buffer;
-  try {
-    tar = gunzipSync(fs.readFileSync(file));
-  } catch {
-    return false;
-  }
-  const entries = readTar(tar);
-  if (entries === undefined || !entries.some((e) => e.name === 'PG_VERSION' && e.type === 'file')) return false;
-  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  let marker: Buffer | undefined;
-  for (const e of entries) {
-    const target = path.join(dataDir, e.name);
-    if (e.type === 'dir') fs.mkdirSync(target, { recursive: true, mode: 0o700 });
-    else if (e.name === 'PG_VERSION') marker = e.data;
-    else {
-      fs.mkdirSync(path.dirname(target), { recursive: true, mode: 0o700 });
-      fs.writeFileSync(target, e.data, { mode: 0o600 });
-    }
-  }
-  fs.writeFileSync(path.join(dataDir, 'PG_VERSION'), marker!, { mode: 0o600 });
-  return true;
+export function unpackTemplate(dataDir: string, file = templateFile()): Promise<boolean> {
+  return new Promise<boolean>((resolve, reject) => {
+    const worker = new Worker(`${READ_TAR_SOURCE}\n${UNPACK_SOURCE}`, { eval: true, workerData: { dataDir: path.resolve(dataDir), file } });
+    let unpacked = false;
+    let failed: Error | undefined;
+    worker.once('message', (ok: boolean) => (unpacked = ok));
+    // A write that fails (a full disk, no permission) is the start's failure, as it was on the caller's thread.
+    worker.once('error', (error: Error) => (failed = error));
+    worker.once('exit', () => (failed ? reject(failed) : resolve(unpacked)));
+  });
 }
 
 interface TarEntry {
@@ -80,27 +75,62 @@ interface TarEntry {
 /**
  * The regular files and directories of a ustar archive (what PGlite's dumpDataDir writes), names relative and
  * checked; undefined for anything else (links, a name leaving the directory, a damaged header), so that a bad
- * template is never half-trusted.
+ * template is never half-trusted. JavaScript in a string, run both here and in unpackTemplate's worker
+ * (which has no TypeScript loader): one reader, not two.
  */
-export function readTar(tar: Buffer): TarEntry[] | undefined {
-  const entries: TarEntry[] = [];
+const READ_TAR_SOURCE = `
+function readTar(tar) {
+  const path = require('node:path');
+  const entries = [];
   for (let at = 0; at + 512 <= tar.length; ) {
     const header = tar.subarray(at, at + 512);
     if (header.every((b) => b === 0)) return entries;
-    const text = (from: number, length: number) => header.toString('utf8', from, from + length).replace(/\0.*$/s, '');
+    const text = (from, length) => header.toString('utf8', from, from + length).replace(/\\0.*$/s, '');
     let sum = 0;
-    for (let i = 0; i < 512; i++) sum += i >= 148 && i < 156 ? 32 : header[i]!;
+    for (let i = 0; i < 512; i++) sum += i >= 148 && i < 156 ? 32 : header[i];
     if (parseInt(text(148, 8).trim(), 8) !== sum) return undefined;
     const prefix = text(257, 6).startsWith('ustar') ? text(345, 155) : '';
-    const name = path.posix.normalize(`${prefix}${prefix ? '/' : ''}${text(0, 100)}`).replace(/^\/+/, '').replace(/\/+$/, '');
+    const name = path.posix.normalize(prefix + (prefix ? '/' : '') + text(0, 100)).replace(/^\\/+/, '').replace(/\\/+$/, '');
     const size = parseInt(text(124, 12).trim() || '0', 8);
-    const flag = String.fromCharCode(header[156]!);
+    const flag = String.fromCharCode(header[156]);
     if (!Number.isSafeInteger(size) || size < 0 || at + 512 + size > tar.length) return undefined;
     if (name === '' || name === '.' || name.startsWith('..') || path.isAbsolute(name)) return undefined;
     if (flag === '5') entries.push({ name, type: 'dir', data: Buffer.alloc(0) });
-    else if (flag === '0' || flag === '\0') entries.push({ name, type: 'file', data: tar.subarray(at + 512, at + 512 + size) });
+    else if (flag === '0' || flag === '\\0') entries.push({ name, type: 'file', data: tar.subarray(at + 512, at + 512 + size) });
     else return undefined;
     at += 512 + Math.ceil(size / 512) * 512;
   }
   return entries;
+}`;
+
+/** unpackTemplate's worker: posts true once PG_VERSION is written, false if the archive is missing or refused. */
+const UNPACK_SOURCE = `
+const fs = require('node:fs');
+const path = require('node:path');
+const { parentPort, workerData } = require('node:worker_threads');
+const { dataDir, file } = workerData;
+let tar;
+try {
+  tar = require('node:zlib').gunzipSync(fs.readFileSync(file));
+} catch {
+  tar = undefined;
 }
+const entries = tar && readTar(tar);
+if (!entries || !entries.some((e) => e.name === 'PG_VERSION' && e.type === 'file')) parentPort.postMessage(false);
+else {
+  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  let marker;
+  for (const e of entries) {
+    const target = path.join(dataDir, e.name);
+    if (e.type === 'dir') fs.mkdirSync(target, { recursive: true, mode: 0o700 });
+    else if (e.name === 'PG_VERSION') marker = e.data;
+    else {
+      fs.mkdirSync(path.dirname(target), { recursive: true, mode: 0o700 });
+      fs.writeFileSync(target, e.data, { mode: 0o600 });
+    }
+  }
+  fs.writeFileSync(path.join(dataDir, 'PG_VERSION'), marker, { mode: 0o600 });
+  parentPort.postMessage(true);
+}`;
+
+export const readTar = new Function('require', `${READ_TAR_SOURCE}\nreturn readTar;`)(require) as (tar: Buffer) => TarEntry[] | undefined;

@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Duplex } from 'node:stream';
+import * as v8 from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import { unpackTemplate } from './data-dir-template';
 import { WorkerPGlite } from './pglite-worker';
@@ -37,11 +38,26 @@ export interface EmbeddedPostgresOptions {
    * paths are limited to about 100 bytes, so a directory too deep for one falls back to loopback TCP.
    */
   readonly socketDir?: string;
+  /**
+   * `baseline`: PostgreSQL's WASM runs as V8's baseline compiler (Liftoff) leaves it, never recompiled by the
+   * optimising one (TurboFan). For a short-lived process: a first 10 000-case `evals run` peaked 50-70 MiB
+   * lower (its background recompiles' zones and the second copy of the hot code, in malloc arenas that
+   * glibc keeps), at no measured cost to its wall, which its whole optimising tier-up rarely repays
+   * (issue 31, docs/benchmarks.md). V8's flag is the process's: every module it compiles afterwards is
+   * baseline too. `optimising` (the default): V8's own tiering, for `evals serve`.
+   */
+  readonly wasmTier?: 'optimising' | 'baseline';
+}
+
+/** The V8 flags a start raises before PGlite's WASM is compiled. */
+export function wasmTierFlags(tier: EmbeddedPostgresOptions['wasmTier']): string[] {
+  return tier === 'baseline' ? ['--liftoff-only'] : [];
 }
 
 /** `dataDir` undefined: in memory; a directory: persisted there and reopened on the next start. */
 export async function startEmbeddedPostgres(dataDir?: string, options: EmbeddedPostgresOptions = {}): Promise<EmbeddedPostgres> {
   const fresh = dataDir !== undefined && !fs.existsSync(path.join(dataDir, 'PG_VERSION'));
+  for (const flag of wasmTierFlags(options.wasmTier)) v8.setFlagsFromString(flag);
   if (options.connection === 'worker') {
     // The first worker (initdb's for a new directory, else PGlite's own) is created before this function first
     // awaits: the start runs while the caller goes on loading modules.
@@ -100,7 +116,7 @@ const PGLITE_SETTINGS = ['shared_buffers=16MB', `search_path=${EMBEDDED_SEARCH_P
 
 /** A new data directory: unpacked from the template of initdb's output (data-dir-template.ts), or initdb without one. */
 async function initialise(dataDir: string): Promise<void> {
-  if (!unpackTemplate(dataDir)) await initdbInAWorker(dataDir);
+  if (!(await unpackTemplate(dataDir))) await initdbInAWorker(dataDir);
 }
 
 /**

@@ -54,7 +54,10 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
     // this thread: over ten 10 000-case runs the worker cost 106 MiB more resident memory, and each
     // query's two thread hops 70 -> 99 ms at the median of a 100-case run (docs/benchmarks.md, fourth round).
     const connection = options.mode === 'command' ? 'worker' : 'in-process';
-    const database = env.DATABASE_URL ? undefined : startEmbeddedPostgres(claim.dir.postgres, { connection });
+    // A command's PostgreSQL stays on V8's baseline WASM code: 50-70 MiB less at a first run's peak, no slower
+    // for a command's length; `evals serve` lives long enough to repay the optimised code (embedded-postgres.ts).
+    const wasmTier = options.mode === 'command' ? 'baseline' : 'optimising';
+    const database = env.DATABASE_URL ? undefined : startEmbeddedPostgres(claim.dir.postgres, { connection, wasmTier });
     if (database) {
       // Its failure is answered where it is awaited (startAllInOne); until then it must not count as unhandled.
       database.catch(() => undefined);
