@@ -8,6 +8,7 @@ import { MAX_YAML_NESTING, yamlNestingExceeds } from './yaml-depth';
 import { SuiteContentHasher } from './suite-hash';
 import type { SuiteCase } from './suite.model';
 import { SuiteStreamValidator, type SuiteStreamResult } from './suite.stream-validator';
+import { readYamlSubset } from './suite.yaml-subset-reader';
 
 /**
  * The YAML library, loaded by the first suite parsed: a process that parses none - a CLI command whose suite
@@ -56,7 +57,8 @@ export function parseSuiteYaml(text: string, fileName: string, options?: SuiteCh
   return parseWhole(text, fileName, options);
 }
 
-const PARSE_OPTIONS = {
+/** How every suite text is read by the yaml library. Exported for tests only (not from the library's index). */
+export const PARSE_OPTIONS = {
   prettyErrors: false,
   version: '1.2',
   schema: 'core',
@@ -139,7 +141,7 @@ export function parseCasesInBatches(text: string, fileName: string, options?: Su
   const layout = casesLayout(text);
   if (layout === undefined) return undefined;
   const header = parseSlice(text.slice(0, layout.start));
-  if (header === undefined || header.doc === undefined) return undefined;
+  if (header === undefined) return undefined;
   const root = header.value;
   if (root === null || typeof root !== 'object' || Array.isArray(root) || (root as Record<string, unknown>)['cases'] !== null) return undefined;
   const cases: unknown[] = [];
@@ -151,23 +153,25 @@ export function parseCasesInBatches(text: string, fileName: string, options?: Su
   (root as Record<string, unknown>)['cases'] = cases;
   const result = options ? validateSuite(root, fileName, options) : validateSuite(root, fileName);
   if (result.ok) return result;
-  return { ok: false, errors: positionBatched(text, layout, header, cases.length, result.errors) };
+  return { ok: false, errors: positionBatched(text, layout, cases.length, result.errors) };
 }
 
 /** Problems of a suite read in slices, positioned by re-parsing only the slice that holds each field, in file order. */
-function positionBatched(text: string, layout: CasesLayout, header: ParsedSlice, caseCount: number, errors: readonly SuiteError[]): SuiteError[] {
+function positionBatched(text: string, layout: CasesLayout, caseCount: number, errors: readonly SuiteError[]): SuiteError[] {
+  let header: SliceTree | undefined;
   const position = (e: SuiteError): SuiteError => {
     const path = parseFieldPath(e.field);
     if (path === undefined) return e;
     if (path[0] === 'cases' && typeof path[1] === 'number' && path[1] < caseCount) {
       const b = Math.floor(path[1] / CASES_PER_BATCH);
-      const slice = parseSlice(text.slice(layout.bounds[b], layout.bounds[b + 1]));
-      if (slice?.doc === undefined) return e;
+      const slice = sliceTree(text.slice(layout.bounds[b], layout.bounds[b + 1]));
+      if (slice === undefined) return e;
       const located = withPosition({ ...e, field: formatSlicePath([path[1] - b * CASES_PER_BATCH, ...path.slice(2)]) }, slice.doc, slice.lines);
       return located.line === undefined ? e : { ...e, line: located.line + layout.boundLines[b]! - 1, column: located.column };
     }
     if (path[0] === 'cases') return { ...e, line: layout.boundLines[0], column: firstItemColumn(text, layout.start) };
-    return withPosition(e, header.doc!, header.lines);
+    header ??= sliceTree(text.slice(0, layout.start));
+    return header === undefined ? e : withPosition(e, header.doc, header.lines);
   };
   const positioned = errors.map((e, i) => ({ e: position(e), i }));
   positioned.sort((a, b) => rank(a.e) - rank(b.e) || (a.e.column ?? 0) - (b.e.column ?? 0) || a.i - b.i);
@@ -211,7 +215,7 @@ export async function streamSuiteYaml(text: string, fileName: string, sink?: Sui
   const layout = casesLayout(text);
   if (layout === undefined) return whole(0);
   const header = parseSlice(text.slice(0, layout.start));
-  if (header === undefined || header.doc === undefined) return whole(0);
+  if (header === undefined) return whole(0);
   const root = header.value;
   if (root === null || typeof root !== 'object' || Array.isArray(root) || (root as Record<string, unknown>)['cases'] !== null) return whole(0);
   (root as Record<string, unknown>)['cases'] = [];
@@ -232,7 +236,7 @@ export async function streamSuiteYaml(text: string, fileName: string, sink?: Sui
   }
   const result = validator.finish();
   if (result.ok) return { ...result, read: 'slices' };
-  return { ok: false, errors: positionBatched(text, layout, header, count, result.errors), read: 'slices' };
+  return { ok: false, errors: positionBatched(text, layout, count, result.errors), read: 'slices' };
 }
 
 /** A path relative to a slice (whose root is the list of its items), in the validator's format. */
@@ -246,10 +250,19 @@ function firstItemColumn(text: string, start: number): number {
   return i - start + 1;
 }
 
-/** One slice through the parser; undefined on any YAML problem (the whole-document reader reports it). */
-type ParsedSlice = { value: unknown; doc: Document.Parsed | undefined; lines: LineCounter };
+/**
+ * One slice's value; undefined on any YAML problem (the whole-document reader reports it). The subset reader
+ * (suite.yaml-subset-reader.ts) reads the slices suites are written in, the yaml library the rest; its tree
+ * is built again only to position a problem (sliceTree).
+ */
+function parseSlice(slice: string): { value: unknown } | undefined {
+  return readYamlSubset(slice) ?? sliceTree(slice);
+}
 
-function parseSlice(slice: string): ParsedSlice | undefined {
+/** One slice through the yaml library, with its syntax tree and lines for positions; undefined on any YAML problem. */
+type SliceTree = { value: unknown; doc: Document.Parsed; lines: LineCounter };
+
+function sliceTree(slice: string): SliceTree | undefined {
   const lines = new (yaml().LineCounter)();
   try {
     const doc = yaml().parseDocument(slice, { lineCounter: lines, ...PARSE_OPTIONS });
