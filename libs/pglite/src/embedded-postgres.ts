@@ -3,8 +3,8 @@ import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Duplex } from 'node:stream';
 import * as v8 from 'node:v8';
-import { Worker } from 'node:worker_threads';
-import { unpackTemplate } from './data-dir-template';
+import { MessageChannel, Worker } from 'node:worker_threads';
+import { templateFile, unpackTemplate } from './data-dir-template';
 import { WorkerPGlite } from './pglite-worker';
 import { InProcessPgSlot, PGliteWireStream, type PGliteSession } from './pglite-wire.stream';
 
@@ -59,11 +59,10 @@ export async function startEmbeddedPostgres(dataDir?: string, options: EmbeddedP
   const fresh = dataDir !== undefined && !fs.existsSync(path.join(dataDir, 'PG_VERSION'));
   for (const flag of wasmTierFlags(options.wasmTier)) v8.setFlagsFromString(flag);
   if (options.connection === 'worker') {
-    // The first worker (initdb's for a new directory, else PGlite's own) is created before this function first
-    // awaits: the start runs while the caller goes on loading modules.
+    // The first workers are created before this function first awaits: the start runs while the caller goes on
+    // loading modules.
     const settings = PGLITE_SETTINGS.flatMap((setting) => ['-c', setting]);
-    const open = fresh ? initialise(dataDir!).then(() => new WorkerPGlite(dataDir, settings)) : Promise.resolve(new WorkerPGlite(dataDir, settings));
-    const db = await open;
+    const db = fresh ? await openNewDirectory(dataDir!, settings) : new WorkerPGlite(dataDir, settings);
     try {
       await db.ready;
     } catch (error) {
@@ -117,6 +116,34 @@ const PGLITE_SETTINGS = ['shared_buffers=16MB', `search_path=${EMBEDDED_SEARCH_P
 /** A new data directory: unpacked from the template of initdb's output (data-dir-template.ts), or initdb without one. */
 async function initialise(dataDir: string): Promise<void> {
   if (!(await unpackTemplate(dataDir))) await initdbInAWorker(dataDir);
+}
+
+/**
+ * A new data directory for PGlite in a worker: the template is unpacked in one worker while PGlite's own loads
+ * and compiles its WASM in another, which opens the directory the moment the first says it is written
+ * (issue 31, round 4: on a first `evals run` PGlite's start no longer waits for the unpack, nor the unpack's
+ * end for the caller's thread). Without a template, or with one this reader refuses, initdb as before.
+ */
+async function openNewDirectory(dataDir: string, settings: readonly string[]): Promise<WorkerPGlite> {
+  const template = templateFile();
+  if (fs.existsSync(template)) {
+    const { port1, port2 } = new MessageChannel();
+    const db = new WorkerPGlite(dataDir, settings, port2);
+    const unpacked = await unpackTemplate(dataDir, template, port1).catch(async (error: unknown) => {
+      await abandon(db);
+      throw error;
+    });
+    if (unpacked) return db;
+    await abandon(db);
+  }
+  await initdbInAWorker(dataDir);
+  return new WorkerPGlite(dataDir, settings);
+}
+
+/** A worker whose directory was not written: it has been told so and fails its start; it is then ended. */
+async function abandon(db: WorkerPGlite): Promise<void> {
+  await db.ready.catch(() => undefined);
+  await db.close();
 }
 
 /**

@@ -1,4 +1,4 @@
-import { Worker } from 'node:worker_threads';
+import { type MessagePort, Worker } from 'node:worker_threads';
 import type { PGliteSession } from './pglite-wire.stream';
 
 /**
@@ -37,7 +37,15 @@ async function handle(db, request) {
   }
 }
 
-PGlite.create(workerData.dataDir, { startParams: [...PGlite.defaultStartParams, ...workerData.settings] }).then(
+// PGlite's WASM is compiled while the data directory may still be being written (the gate: the unpack worker's
+// answer, straight from that thread); PGlite opens the directory once both are done.
+const wasm = require('node:fs').readFileSync(require('node:path').join(require('node:path').dirname(workerData.pglite), 'pglite.wasm'));
+const compiled = WebAssembly.compile(wasm);
+const written = workerData.gate ? new Promise((resolve) => workerData.gate.once('message', (ok) => { workerData.gate.close(); resolve(ok); })) : Promise.resolve(true);
+Promise.all([compiled, written]).then(([pgliteWasmModule, ok]) => {
+  if (!ok) throw new Error('the data directory was not written');
+  return PGlite.create(workerData.dataDir, { pgliteWasmModule, startParams: [...PGlite.defaultStartParams, ...workerData.settings] });
+}).then(
   (db) => {
     parentPort.on('message', (request) => { queue = queue.then(() => handle(db, request)); });
     reply({ ready: true });
@@ -82,9 +90,18 @@ export class WorkerPGlite implements PGliteSession {
   private stopped: Error | undefined;
   private closing: Promise<void> | undefined;
 
-  /** Starts the worker now - synchronously, so that it runs while the caller goes on loading modules. */
-  constructor(dataDir: string | undefined, settings: readonly string[]) {
-    this.worker = new Worker(HOST_SOURCE, { eval: true, resourceLimits: WORKER_HEAP, workerData: { pglite: require.resolve('@electric-sql/pglite'), dataDir, settings } });
+  /**
+   * Starts the worker now - synchronously, so that it runs while the caller goes on loading modules. With a
+   * `gate`, PGlite is loaded and its WASM compiled at once, but the directory is opened only when `true`
+   * arrives on it (unpackTemplate's `notify`); `false` fails the start.
+   */
+  constructor(dataDir: string | undefined, settings: readonly string[], gate?: MessagePort) {
+    this.worker = new Worker(HOST_SOURCE, {
+      eval: true,
+      resourceLimits: WORKER_HEAP,
+      workerData: { pglite: require.resolve('@electric-sql/pglite'), dataDir, settings, gate },
+      transferList: gate ? [gate] : [],
+    });
     this.ready = new Promise<void>((resolve, reject) => {
       this.worker.once('message', (first: Reply) => {
         if (first.ready) {
