@@ -5,6 +5,8 @@ const fs = require('node:fs');
 const path = require('node:path');
 
 const root = path.join(__dirname, '..');
+// Before any module is compiled (bin/v8-profile.js).
+require('./v8-profile').applyV8Profile(process.argv.slice(2));
 const source = path.join(root, 'apps', 'cli', 'src', 'main.ts');
 let swc = false;
 try {

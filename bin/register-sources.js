@@ -23,7 +23,9 @@ const { pruneFiles } = require('./cache-prune');
 const swcVersion = JSON.parse(fs.readFileSync(require.resolve('@swc/core/package.json', { paths: [root] }), 'utf8')).version;
 const salt = `${swcVersion}:${JSON.stringify(options)}`;
 
-enableCodeCache(path.join(cacheDir, 'v8'));
+// One code cache per V8 profile (bin/v8-profile.js, which bin/evals.js applied from the same arguments): a
+// cache records the flags it was made under.
+enableCodeCache(path.join(cacheDir, 'v8', require('./v8-profile').v8Profile(process.argv.slice(2)).name));
 require('./framework-bundle').useFrameworkBundle(root, cacheDir);
 
 const resolve = Module._resolveFilename;

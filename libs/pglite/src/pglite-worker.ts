@@ -39,8 +39,8 @@ async function handle(db, request) {
 
 // PGlite's WASM is compiled while the data directory may still be being written (the gate: the unpack worker's
 // answer, straight from that thread); PGlite opens the directory once both are done.
-const wasm = require('node:fs').readFileSync(require('node:path').join(require('node:path').dirname(workerData.pglite), 'pglite.wasm'));
-const compiled = WebAssembly.compile(wasm);
+// The file's bytes are not kept: only the compiled module is needed.
+const compiled = WebAssembly.compile(require('node:fs').readFileSync(require('node:path').join(require('node:path').dirname(workerData.pglite), 'pglite.wasm')));
 const written = workerData.gate ? new Promise((resolve) => workerData.gate.once('message', (ok) => { workerData.gate.close(); resolve(ok); })) : Promise.resolve(true);
 Promise.all([compiled, written]).then(([pgliteWasmModule, ok]) => {
   if (!ok) throw new Error('the data directory was not written');
