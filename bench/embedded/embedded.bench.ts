@@ -245,6 +245,10 @@ async function main(): Promise<void> {
       line('first-ever (fresh data directory)', first.first);
       line('reused directory, cold (suite stored)', first.reused);
       line('warm (against this evals serve)', first.warm);
+      // Issue 31's targets for the first-ever run: 300 MB (286.1 MiB, what /usr/bin/time's KiB make) and 1.5x the reused run's wall.
+      const peakOk = first.first.peakMib <= 300e6 / 2 ** 20;
+      const wallOk = first.first.seconds <= 1.5 * first.reused.seconds;
+      log(`   first-ever peak <= 300 MB (286.1 MiB): ${peakOk ? 'MET' : 'NOT MET'}; wall <= 1.5x the reused run: ${wallOk ? 'MET' : 'NOT MET'}`);
       if (PUSH_CASES > 0) {
         push = clientPush(work, serve.url, PUSH_CASES);
         log(`   evals suite push of ${fmt(PUSH_CASES)} cases (client): ${fmt(push.seconds, 2)} s, peak RSS ${fmt(push.peakMib)} MiB; serve peak RSS since start ${fmt(peakRss(pid))} MiB`);

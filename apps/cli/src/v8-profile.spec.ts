@@ -4,9 +4,16 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { repoRoot } from './cli.testing';
 
-const { v8Profile, COMMAND_FLAGS } = require(path.join(repoRoot, 'bin', 'v8-profile.js')) as {
+interface Host {
+  setFlags(flag: string): void;
+  cpuSeconds(): number;
+  onExit(fn: () => void): void;
+}
+const { v8Profile, applyV8Profile, COMMAND_FLAGS, OPTIMISE_AFTER_CPU_SECONDS } = require(path.join(repoRoot, 'bin', 'v8-profile.js')) as {
   v8Profile: (args: readonly string[]) => { name: string; flags: readonly string[] };
+  applyV8Profile: (args: readonly string[], host: Host) => { name: string };
   COMMAND_FLAGS: readonly string[];
+  OPTIMISE_AFTER_CPU_SECONDS: number;
 };
 
 /**
@@ -19,6 +26,33 @@ describe('unit: bin/v8-profile.js', () => {
     for (const args of [['serve'], ['serve', '--port', '0'], ['--project', 'team-a', 'serve'], ['--project=team-a', 'serve']]) expect([args, v8Profile(args)]).toEqual([args, { name: 'serve', flags: [] }]);
     for (const args of [['run', '--suite', 'serve'], ['gate'], ['--project', 'serve', 'run'], [], ['--help']]) expect([args, v8Profile(args).name]).toEqual([args, 'command']);
     expect(v8Profile(['run']).flags).toEqual(COMMAND_FLAGS);
+  });
+
+  it('gives a long command TurboFan back once it has used enough CPU, once, and puts the start flags back at exit for the code cache', () => {
+    jest.useFakeTimers();
+    try {
+      const raised: string[] = [];
+      let cpu = 0;
+      let exit: (() => void) | undefined;
+      applyV8Profile(['run'], { setFlags: (f) => raised.push(f), cpuSeconds: () => cpu, onExit: (fn) => (exit = fn) });
+      expect(raised).toEqual(COMMAND_FLAGS);
+      cpu = OPTIMISE_AFTER_CPU_SECONDS - 0.5;
+      jest.advanceTimersByTime(5_000);
+      expect(raised).toEqual(COMMAND_FLAGS);
+      cpu = OPTIMISE_AFTER_CPU_SECONDS;
+      jest.advanceTimersByTime(1_000);
+      jest.advanceTimersByTime(10_000);
+      expect(raised).toEqual([...COMMAND_FLAGS, '--opt']);
+      exit!();
+      expect(raised.at(-1)).toBe('--no-opt');
+
+      const serve: string[] = [];
+      applyV8Profile(['serve'], { setFlags: (f) => serve.push(f), cpuSeconds: () => 1_000, onExit: () => undefined });
+      jest.advanceTimersByTime(5_000);
+      expect(serve).toEqual([]);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it('raises only flags this V8 knows (setFlagsFromString would ignore a renamed one; node refuses it)', () => {
