@@ -1,4 +1,4 @@
-import { Client } from 'pg';
+import { statementsSent } from '../../../test/support/statements';
 import { postgresDataSource, type TestDataSource } from './test-data-sources.testing';
 import { migrate } from './data-source';
 import { OutboxRelay } from './outbox-relay';
@@ -25,10 +25,6 @@ describe('integration: the outbox relay tick (PostgreSQL server)', () => {
     await db.ds.query(`DELETE FROM outbox`);
   });
 
-  afterEach(() => {
-    jest.restoreAllMocks();
-  });
-
   async function addRows(count: number): Promise<string[]> {
     const rows: Array<{ message_id: string }> = await db.ds.query(
       `INSERT INTO outbox (subject, message_id, payload)
@@ -39,31 +35,17 @@ describe('integration: the outbox relay tick (PostgreSQL server)', () => {
     return rows.map((r) => r.message_id);
   }
 
-  /** Statements sent to the server while `fn` runs, one per round trip. */
-  async function roundTrips<T>(fn: () => Promise<T>): Promise<{ result: T; sent: string[] }> {
-    const sent: string[] = [];
-    const original = Client.prototype.query;
-    jest.spyOn(Client.prototype, 'query').mockImplementation(function (this: Client, ...args: unknown[]) {
-      const text = args[0];
-      sent.push(typeof text === 'string' ? text : String((text as { text?: string }).text));
-      return (original as (...a: unknown[]) => unknown).apply(this, args);
-    } as never);
-    const result = await fn();
-    jest.restoreAllMocks();
-    return { result, sent };
-  }
-
   it('publishes a batch in two round trips, oldest first, and an empty tick costs two as well', async () => {
     const ids = await addRows(30);
     const published: string[] = [];
     const relay = new OutboxRelay(db.ds, { publish: async (_s: string, _p: string, id: string) => published.push(id) }, { batchSize: 12 });
-    const first = await roundTrips(() => relay.tick());
+    const first = await statementsSent(() => relay.tick());
     expect(first.result).toBe(12);
     expect(first.sent).toHaveLength(2);
     expect(first.sent[1]).toBe('COMMIT');
     while ((await relay.tick()) > 0);
     expect(published).toEqual(ids);
-    const empty = await roundTrips(() => relay.tick());
+    const empty = await statementsSent(() => relay.tick());
     expect(empty.result).toBe(0);
     expect(empty.sent).toHaveLength(2);
     const [{ n }] = await db.ds.query(`SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL`);
