@@ -250,7 +250,7 @@ function setup(judge: IngestionConfig['judge'] = { ...JUDGE, credential_missing:
   let next = 0;
   const ids = { uuid: () => `00000000-0000-4000-8000-${String(++next).padStart(12, '0')}` };
 
-  const intake = new RunIntakeService(runs as unknown as RunStreams, pipeline as unknown as WorkPublisher, { head: (_sql: unknown, _project: string, key: string, version?: number) => find(key, version), caseScorers: async (_sql: unknown, _project: string, key: string, version: number) => (await find(key, version))!.cases } as unknown as SuiteRepository, db, {
+  const intake = new RunIntakeService(runs as unknown as RunStreams, pipeline as unknown as WorkPublisher, { head: (_sql: unknown, _project: string, key: string, version?: number) => find(key, version), heads: (_sql: unknown, requests: Array<{ suiteKey: string; version?: number }>) => Promise.all(requests.map((r) => find(r.suiteKey, r.version))), caseScorers: async (_sql: unknown, _project: string, key: string, version: number) => (await find(key, version))!.cases } as unknown as SuiteRepository, db, {
     hmacSecret: SECRET,
   });
   const gateRuns = new GateRuns({ find: (_project: string, key: string, version?: number) => find(key, version) } as unknown as SuiteCatalogService, intake, readModel as unknown as RunWaiter, runs as unknown as RunStreams);

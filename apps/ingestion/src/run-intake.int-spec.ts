@@ -292,6 +292,32 @@ describe('integration: POST /v1/runs decided by the run model (R7)', () => {
     }
   });
 
+  it("issue 28: the run-opens of one moment read their suite's head in one query, each answered as alone", async () => {
+    const sqls: string[] = [];
+    const counted = new Proxy(ds!, {
+      get: (target, p, receiver) => (p === 'query' ? (sql: string, params?: unknown[]) => (sqls.push(sql), target.query(sql, params)) : Reflect.get(target, p, receiver)),
+    });
+    const work = { forward: async () => undefined, seal: async () => undefined };
+    const intake = new RunIntakeService(app.get(RunStreams), work as unknown as WorkPublisher, new SuiteRepository(), counted, { hmacSecret: 'intake-test-secret-0123456789abcdef' });
+    const open = (runId: string, body: object = {}) => intake.open({ ...runBody(runId, outputs(3, 2)), project: DEFAULT_PROJECT, ...body } as never, { message_id: `m-${runId}`, correlation_id: runId });
+    // The version's cases are read (and cached) first, so the opens below read only heads.
+    await open('heads-0');
+    sqls.length = 0;
+    const together = await Promise.all([
+      open('heads-1'),
+      open('heads-2'),
+      open('heads-3'),
+      open('heads-4', { suite_version: 99 }).catch((e: { code: string }) => e.code),
+      open('heads-5', { suite_key: 'no-such-suite' }).catch((e: { code: string }) => e.code),
+    ]);
+    expect(sqls.filter((q) => /\bsuite_versions\b/.test(q) && /\bunnest\b/.test(q))).toHaveLength(1);
+    // Only the refused version asks again, to tell SUITE_VERSION_NOT_FOUND from SUITE_NOT_FOUND.
+    expect(sqls.filter((q) => /\bsuite_versions\b/.test(q) && !/\bunnest\b/.test(q))).toHaveLength(1);
+    const stored = (await new SuiteRepository().head(ds!, DEFAULT_PROJECT, key))!;
+    for (const opened of together.slice(0, 3)) expect((opened as { ticket: { opened: object } }).ticket.opened).toMatchObject({ suite_key: key, suite_version: stored.version, suite_content_hash: stored.content_hash });
+    expect(together.slice(3)).toEqual(['SUITE_VERSION_NOT_FOUND', 'SUITE_NOT_FOUND']);
+  });
+
   describe('over the bus (evals.run.requested, evals.run.sealed)', () => {
     const meta = (id: string) => ({ message_id: id, correlation_id: id, causation_id: id, occurred_at: new Date().toISOString() });
 

@@ -98,6 +98,11 @@ class MemorySuites {
     return { suite_key, version: v, content_hash, default_scorer, pass_threshold, regression_threshold, case_count };
   }
 
+  /** The run-opens of one moment, read together (issue 28); recorded as a `head` each. */
+  heads(sql: unknown, requests: ReadonlyArray<{ project: string; suiteKey: string; version?: number }>) {
+    return Promise.all(requests.map((r) => this.head(sql, r.project, r.suiteKey, r.version)));
+  }
+
   async caseScorers(_sql: unknown, project: string, key: string, version: number) {
     this.reads.push(`cases ${key}@${version}`);
     return this.pick(project, key, version)!.cases.map((c) => ({ case_id: c.case_id, scorer: c.scorer, expected: c.expected }));

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { Coalescer } from '@evals/bus';
 import { projectField } from '@evals/contracts';
 import { RunModel, sampleCaseIds, suiteScorerVersions, type RunCommand, type RunOpenedV1, type RunState, type WorkItem } from '@evals/domain';
 import { SuiteRepository, type LoadedRun, type SuiteVersionHead } from '@evals/persistence';
@@ -58,11 +59,19 @@ export interface RunTicket {
  * is appended to a run's stream is decided by the run model (`RunModel.decide` on the state folded from
  * the stream, R7); this service only reads, appends and publishes.
  */
+/** The most suite heads one query reads: a micro-batch's run-opens, bounded. */
+const MAX_HEAD_READS = 128;
+
 @Injectable()
 export class RunIntakeService {
   private readonly suiteFacts = new Map<string, SuiteFacts>();
   /** Opened runs never change (only their state does), so what the intake needs of them is cached, boundedly. */
   private readonly tickets = new Map<string, Omit<RunTicket, 'state' | 'version'>>();
+  /** The suite heads the run-opens of one moment ask for, read in one query (issue 28: a read per open before). */
+  private readonly heads = new Coalescer<{ project: string; suiteKey: string; version?: number }, SuiteVersionHead | null>(
+    async (requests) => (await this.suites.heads(this.db, requests)).map((value) => ({ ok: true, value })),
+    MAX_HEAD_READS,
+  );
 
   constructor(
     private readonly streams: RunStreams,
@@ -96,7 +105,7 @@ export class RunIntakeService {
       if (cmd.outputs) checkOutputs(cmd.outputs, existing.allCaseIds);
       opened = existing.opened;
     } else {
-      const suite = await this.suites.head(this.db, cmd.project, cmd.suite_key, cmd.suite_version);
+      const suite = await this.heads.submit({ project: cmd.project, suiteKey: cmd.suite_key, version: cmd.suite_version });
       if (!suite) {
         const anyVersion = cmd.suite_version === undefined ? null : await this.suites.head(this.db, cmd.project, cmd.suite_key);
         throw anyVersion

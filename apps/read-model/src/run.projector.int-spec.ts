@@ -157,6 +157,19 @@ describe('integration: read-model run projection (R2, R3, R4, R6)', () => {
     expect(await resultRows('run-stmt-5c')).toHaveLength(1);
   });
 
+  it('issue 28: runs whose cases were all applied before their run.scored are completed on one read of the log for the batch', async () => {
+    const ids = ['a', 'b', 'c', 'd'].map((k) => `run-caught-${k}`);
+    const runs = await Promise.all(ids.map((id) => completedRun(id)));
+    // As the pipeline delivers them: every cases.scored in an earlier batch than its run's run.scored.
+    await apply(runs.flatMap((r) => r.events.slice(0, -1)));
+    const statements = await statementsOf(runs.map((r) => r.events.at(-1)!));
+    expect(statements.filter((q) => q.includes("e.type = 'cases.scored'"))).toHaveLength(1);
+    for (const id of ids) {
+      expect((await repo.load(ds, id))?.status).toBe('completed');
+      expect(await resultRows(id)).toHaveLength(1);
+    }
+  });
+
   it('issue 28: a batch whose claim another process made meanwhile rolls back whole (INBOX_CLAIM_RACE); its redelivery is a duplicate, one EvalResult', async () => {
     const { events } = await completedRun('run-race');
     let raced = false;

@@ -8,6 +8,7 @@ import { createDataSource, EventStore, migrate, OutboxRelay, RegressionRepositor
 import type { DataSource } from 'typeorm';
 import { createTestSchema, testBusNames, type TestSchema } from '../../../test/support/isolation';
 import { startNats, stopNats, testServers } from '../../../test/support/servers';
+import { statementsSent } from '../../../test/support/statements';
 import { appendCaseResults } from './case-results.testing';
 import { RegressionService } from './regression.service';
 import { RunScoredConsumer } from './run-scored.consumer';
@@ -229,6 +230,22 @@ describe('integration: regression decisions and findings (G1-G6)', () => {
       expect((await repo.find(ds, DEFAULT_PROJECT, 'b-second'))).toMatchObject({ verdict: 'regressed', baseline_run_id: 'b-first' });
       expect(batch.map((d) => d.settled)).toEqual([['ack'], ['ack']]);
       expect(notified.n).toBe(1);
+    });
+
+    it('reads the streams and the cases of a batch\'s runs in one query each, before its first decision', async () => {
+      const ids = ['b-chain-1', 'b-chain-2', 'b-chain-3', 'b-chain-4'];
+      const scored = ids.map((id, i) => scoredOf(id, 10 - i));
+      const at = (i: number) => `2026-11-30T0${i + 1}:00:00.000Z`;
+      for (const [i, id] of ids.entries()) await streamOf(opened(id, { subject_id: 'chained' }), scored[i], at(i));
+      const batch = scored.map((x, i) => delivery(i + 1, x, at(i)));
+      // A service of its own: nothing of these runs is in its cache of folded runs.
+      const { sent } = await statementsSent(() => consumerWith(new RegressionService({ uuid: () => randomUUID() }), { n: 0 }).handle(batch.map((d) => d.msg)));
+      const reads = sent.filter((q) => /^\s*SELECT/.test(q) && /FROM events/.test(q));
+      expect(reads.filter((q) => /type = 'cases.scored'/.test(q))).toHaveLength(1);
+      expect(reads.filter((q) => /stream_id/.test(q))).toHaveLength(1);
+      // Each compared with the one before it, decided earlier in the same batch.
+      for (const [i, id] of ids.entries()) expect(await repo.find(ds, DEFAULT_PROJECT, id)).toMatchObject({ baseline_run_id: i === 0 ? null : ids[i - 1] });
+      expect(batch.map((d) => d.settled)).toEqual(ids.map(() => ['ack']));
     });
 
     it('an event that cannot be decided fails alone: the batch is decided again one event a transaction, the others recorded and acknowledged', async () => {

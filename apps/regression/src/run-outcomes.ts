@@ -20,8 +20,11 @@ export class RunOutcomesCache {
     private readonly onInvalid?: (runId: string, invalid: number) => void,
   ) {}
 
-  /** The results of a scored run (callers ask only for runs whose `run.scored` they have seen). */
-  async of(sql: Sql, runId: string): Promise<RunOutcomes> {
+  /**
+   * The results of a scored run (callers ask only for runs whose `run.scored` they have seen); `known`, when
+   * given, is that run's fold read already (`readMany`), kept here like one read now.
+   */
+  async of(sql: Sql, runId: string, known?: RunOutcomes): Promise<RunOutcomes> {
     const cached = this.runs.get(runId);
     if (cached) {
       // Most recently used last: Map keeps insertion order.
@@ -29,11 +32,20 @@ export class RunOutcomesCache {
       this.runs.set(runId, cached);
       return cached;
     }
-    const { outcomes, invalid } = await this.log.forRun(sql, runId);
-    if (invalid > 0) this.onInvalid?.(runId, invalid);
-    const folded = runOutcomes(outcomes);
+    const folded = known ?? (await this.readMany(sql, [runId])).get(runId)!;
     this.runs.set(runId, folded);
     while (this.runs.size > this.capacity) this.runs.delete(this.runs.keys().next().value as string);
+    return folded;
+  }
+
+  /** The results of many scored runs in one query (issue 28: a micro-batch's runs), not kept: `of` keeps those it is given. */
+  async readMany(sql: Sql, runIds: readonly string[]): Promise<Map<string, RunOutcomes>> {
+    const read = await this.log.forRuns(sql, runIds.filter((id) => !this.runs.has(id)));
+    const folded = new Map<string, RunOutcomes>();
+    for (const [runId, { outcomes, invalid }] of read) {
+      if (invalid > 0) this.onInvalid?.(runId, invalid);
+      folded.set(runId, runOutcomes(outcomes));
+    }
     return folded;
   }
 }

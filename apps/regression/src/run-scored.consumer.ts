@@ -72,15 +72,22 @@ export class RunScoredConsumer implements OnApplicationBootstrap, BeforeApplicat
 
   /** Decides each event on `sql` (one transaction); what to do with each message once it commits. */
   private async decideAll(sql: EntityManager, batch: readonly BusMessage[]): Promise<Settled[]> {
-    const settled: Settled[] = [];
-    for (const msg of batch) {
+    const parsed = batch.map((msg) => {
       let raw: any;
       try {
         raw = JSON.parse(Buffer.from(msg.data).toString('utf8'));
       } catch {
         raw = null;
       }
-      const event = parseRunEvent(raw);
+      return { msg, raw, event: parseRunEvent(raw) };
+    });
+    // The batch's runs read together, before the first decision (RegressionService.readAhead).
+    const read = await this.regression.readAhead(
+      sql,
+      parsed.flatMap(({ event }) => (!('error' in event) && event.type === 'run.scored' ? [event.data] : [])),
+    );
+    const settled: Settled[] = [];
+    for (const { msg, raw, event } of parsed) {
       if ('error' in event) {
         await this.deadLetters.add(sql, [{ subject: msg.subject, code: 'INVALID_EVENT', reason: event.error, message_id: raw?.metadata?.message_id ?? null, stream_seq: msg.seq }]);
         settled.push({ msg });
@@ -90,7 +97,7 @@ export class RunScoredConsumer implements OnApplicationBootstrap, BeforeApplicat
         settled.push({ msg });
         continue;
       }
-      const outcome = await this.regression.decide(sql, { data: event.data, metadata: raw.metadata });
+      const outcome = await this.regression.decide(sql, { data: event.data, metadata: raw.metadata }, read);
       if (outcome.kind === 'run_unknown') {
         const final = msg.deliveryCount >= CONSUMERS.regression.deadLetterAfter;
         if (final) await this.deadLetters.add(sql, [{ subject: msg.subject, code: 'UNKNOWN_RUN', reason: 'run.scored for a run with no run.opened', message_id: raw.metadata?.message_id ?? null, stream_seq: msg.seq }]);

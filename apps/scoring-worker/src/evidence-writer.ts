@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { caseOutcomeOf, encodeCaseOutcomes, RUN_EVENTS, runStreamId, type CaseEvidence, type CasesScoredV3, type ScoreWorkV1 } from '@evals/domain';
-import { EventStore, type DeadLetter, type NewEvent, type Sql } from '@evals/persistence';
+import { EventStore, type DeadLetter, type NewEvent, type Sql, type StreamAppend } from '@evals/persistence';
 import { DATA_SOURCE } from '@evals/platform';
 import type { DataSource } from 'typeorm';
 import { EventStamper, withConflictRetry } from './event-stamper';
@@ -93,17 +93,26 @@ export class EvidenceWriter {
     // Shared: scoring transactions run side by side; a seal (exclusive) waits for them, and they for it. Once
     // a run is scored every case of it has evidence, so a late output inserts nothing below.
     await this.evidence.lockShared(tx, runIds);
-    const inserted: CaseEvidence[] = [];
+    const orderedOf = new Map(runIds.map((runId) => [runId, byRun.get(runId)!.sort(byCaseId)]));
+    // One insert for the batch's runs, in (run, case) order: one fixed order for every transaction, the seal's
+    // too, so concurrent inserts never deadlock. Issue 28: an insert and an append per run - five round trips
+    // each, one after the other in the transaction - made a batch of 200 runs take seconds at 5 000 cases/s.
+    const inserted = await this.evidence.insert(
+      tx,
+      runIds.flatMap((runId) => orderedOf.get(runId)!.map((r) => r.evidence)),
+    );
+    const writtenOf = new Map<string, CaseEvidence[]>();
+    for (const e of inserted) {
+      const list = writtenOf.get(e.run_id);
+      if (list) list.push(e);
+      else writtenOf.set(e.run_id, [e]);
+    }
+    const appends: StreamAppend[] = [];
     let events = 0;
     for (const runId of runIds) {
-      // One fixed order (case id) for every transaction, so concurrent inserts of one run never deadlock.
-      const ordered = byRun.get(runId)!.sort(byCaseId);
-      const written = await this.evidence.insert(
-        tx,
-        ordered.map((r) => r.evidence),
-      );
-      if (written.length === 0) continue;
-      for (const e of written) inserted.push(e);
+      const written = writtenOf.get(runId);
+      if (!written) continue;
+      const ordered = orderedOf.get(runId)!;
       // Every row written (the usual case) comes back in `ordered`'s order: its owner is found by position;
       // a map of the run's rows is built only when that is not so.
       let owners: Map<CaseEvidence, Received<ScoreWorkV1>> | undefined;
@@ -121,9 +130,12 @@ export class EvidenceWriter {
       const batch = encodeCaseOutcomes(runId, written.map(caseOutcomeOf)).map(
         (data): NewEvent<CasesScoredV3> => ({ type: RUN_EVENTS.casesScored, version: 3, data, metadata: this.stamper.metadata(cause.metadata) }),
       );
-      await this.events.append(tx, `${runStreamId(runId)}.cases.${cause.metadata.message_id}`, 0, batch);
+      appends.push({ streamId: `${runStreamId(runId)}.cases.${cause.metadata.message_id}`, expectedVersion: 0, events: batch });
       events += batch.length;
     }
+    // One statement for every run's events: a micro-batch's runs (at most its messages) and their events
+    // (MAX_CASES_PER_EVENT rows each) stay far below PostgreSQL's bind parameters.
+    await this.events.appendMany(tx, appends);
     return { inserted, events };
   }
 

@@ -22,6 +22,7 @@ import {
 import { EventStore, RunLocks, SuiteRepository, createDataSource, migrate, type NewEvent } from '@evals/persistence';
 import { createTestSchema, testBusNames, type TestSchema } from '../../../test/support/isolation';
 import { testServers } from '../../../test/support/servers';
+import { statementsSent } from '../../../test/support/statements';
 import type { BatchOutcome, ScoringService } from './scoring.service';
 import { composeScoringService } from './worker.module';
 import { workerSettings, type WorkerSettings } from './settings';
@@ -447,6 +448,29 @@ describe('integration: scoring worker (docs/pipeline.md step 2)', () => {
     await waitFor(async () => ((await runScored(behind)).length === 1 ? true : undefined), 'the seal behind it');
     expect((await runScored(behind))[0].data).toMatchObject({ n: 3, passed: 1, missing_count: 2 });
     expect(await ds.query(`SELECT code FROM dead_letters`)).toEqual([]);
+  });
+
+  it('issue 28: the score messages of one micro-batch insert their runs\' evidence in one statement and append every run\'s cases.scored in one', async () => {
+    const { key, caseIds } = await createSuite(70);
+    const runs = await Promise.all(Array.from({ length: 5 }, () => openRun(key, 70, undefined, false)));
+    // 70 cases a run: above COPY_MIN_ROWS, so a statement per run would have been a COPY each (and its savepoint).
+    for (const runId of runs) await publishScore(runId, caseIds.map((case_id) => ({ case_id, output: 'ok' })));
+    const { sent } = await statementsSent(async () => {
+      await startConsumer();
+      await waitFor(async () => ((await Promise.all(runs.map(casesScored))).every((e) => e.length === 1) ? true : undefined), 'every run announced');
+    });
+    const scoring = outcomes.filter((o) => o.inserted > 0);
+    expect(scoring.some((o) => o.messages > 1)).toBe(true);
+    const evidenceWrites = sent.filter((q) => /^\s*(COPY evidence|INSERT INTO evidence)/.test(q));
+    const appends = sent.filter((q) => /INSERT INTO events/.test(q));
+    expect(evidenceWrites).toHaveLength(scoring.length);
+    expect(appends).toHaveLength(scoring.length);
+    for (const runId of runs) {
+      expect(await evidenceOf(runId)).toHaveLength(70);
+      const [announced] = await casesScored(runId);
+      expect(announced.stream_id.startsWith(`${runStreamId(runId)}.cases.`)).toBe(true);
+      expect(caseOutcomesOf({ type: 'cases.scored', version: 3, data: announced.data }, '').map((o) => o.case_id).sort()).toEqual([...caseIds].sort());
+    }
   });
 
   it('dead-letters undecodable work with its reason (never the payload) and goes on', async () => {

@@ -15,28 +15,33 @@ export class CaseOutcomeLog {
    * refused - never written by a healthy worker; the caller says so.
    */
   async forRun(sql: Sql, runId: string): Promise<{ outcomes: CaseOutcome[]; invalid: number }> {
+    return (await this.forRuns(sql, [runId])).get(runId)!;
+  }
+
+  /** `forRun` of many runs in one query (issue 28: the runs of a micro-batch); every run asked for has an entry. */
+  async forRuns(sql: Sql, runIds: readonly string[]): Promise<Map<string, { outcomes: CaseOutcome[]; invalid: number }>> {
+    const found = new Map(runIds.map((runId) => [runId, { outcomes: [] as CaseOutcome[], invalid: 0, seen: new Set<string>() }]));
+    if (runIds.length === 0) return found;
     // v2 events carry counts only; the backfill wrote their rows' results as v3.
-    const rows: Array<{ type: string; version: number; data: unknown; occurred_at: string }> = await sql.query(
-      `SELECT type, version, data, metadata->>'occurred_at' AS occurred_at FROM events
-       WHERE type = 'cases.scored' AND data->>'run_id' = $1 AND version <> 2 ORDER BY position`,
-      [runId],
+    const rows: Array<{ type: string; version: number; data: unknown; occurred_at: string; run_id: string }> = await sql.query(
+      `SELECT type, version, data, metadata->>'occurred_at' AS occurred_at, data->>'run_id' AS run_id FROM events
+       WHERE type = 'cases.scored' AND data->>'run_id' = ANY($1::text[]) AND version <> 2 ORDER BY position`,
+      [[...found.keys()]],
     );
-    const seen = new Set<string>();
-    const outcomes: CaseOutcome[] = [];
-    let invalid = 0;
-    for (const row of rows) {
+    for (const { run_id: runId, ...row } of rows) {
+      const run = found.get(runId)!;
       const decoded = decodeRunEvent(row);
       if (!decoded.ok || decoded.event.type !== 'cases.scored' || decoded.event.data.run_id !== runId) {
-        invalid++;
+        run.invalid++;
         continue;
       }
       for (const o of caseOutcomesOf(decoded.event, row.occurred_at)) {
-        if (seen.has(o.case_id)) continue;
-        seen.add(o.case_id);
-        outcomes.push(o);
+        if (run.seen.has(o.case_id)) continue;
+        run.seen.add(o.case_id);
+        run.outcomes.push(o);
       }
     }
-    return { outcomes, invalid };
+    return new Map([...found].map(([runId, { outcomes, invalid }]) => [runId, { outcomes, invalid }]));
   }
 }
 

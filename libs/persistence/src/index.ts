@@ -1,4 +1,4 @@
-export { createDataSource, migrate, migrations } from './data-source';
+export { createDataSource, migrate, migrations, warmPool } from './data-source';
 export type { PostgresConfig } from './data-source';
 export { EventStore, Outbox, StreamVersionConflict, eventSubject, toWire } from './event-store';
 export type { EventMetadata, NewEvent, OutboxEntry, StoredEvent, StreamAppend } from './event-store';

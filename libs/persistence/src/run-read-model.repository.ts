@@ -67,12 +67,16 @@ export class RunReadModelRepository {
    * when a worker's relay is behind the one that carried the seal.
    */
   async unappliedCases(sql: Sql, projection: string, runId: string): Promise<StoredEvent[]> {
-    return (await this.unappliedCasesOf(sql, projection, [runId])).get(runId) ?? [];
+    return (await this.unappliedCasesOf(sql, projection, [runId])).get(runId)!;
   }
 
-  /** `unappliedCases` of many runs in one query (the runs a micro-batch completes); a run with none is absent. */
+  /**
+   * `unappliedCases` of many runs in one query (the runs a micro-batch completes): every run asked for has an
+   * entry, empty when it has none - what the caller was told, so it never asks again (issue 28: a run whose
+   * cases all came before its `run.scored` was a second read each).
+   */
   async unappliedCasesOf(sql: Sql, projection: string, runIds: readonly string[]): Promise<Map<string, StoredEvent[]>> {
-    const found = new Map<string, StoredEvent[]>();
+    const found = new Map<string, StoredEvent[]>(runIds.map((runId) => [runId, []]));
     if (runIds.length === 0) return found;
     const rows: StoredEvent[] = await sql.query(
       `SELECT e.position, e.stream_id, e.stream_version, e.type, e.version, e.data, e.metadata FROM events e
@@ -81,10 +85,7 @@ export class RunReadModelRepository {
        ORDER BY e.position`,
       [projection, [...new Set(runIds)]],
     );
-    for (const r of rows) {
-      const runId = (r.data as { run_id: string }).run_id;
-      found.set(runId, [...(found.get(runId) ?? []), { ...r, position: Number(r.position) }]);
-    }
+    for (const r of rows) found.get((r.data as { run_id: string }).run_id)!.push({ ...r, position: Number(r.position) });
     return found;
   }
 

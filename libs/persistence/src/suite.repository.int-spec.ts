@@ -75,6 +75,26 @@ describe('integration: suite repository on PostgreSQL', () => {
     expect(await repo.list(ds, D, 2, 10)).toEqual({ items: [], total: 2, offset: 2, limit: 10 });
   });
 
+  it('issue 28: heads answers many requests in one query, in their order - the latest version or the one named, null for none', async () => {
+    await ds.query(`INSERT INTO projects (id, name) VALUES ('heads-a', 'A') ON CONFLICT DO NOTHING`);
+    await ds.transaction((m) => repo.insert(m, version('heads-x', 1, 2)));
+    await ds.transaction((m) => repo.insert(m, version('heads-x', 2, 3)));
+    await ds.transaction((m) => repo.insert(m, { ...version('heads-x', 1, 4), project: 'heads-a', content_hash: 'c'.repeat(64) }));
+    const requests = [
+      { project: D, suiteKey: 'heads-x' },
+      { project: D, suiteKey: 'heads-x', version: 1 },
+      { project: D, suiteKey: 'heads-x', version: 3 },
+      { project: 'heads-a', suiteKey: 'heads-x' },
+      { project: D, suiteKey: 'heads-none' },
+      { project: D, suiteKey: 'heads-x' },
+    ];
+    const heads = await repo.heads(ds, requests);
+    expect(heads.map((h) => h && [h.version, h.case_count])).toEqual([[2, 3], [1, 2], null, [1, 4], null, [2, 3]]);
+    // Each as `head` answers it alone.
+    for (const [i, r] of requests.entries()) expect(heads[i]).toEqual(await repo.head(ds, r.project, r.suiteKey, r.version));
+    expect(await repo.heads(ds, [])).toEqual([]);
+  });
+
   it('issue 30: the same key in two projects is two suites, each its own version 1, read and listed in its project only', async () => {
     await ds.query(`INSERT INTO projects (id, name) VALUES ('suites-a', 'A'), ('suites-b', 'B') ON CONFLICT DO NOTHING`);
     const a = { ...version('shared', 1, 2), project: 'suites-a', content_hash: 'a'.repeat(64), description: 'of A' };

@@ -208,24 +208,30 @@ export class SuiteRepository {
    * the version's case facts are cached (issue 15).
    */
   async head(sql: Sql, project: string, suiteKey: string, version?: number): Promise<SuiteVersionHead | null> {
-    const columns = `suite_key, version, content_hash, default_scorer, pass_threshold, regression_threshold, case_count`;
     const rows = await sql.query(
       version === undefined
-        ? `SELECT ${columns} FROM suite_versions WHERE project = $1 AND suite_key = $2 ORDER BY version DESC LIMIT 1`
-        : `SELECT ${columns} FROM suite_versions WHERE project = $1 AND suite_key = $2 AND version = $3`,
+        ? `SELECT ${HEAD_COLUMNS} FROM suite_versions WHERE project = $1 AND suite_key = $2 ORDER BY version DESC LIMIT 1`
+        : `SELECT ${HEAD_COLUMNS} FROM suite_versions WHERE project = $1 AND suite_key = $2 AND version = $3`,
       version === undefined ? [project, suiteKey] : [project, suiteKey, version],
     );
-    if (rows.length === 0) return null;
-    const r = rows[0];
-    return {
-      suite_key: r.suite_key,
-      version: r.version,
-      content_hash: r.content_hash,
-      default_scorer: r.default_scorer,
-      pass_threshold: Number(r.pass_threshold),
-      regression_threshold: Number(r.regression_threshold),
-      case_count: r.case_count,
-    };
+    return rows.length === 0 ? null : headOf(rows[0]);
+  }
+
+  /**
+   * `head` of many requests in one query, answered in their order (issue 28: the run-opens of one moment, a
+   * read each before). A request names its version or asks for the latest (`version` undefined).
+   */
+  async heads(sql: Sql, requests: ReadonlyArray<{ readonly project: string; readonly suiteKey: string; readonly version?: number }>): Promise<Array<SuiteVersionHead | null>> {
+    if (requests.length === 0) return [];
+    const rows: Array<Record<string, unknown> & { i: string }> = await sql.query(
+      `SELECT DISTINCT ON (r.i) r.i, ${HEAD_COLUMNS.split(', ').map((c) => `v.${c}`).join(', ')}
+       FROM unnest($1::text[], $2::text[], $3::int[]) WITH ORDINALITY AS r(project, suite_key, version, i)
+       JOIN suite_versions v ON v.project = r.project AND v.suite_key = r.suite_key AND (r.version IS NULL OR v.version = r.version)
+       ORDER BY r.i, v.version DESC`,
+      [requests.map((r) => r.project), requests.map((r) => r.suiteKey), requests.map((r) => r.version ?? null)],
+    );
+    const found = new Map(rows.map((r) => [Number(r.i), headOf(r)]));
+    return requests.map((_, i) => found.get(i + 1) ?? null);
   }
 
   /**
@@ -244,6 +250,20 @@ export class SuiteRepository {
 }
 
 /** A suite version's row without its cases (`SuiteRepository.head`). */
+const HEAD_COLUMNS = `suite_key, version, content_hash, default_scorer, pass_threshold, regression_threshold, case_count`;
+
+function headOf(r: Record<string, unknown>): SuiteVersionHead {
+  return {
+    suite_key: r.suite_key as string,
+    version: r.version as number,
+    content_hash: r.content_hash as string,
+    default_scorer: r.default_scorer as SuiteVersionHead['default_scorer'],
+    pass_threshold: Number(r.pass_threshold),
+    regression_threshold: Number(r.regression_threshold),
+    case_count: r.case_count as number,
+  };
+}
+
 export type SuiteVersionHead = Pick<SuiteVersionRecord, 'suite_key' | 'version' | 'content_hash' | 'default_scorer' | 'pass_threshold' | 'regression_threshold' | 'case_count'>;
 
 /** A case as its scorer versions need it (`SuiteRepository.caseScorers`). */

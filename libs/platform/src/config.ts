@@ -144,6 +144,8 @@ export interface CommonConfig extends AuthConfig {
   /** Replicas of the JetStream streams the apps declare (3 on a cluster). */
   readonly streamReplicas: number;
   readonly databasePoolSize: number;
+  /** Connections opened at boot and kept open however idle, at most `databasePoolSize` (issue 28: the first burst's latency). */
+  readonly databasePoolWarm: number;
 }
 
 /**
@@ -171,6 +173,15 @@ export const commonConfigSpec = (defaultPort: number, options: ConfigOptions = {
   migrateMode: { env: 'EVALS_MIGRATE', parse: parsers.oneOf(['boot', 'job'] as const, 'boot'), description: 'who applies migrations' },
   streamReplicas: { env: 'EVALS_STREAM_REPLICAS', parse: parsers.integer(1, 1, 5), description: 'JetStream stream replicas' },
   databasePoolSize: { env: 'DATABASE_POOL_SIZE', parse: parsers.integer(10, 1, 200), description: 'PostgreSQL connections per process' },
+  databasePoolWarm: {
+    env: 'DATABASE_POOL_WARM',
+    parse: (raw, env) => {
+      // Bounded by the pool it warms, whole by default. An invalid pool size is reported under its own name.
+      const pool = parsers.integer(10, 1, 200)(env['DATABASE_POOL_SIZE']);
+      return pool.ok ? parsers.integer(pool.value, 0, pool.value)(raw) : parsers.integer(0, 0, 200)(raw);
+    },
+    description: 'PostgreSQL connections opened at boot and kept open (default: DATABASE_POOL_SIZE)',
+  },
   ...authConfigSpec,
 });
 

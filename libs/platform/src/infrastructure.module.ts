@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type * as NatsTransport from '@nats-io/transport-node';
 import { Controller, Get, Global, HttpStatus, Inject, Injectable, Module, Res, type DynamicModule, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { JetStreamBus, subjectOf, type BusNames, type ConsumerSpec, type MessageBus } from '@evals/bus';
-import { createDataSource, migrate, OutboxRelay } from '@evals/persistence';
+import { createDataSource, migrate, OutboxRelay, warmPool } from '@evals/persistence';
 import { API_KEY_STORE, sqlApiKeyStore } from './auth/api-key-store';
 import { AuthModule } from './auth/auth.module';
 import { ApiRoute } from './api-route';
@@ -190,10 +190,13 @@ export class InfrastructureModule {
         {
           provide: DATA_SOURCE,
           useFactory: async () => {
+            const poolSize = options.poolSize ?? config.databasePoolSize;
+            const warm = Math.min(config.databasePoolWarm, poolSize);
             const ds = createDataSource({
               url: config.databaseUrl,
               schema: config.databaseSchema || undefined,
-              poolSize: options.poolSize ?? config.databasePoolSize,
+              poolSize,
+              warmConnections: warm,
               applicationName: `evals-${options.app}`,
             });
             await ds.initialize();
@@ -203,6 +206,8 @@ export class InfrastructureModule {
               await ds.destroy();
               throw new Error('migrations are pending: run the migration job (npm run migrate) first');
             }
+            // Before the consumers start: the first burst finds its connections open (DATABASE_POOL_WARM).
+            await warmPool(ds, warm);
             return ds;
           },
         },
