@@ -315,7 +315,8 @@ describe('integration: regression decisions and findings (G1-G6)', () => {
         expect(outcome).toMatchObject({ kind: 'recorded', finding: true, row: { verdict: 'regressed' } });
         expect(await repo.findingFor(ds, DEFAULT_PROJECT, 'b-cand')).not.toBeNull();
         await expect(relay.tick()).rejects.toBeDefined();
-        const pending = await ds.query(`SELECT subject FROM outbox WHERE published_at IS NULL`);
+        // In the order they were written (a relay tick that failed leaves its claimed rows elsewhere in the heap).
+        const pending = await ds.query(`SELECT subject FROM outbox WHERE published_at IS NULL ORDER BY id`);
         expect(pending.map((r: { subject: string }) => r.subject)).toEqual([
           'evals.event.run.opened',
           'evals.event.run.sealed',
