@@ -1,3 +1,4 @@
+import { dispatchesOutboxRows, outboxRowsWritten, type OutboxRowWritten } from './outbox-dispatch';
 import { PG_UNIQUE_VIOLATION, pgCode, type Sql } from './sql';
 
 export interface EventMetadata {
@@ -94,14 +95,22 @@ export class EventStore {
                     jsonb_build_object('schema', type || '.v' || version, 'type', type, 'version', version, 'data', data, 'metadata', metadata,
                                        'position', position, 'stream_id', stream_id, 'stream_version', stream_version)
              FROM inserted ORDER BY position
-             ON CONFLICT (message_id) DO NOTHING)`;
-    let inserted: Array<{ position: string; stream_id: string; stream_version: number }>;
+             ON CONFLICT (message_id) DO NOTHING
+             RETURNING id, subject, message_id, payload)`;
+    // The outbox rows come back only to a process whose relay publishes them at the commit (outbox-dispatch.ts).
+    const dispatching = relayed !== '' && dispatchesOutboxRows(sql);
+    let inserted: Array<{ position: string; stream_id: string; stream_version: number; outbox_id?: string | null; subject?: string; message_id?: string; payload?: unknown }>;
     try {
       inserted = await sql.query(
         `WITH inserted AS (
            INSERT INTO events (stream_id, stream_version, type, version, data, metadata, message_id)
            VALUES ${rows.join(', ')} RETURNING position, stream_id, stream_version, type, version, data, metadata, message_id)${relayed}
-         SELECT position, stream_id, stream_version FROM inserted`,
+         ${
+           dispatching
+             ? `SELECT i.position, i.stream_id, i.stream_version, r.id AS outbox_id, r.subject, r.message_id, r.payload
+                FROM inserted i LEFT JOIN relayed r ON r.message_id = i.message_id ORDER BY i.position`
+             : 'SELECT position, stream_id, stream_version FROM inserted'
+         }`,
         params,
       );
     } catch (error) {
@@ -110,6 +119,13 @@ export class EventStore {
         throw new StreamVersionConflict(conflicting.streamId, conflicting.expectedVersion);
       }
       throw error;
+    }
+    if (dispatching) {
+      // A message id already in the outbox (ON CONFLICT) inserted no row: that row is relayed as it was.
+      outboxRowsWritten(
+        sql,
+        inserted.flatMap((r) => (r.outbox_id ? [{ id: String(r.outbox_id), subject: r.subject!, message_id: r.message_id!, payload: r.payload }] : [])),
+      );
     }
     const positions = new Map(inserted.map((r) => [`${r.stream_id}\u0000${r.stream_version}`, Number(r.position)]));
     return appends.map(({ streamId, expectedVersion, events }) =>
@@ -197,11 +213,13 @@ export interface OutboxEntry {
 export class Outbox {
   async add(sql: Sql, entries: readonly OutboxEntry[]): Promise<void> {
     if (entries.length === 0) return;
-    await sql.query(
+    const dispatching = dispatchesOutboxRows(sql);
+    const rows: OutboxRowWritten[] = await sql.query(
       `INSERT INTO outbox (subject, message_id, payload)
        SELECT * FROM unnest($1::text[], $2::uuid[], $3::jsonb[])
-       ON CONFLICT (message_id) DO NOTHING`,
+       ON CONFLICT (message_id) DO NOTHING${dispatching ? ' RETURNING id, subject, message_id, payload' : ''}`,
       [entries.map((e) => e.subject), entries.map((e) => e.message_id), entries.map((e) => JSON.stringify(e.payload))],
     );
+    if (dispatching) outboxRowsWritten(sql, rows.map((r) => ({ ...r, id: String(r.id) })));
   }
 }

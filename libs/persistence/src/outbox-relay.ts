@@ -1,5 +1,6 @@
 import type { PoolClient, QueryResult } from 'pg';
 import type { DataSource } from 'typeorm';
+import { dispatchCommittedOutboxRows, type OutboxRowWritten } from './outbox-dispatch';
 
 interface OutboxRow {
   readonly id: string;
@@ -34,6 +35,13 @@ export class OutboxRelay {
   private loop: Promise<void> | undefined;
   private wake: (() => void) | undefined;
   private notified = false;
+  private unregister: (() => void) | undefined;
+  /** Rows dispatched at their commit and not marked yet: the claim leaves them to their dispatch. */
+  private readonly inFlight = new Set<string>();
+  /** Ids published by a dispatch, waiting for the mark in flight to finish; one mark statement takes them all. */
+  private unmarked: string[] = [];
+  private marking: Promise<void> | undefined;
+  private readonly dispatches = new Set<Promise<void>>();
 
   constructor(
     private readonly dataSource: DataSource,
@@ -60,9 +68,11 @@ export class OutboxRelay {
     const client = (await runner.connect()) as PoolClient;
     try {
       // Inlined, not a parameter: a simple query of two statements takes none. An integer, checked at construction.
+      // The ids are bigserial values PostgreSQL gave this process, digits only: inlined like the batch size.
+      const leave = this.inFlight.size > 0 ? ` AND id NOT IN (${[...this.inFlight].join(',')})` : '';
       const [, claimed] = (await client.query(
         `BEGIN; UPDATE outbox SET published_at = now() WHERE id IN (
-           SELECT id FROM outbox WHERE published_at IS NULL ORDER BY id LIMIT ${this.batchSize} FOR UPDATE SKIP LOCKED)
+           SELECT id FROM outbox WHERE published_at IS NULL${leave} ORDER BY id LIMIT ${this.batchSize} FOR UPDATE SKIP LOCKED)
          RETURNING id, subject, message_id, payload`,
       )) as unknown as [unknown, QueryResult<OutboxRow>];
       // RETURNING keeps no order: the rows go out oldest first, as they were claimed.
@@ -84,15 +94,79 @@ export class OutboxRelay {
   start(): void {
     if (this.running) return;
     this.running = true;
+    this.unregister = dispatchCommittedOutboxRows(this.dataSource, (rows) => this.dispatch(rows));
     this.loop = this.run();
   }
 
   /**
-   * Wakes the relay right away (called after a local commit wrote outbox rows). A call while a tick is in
-   * flight is remembered, not lost: that tick's claim may have run before the commit, and without the
-   * flag those rows would wait out a whole idle delay - a hop of up to 100 ms on every event's way to the bus.
+   * Publishes rows the moment the transaction that wrote them committed (issue 28, outbox-dispatch.ts), then
+   * marks them in one statement by primary key - shared with any dispatch that ends while a mark is in flight.
+   * A publish that fails marks nothing of its rows and hands them to the claim; so does a process that dies
+   * first. Either way the claim publishes them again under the same message ids, which the bus de-duplicates.
+   */
+  dispatch(rows: readonly OutboxRowWritten[]): void {
+    if (!this.running || rows.length === 0) return;
+    const wire = this.options.wireSubject ?? ((s: string) => s);
+    const ordered = [...rows].sort((a, b) => a.id.length - b.id.length || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    for (const r of ordered) this.inFlight.add(r.id);
+    // Issued in commit order on one connection, so the stream keeps each process's order, as the claim does.
+    const published = Promise.all(ordered.map((r) => this.publisher.publish(wire(r.subject), JSON.stringify(r.payload), r.message_id)));
+    const done = published.then(
+      () => {
+        this.options.onPublished?.(ordered.length);
+        this.unmarked.push(...ordered.map((r) => r.id));
+        return this.markPublished();
+      },
+      (error: unknown) => {
+        for (const r of ordered) this.inFlight.delete(r.id);
+        this.options.onError?.(error);
+        this.claimSoon();
+      },
+    );
+    this.dispatches.add(done);
+    void done.finally(() => this.dispatches.delete(done));
+  }
+
+  private markPublished(): Promise<void> {
+    this.marking ??= this.markLoop();
+    return this.marking;
+  }
+
+  private async markLoop(): Promise<void> {
+    try {
+      while (this.unmarked.length > 0) {
+        const ids = this.unmarked;
+        this.unmarked = [];
+        try {
+          await this.dataSource.query(`UPDATE outbox SET published_at = now() WHERE id = ANY($1::bigint[]) AND published_at IS NULL`, [ids]);
+        } catch (error) {
+          // Published but not marked: the claim will publish them once more, and the bus drop the repeat.
+          this.options.onError?.(error);
+        } finally {
+          for (const id of ids) this.inFlight.delete(id);
+        }
+      }
+    } finally {
+      // In the turn that found nothing left: an id pushed after it starts a loop of its own.
+      this.marking = undefined;
+    }
+  }
+
+
+  /**
+   * Wakes the relay's claim right away (called after a local commit wrote outbox rows) - unless the relay is
+   * started, and so dispatched that commit's rows itself. A call while a tick is in flight is remembered, not
+   * lost: that tick's claim may have run before the commit, and without the flag those rows would wait out a
+   * whole idle delay - a hop of up to 100 ms on every event's way to the bus.
    */
   notify(): void {
+    // Rows written through EventStore and Outbox on this data source were dispatched at their commit: a
+    // claim now would be two round trips that find nothing. Anything else waits for the idle poll.
+    if (this.unregister) return;
+    this.claimSoon();
+  }
+
+  private claimSoon(): void {
     this.notified = true;
     this.wake?.();
   }
@@ -129,7 +203,11 @@ export class OutboxRelay {
   /** Finishes the batch in hand, then stops (X4). */
   async stop(): Promise<void> {
     this.running = false;
+    this.unregister?.();
+    this.unregister = undefined;
     this.wake?.();
     await this.loop;
+    // Dispatches already under way publish and mark; rows of commits after this wait for the next start's claim.
+    await Promise.allSettled([...this.dispatches]);
   }
 }
