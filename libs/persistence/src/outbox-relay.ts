@@ -16,6 +16,11 @@ export interface RelayPublisher {
 export interface OutboxRelayOptions {
   readonly batchSize?: number;
   readonly idleDelayMs?: number;
+  /**
+   * How old an unpublished row must be before a started relay claims it (default 2 s): younger rows are their
+   * writer's to dispatch at its commit. Rows of a dispatch that failed, or of a process that died, wait this long.
+   */
+  readonly claimGraceMs?: number;
   readonly maxBackoffMs?: number;
   /** Maps a contract subject to the wire subject (deployment prefix). */
   readonly wireSubject?: (subject: string) => string;
@@ -36,8 +41,6 @@ export class OutboxRelay {
   private wake: (() => void) | undefined;
   private notified = false;
   private unregister: (() => void) | undefined;
-  /** Rows dispatched at their commit and not marked yet: the claim leaves them to their dispatch. */
-  private readonly inFlight = new Set<string>();
   /** Ids published by a dispatch, waiting for the mark in flight to finish; one mark statement takes them all. */
   private unmarked: string[] = [];
   private marking: Promise<void> | undefined;
@@ -49,10 +52,15 @@ export class OutboxRelay {
     private readonly options: OutboxRelayOptions = {},
   ) {
     if (!Number.isInteger(this.batchSize) || this.batchSize < 1) throw new RangeError(`the relay's batch size is a positive integer, got ${this.batchSize}`);
+    if (!Number.isInteger(this.claimGraceMs) || this.claimGraceMs < 0) throw new RangeError(`the relay's claim grace is a whole number of ms, got ${this.claimGraceMs}`);
   }
 
   private get batchSize(): number {
     return this.options.batchSize ?? 500;
+  }
+
+  private get claimGraceMs(): number {
+    return this.options.claimGraceMs ?? 2_000;
   }
 
   /**
@@ -69,7 +77,9 @@ export class OutboxRelay {
     try {
       // Inlined, not a parameter: a simple query of two statements takes none. An integer, checked at construction.
       // The ids are bigserial values PostgreSQL gave this process, digits only: inlined like the batch size.
-      const leave = this.inFlight.size > 0 ? ` AND id NOT IN (${[...this.inFlight].join(',')})` : '';
+      // A started relay leaves young rows to their writers' dispatch (any process's): claimed here as well,
+      // they would be published twice and their marks would wait on this claim's row locks.
+      const leave = this.running ? ` AND created_at < now() - interval '${this.claimGraceMs} milliseconds'` : '';
       const [, claimed] = (await client.query(
         `BEGIN; UPDATE outbox SET published_at = now() WHERE id IN (
            SELECT id FROM outbox WHERE published_at IS NULL${leave} ORDER BY id LIMIT ${this.batchSize} FOR UPDATE SKIP LOCKED)
@@ -108,7 +118,6 @@ export class OutboxRelay {
     if (!this.running || rows.length === 0) return;
     const wire = this.options.wireSubject ?? ((s: string) => s);
     const ordered = [...rows].sort((a, b) => a.id.length - b.id.length || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    for (const r of ordered) this.inFlight.add(r.id);
     // Issued in commit order on one connection, so the stream keeps each process's order, as the claim does.
     const published = Promise.all(ordered.map((r) => this.publisher.publish(wire(r.subject), JSON.stringify(r.payload), r.message_id)));
     const done = published.then(
@@ -118,7 +127,6 @@ export class OutboxRelay {
         return this.markPublished();
       },
       (error: unknown) => {
-        for (const r of ordered) this.inFlight.delete(r.id);
         this.options.onError?.(error);
         this.claimSoon();
       },
@@ -138,12 +146,14 @@ export class OutboxRelay {
         const ids = this.unmarked;
         this.unmarked = [];
         try {
-          await this.dataSource.query(`UPDATE outbox SET published_at = now() WHERE id = ANY($1::bigint[]) AND published_at IS NULL`, [ids]);
+          // One round trip, and no wait for the WAL flush: a mark lost in a crash only has the claim publish its
+          // rows once more, under the same message ids. The ids are PostgreSQL's bigserial values, digits only.
+          await this.dataSource.query(
+            `BEGIN; SET LOCAL synchronous_commit = off; UPDATE outbox SET published_at = now() WHERE id IN (${ids.join(',')}) AND published_at IS NULL; COMMIT`,
+          );
         } catch (error) {
           // Published but not marked: the claim will publish them once more, and the bus drop the repeat.
           this.options.onError?.(error);
-        } finally {
-          for (const id of ids) this.inFlight.delete(id);
         }
       }
     } finally {
