@@ -248,6 +248,106 @@ describe('integration: regression decisions and findings (G1-G6)', () => {
       expect(batch.map((d) => d.settled)).toEqual(ids.map(() => ['ack']));
     });
 
+    it('issue 28: a batch of 9 runs sends no more statements than a batch of 2, and decides each as one event a batch does (G1, G4, R7)', async () => {
+      const at = (i: number) => new Date(Date.parse('2026-11-30T10:00:00.000Z') + i * 60_000).toISOString();
+      // Good, good, regressed, ..., so a later run's baseline skips one decided earlier in the batch (G4's ratchet).
+      const passes = [10, 10, 1, 9, 10, 7, 1, 10];
+      // A set of runs on subjects of its own: `set` twins the same results at the same times.
+      const runsOf = (set: string, main: readonly number[], other: boolean) => {
+        const runs = main.map((passed, i) => ({ id: `${set}-m${i}`, subject: `${set}-main`, passed, at: at(i + 1) }));
+        // Another subject's run in the middle of the stream.
+        if (other) runs.splice(4, 0, { id: `${set}-o0`, subject: `${set}-other`, passed: 3, at: at(5) });
+        return runs;
+      };
+      type Run = ReturnType<typeof runsOf>[number];
+      const subjectsOf = (runs: readonly Run[]) => [...new Set(runs.map((r) => r.subject))];
+      async function prepare(runs: readonly Run[]) {
+        // Each subject has a run decided before the batch: the first baseline is one the table holds.
+        for (const subject of subjectsOf(runs)) {
+          await streamOf(opened(`${subject}-prior`, { subject_id: subject }), scoredOf(`${subject}-prior`, 10), at(0));
+          await consumerWith(service, { n: 0 }).handle([delivery(1, scoredOf(`${subject}-prior`, 10), at(0)).msg]);
+        }
+        for (const r of runs) await streamOf(opened(r.id, { subject_id: r.subject }), scoredOf(r.id, r.passed), r.at);
+        return runs.map((r, i) => delivery(i + 1, scoredOf(r.id, r.passed), r.at));
+      }
+      // A service of its own each time: nothing of these runs or their baselines is in its cache of folded runs.
+      const fresh = () => consumerWith(new RegressionService({ uuid: () => randomUUID() }), { n: 0 });
+
+      const alone = await prepare(runsOf('bs', passes, true));
+      for (const d of alone) await fresh().handle([d.msg]);
+      const batched = await prepare(runsOf('bb', passes, true));
+      const nine = await statementsSent(() => fresh().handle(batched.map((d) => d.msg)));
+      const pair = await prepare(runsOf('b2', [10, 1], false));
+      const two = await statementsSent(() => fresh().handle(pair.map((d) => d.msg)));
+
+      expect(batched.map((d) => d.settled)).toEqual(batched.map(() => ['ack']));
+      // Both batches record a regression, so both write findings: the same statements, whatever the batch's size.
+      expect(nine.sent.length).toBeLessThanOrEqual(two.sent.length);
+      expect(nine.sent.length).toBeLessThanOrEqual(11);
+      // Every verdict, baseline and comparison what the run decided alone got, and each recorded on its stream (R7).
+      const decided = async (set: string) => {
+        const out: string[] = [];
+        for (const r of runsOf(set, passes, true)) {
+          const row = await repo.find(ds, DEFAULT_PROJECT, r.id);
+          const stream = await events.readStream(ds, runStreamId(r.id));
+          const finding = await repo.findingFor(ds, DEFAULT_PROJECT, r.id);
+          out.push(JSON.stringify({ row, compared: stream.map((e) => e.type), finding: finding !== null }).replaceAll(`${set}-`, 'set-'));
+        }
+        return out;
+      };
+      const verdicts = await decided('bb');
+      expect(verdicts).toEqual(await decided('bs'));
+      expect(verdicts.map((v) => JSON.parse(v).row.verdict)).toEqual(['no_regression', 'no_regression', 'regressed', 'no_regression', 'regressed', 'no_regression', 'inconclusive_noise', 'regressed', 'no_regression']);
+      expect(verdicts.every((v) => JSON.parse(v).compared.at(-1) === 'run.compared')).toBe(true);
+    });
+
+    it('G4 in one batch: runs past the first page of 20 still find the last eligible run (the whole history with the batch\'s own verdicts, issue 28)', async () => {
+      const at = (i: number) => new Date(Date.parse('2026-11-30T12:00:00.000Z') + i * 60_000).toISOString();
+      await streamOf(opened('bd-good', { subject_id: 'batch-deep' }), scoredOf('bd-good', 10), at(0));
+      await consumerWith(service, { n: 0 }).handle([delivery(1, scoredOf('bd-good', 10), at(0)).msg]);
+      // 3 regressed runs in the table, then a batch of 22 more and a good run: from the 18th on, the first
+      // page (table and batch together) is all regressed runs, so the good run is found in the whole history.
+      const ids = Array.from({ length: 25 }, (_, i) => `bd-bad-${String(i).padStart(2, '0')}`);
+      for (const [i, id] of ids.entries()) await streamOf(opened(id, { subject_id: 'batch-deep' }), scoredOf(id, 1), at(i + 1));
+      for (const [i, id] of ids.slice(0, 3).entries()) await consumerWith(service, { n: 0 }).handle([delivery(i + 1, scoredOf(id, 1), at(i + 1)).msg]);
+      await streamOf(opened('bd-next', { subject_id: 'batch-deep' }), scoredOf('bd-next', 10), at(30));
+      await streamOf(opened('bd-after', { subject_id: 'batch-deep' }), scoredOf('bd-after', 10), at(31));
+      const batch = [...ids.slice(3).map((id, i) => delivery(i + 1, scoredOf(id, 1), at(i + 4))), delivery(23, scoredOf('bd-next', 10), at(30)), delivery(24, scoredOf('bd-after', 10), at(31))];
+      await consumerWith(new RegressionService({ uuid: () => randomUUID() }), { n: 0 }).handle(batch.map((d) => d.msg));
+      expect(batch.map((d) => d.settled)).toEqual(batch.map(() => ['ack']));
+      for (const id of ids) expect(await repo.find(ds, DEFAULT_PROJECT, id)).toMatchObject({ verdict: 'regressed', baseline_run_id: 'bd-good' });
+      expect(await repo.find(ds, DEFAULT_PROJECT, 'bd-next')).toMatchObject({ verdict: 'no_regression', baseline_run_id: 'bd-good', baseline_choice: 'automatic' });
+      // And the good run decided in the batch is the next one's baseline, at the top of its first page.
+      expect(await repo.find(ds, DEFAULT_PROJECT, 'bd-after')).toMatchObject({ verdict: 'no_regression', baseline_run_id: 'bd-next' });
+    });
+
+    it('issue 28: a verdict another process recorded after the batch read the table rolls the batch back; decided again one event a transaction, that run is a duplicate', async () => {
+      const first = scoredOf('br-first', 10);
+      const raced = scoredOf('br-raced', 10);
+      await streamOf(opened('br-first', { subject_id: 'raced' }), first, '2026-11-30T01:00:00.000Z');
+      await streamOf(opened('br-raced', { subject_id: 'raced-2' }), raced, '2026-11-30T01:00:00.000Z');
+      const racing = new RegressionService({ uuid: () => randomUUID() });
+      const readAhead = racing.readAhead.bind(racing);
+      // The other process's row, committed between this batch's read and its write (here: in its transaction, so each attempt sees it).
+      racing.readAhead = async (sql, scored) => {
+        const read = await readAhead(sql, scored);
+        if (scored.some((s) => s.run_id === 'br-raced')) {
+          const row = { ...(await repo.find(ds, DEFAULT_PROJECT, 'b-first'))!, run_id: 'br-raced', subject_id: 'raced-2', baseline_run_id: null, verdict: 'no_baseline', comparison: { by: 'another process' } };
+          await repo.record(sql, row);
+        }
+        return read;
+      };
+      const batch = [delivery(1, first, '2026-11-30T01:00:00.000Z'), delivery(2, raced, '2026-11-30T01:00:00.000Z')];
+      const commits = await countCommits(() => consumerWith(racing, { n: 0 }).handle(batch.map((d) => d.msg)));
+      // The batch rolled back (VerdictRecordedMeanwhile), then one transaction each.
+      expect(commits).toBe(2);
+      expect(batch.map((d) => d.settled)).toEqual([['ack'], ['ack']]);
+      expect(await repo.find(ds, DEFAULT_PROJECT, 'br-first')).toMatchObject({ verdict: 'no_baseline' });
+      expect(await repo.find(ds, DEFAULT_PROJECT, 'br-raced')).toMatchObject({ comparison: { by: 'another process' } });
+      // Nothing of this process's decision of it: no run.compared.
+      expect((await events.readStream(ds, runStreamId('br-raced'))).map((e) => e.type)).toEqual(['run.opened', 'run.sealed', 'run.scored']);
+    });
+
     it('an event that cannot be decided fails alone: the batch is decided again one event a transaction, the others recorded and acknowledged', async () => {
       const good = scoredOf('b-good', 10);
       const poison = scoredOf('b-poison', 10);

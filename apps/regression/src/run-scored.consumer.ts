@@ -37,10 +37,12 @@ export class RunScoredConsumer implements OnApplicationBootstrap, BeforeApplicat
 
   /**
    * A micro-batch's run.scored events decided in one transaction, in stream order (a run may be the next
-   * one's baseline: it reads the verdict the transaction just wrote), then acknowledged: one commit and one
-   * confirmed ack a batch instead of one each a run (issue 28: at 50 runs a second they were a fifth of this
-   * app's work). A batch that fails is decided again one event a transaction, so an event that cannot be
-   * decided fails alone and the others are not held back with it.
+   * one's baseline: it sees the verdict decided before it in the batch), then acknowledged: one commit and
+   * one confirmed ack a batch instead of one each a run (issue 28: at 50 runs a second they were a fifth of
+   * this app's work), and a fixed number of statements a batch, not a few a run. A batch that fails - or
+   * that raced another process for a verdict or a stream (VerdictRecordedMeanwhile, StreamVersionConflict) -
+   * is decided again one event a transaction, so an event that cannot be decided fails alone and the others
+   * are not held back with it.
    */
   async handle(batch: readonly BusMessage[]): Promise<void> {
     metrics.messagesHandled.inc({ consumer: 'regression' }, batch.length);
@@ -81,8 +83,9 @@ export class RunScoredConsumer implements OnApplicationBootstrap, BeforeApplicat
       }
       return { msg, raw, event: parseRunEvent(raw) };
     });
-    // The batch's runs read together, before the first decision (RegressionService.readAhead).
-    const read = await this.regression.readAhead(
+    // The batch's runs read together, before the first decision, and its decisions written together after
+    // the last (RegressionService.readAhead, write).
+    const batched = await this.regression.readAhead(
       sql,
       parsed.flatMap(({ event }) => (!('error' in event) && event.type === 'run.scored' ? [event.data] : [])),
     );
@@ -97,7 +100,7 @@ export class RunScoredConsumer implements OnApplicationBootstrap, BeforeApplicat
         settled.push({ msg });
         continue;
       }
-      const outcome = await this.regression.decide(sql, { data: event.data, metadata: raw.metadata }, read);
+      const outcome = await this.regression.decide(sql, { data: event.data, metadata: raw.metadata }, batched);
       if (outcome.kind === 'run_unknown') {
         const final = msg.deliveryCount >= CONSUMERS.regression.deadLetterAfter;
         if (final) await this.deadLetters.add(sql, [{ subject: msg.subject, code: 'UNKNOWN_RUN', reason: 'run.scored for a run with no run.opened', message_id: raw.metadata?.message_id ?? null, stream_seq: msg.seq }]);
@@ -109,7 +112,9 @@ export class RunScoredConsumer implements OnApplicationBootstrap, BeforeApplicat
         settled.push({ msg, compared: { project: row.project, run_id: row.run_id, verdict: row.verdict, baseline_run_id: row.baseline_run_id, finding } });
       } else settled.push({ msg });
     }
-    return settled;
+    // A verdict recorded meanwhile by another process: this event was a duplicate after all (a batch of one decision).
+    const duplicates = await this.regression.write(sql, batched);
+    return duplicates.size === 0 ? settled : settled.map((s) => (s.compared && duplicates.has(String(s.compared.run_id)) ? { msg: s.msg } : s));
   }
 }
 

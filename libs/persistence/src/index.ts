@@ -20,7 +20,7 @@ export { BoundedCache } from './bounded-cache';
 export { RunLocks } from './run-locks';
 export { ResultPublications } from './result-publications';
 export { RegressionRepository } from './regression.repository';
-export type { BaselineCandidate, BaselinePin, RunVerdictRow } from './regression.repository';
+export type { BaselineCandidate, BaselinePin, NewFinding, PinKey, PinWithRun, RunVerdictRow, SubjectKey } from './regression.repository';
 export { foldStoredRun, foldStoredRunView, loadRun, loadRuns } from './run-stream';
 export { RunExpiryQueries } from './run-expiry.queries';
 export type { LoadedRun, LoadedRunView } from './run-stream';

@@ -4,6 +4,7 @@ import { migrate, migrations } from './data-source';
 import { EventStore, StreamVersionConflict, toWire, type NewEvent } from './event-store';
 import { allMigrationsApplied } from './migration-state';
 import { OutboxRelay } from './outbox-relay';
+import { RegressionRepository, type RunVerdictRow } from './regression.repository';
 
 /**
  * What the persistence adapter must do on any PostgreSQL it is given (docs/embedded.md, "The same tests on
@@ -204,6 +205,60 @@ export function persistenceContract(label: string, open: () => Promise<{ ds: Dat
       const [, outcome] = await Promise.all([committed, rolledBack]);
       expect(outcome).toBe('rolled back');
       expect((await ds.query(`SELECT v FROM contract_isolation ORDER BY v`)).map((r: { v: string }) => r.v)).toEqual(['committed']);
+    });
+
+    describe("a regression micro-batch's reads and writes, one statement each (issue 28)", () => {
+      const repo = new RegressionRepository();
+      const verdict = (run_id: string, minute: number, over: Partial<RunVerdictRow> = {}): RunVerdictRow => ({
+        project: 'default', run_id, suite_key: 's', suite_version: 1, subject_kind: 'agent', subject_id: 'bot', variant: null,
+        completed_at: `2026-11-30T00:${String(minute).padStart(2, '0')}:00.000Z`, n: 10, passed: 9, score: 0.9, pass_threshold: 0.5,
+        scorer_versions: { exact: '1.0.0' }, verdict: 'no_regression', completeness: 'complete', baseline_run_id: null, baseline_choice: null, comparison: null, ...over,
+      });
+
+      it('recordMany inserts every new row (nulls and JSON included) and names them; a row recorded already is left out', async () => {
+        await repo.record(ds, verdict('m-0', 0));
+        const inserted = await repo.recordMany(ds, [verdict('m-1', 1, { comparison: { x: 1 }, baseline_run_id: 'm-0', baseline_choice: 'automatic' }), verdict('m-0', 0), verdict('m-2', 2, { variant: 'v', project: 'team-a' })]);
+        expect([...inserted].sort()).toEqual(['m-1', 'm-2']);
+        expect(await repo.find(ds, 'default', 'm-1')).toEqual(verdict('m-1', 1, { comparison: { x: 1 }, baseline_run_id: 'm-0', baseline_choice: 'automatic' }));
+        expect(await repo.find(ds, 'team-a', 'm-2')).toEqual(verdict('m-2', 2, { variant: 'v', project: 'team-a' }));
+      });
+
+      it('candidates reads rows of any project by run id; histories is history of each key, in the keys\' order', async () => {
+        const { comparison: _, ...m1 } = verdict('m-1', 1, { baseline_run_id: 'm-0', baseline_choice: 'automatic' });
+        expect((await repo.candidates(ds, ['m-1', 'm-2', 'none'])).sort((a, b) => a.run_id.localeCompare(b.run_id))).toEqual([m1, expect.objectContaining({ run_id: 'm-2', project: 'team-a' })]);
+        await repo.recordMany(ds, [verdict('m-3', 1), verdict('m-4', 3, { subject_id: 'other' })]);
+        const keys = [
+          { project: 'team-a', suite_key: 's', subject_kind: 'agent', subject_id: 'bot' },
+          { project: 'default', suite_key: 's', subject_kind: 'agent', subject_id: 'none' },
+          { project: 'default', suite_key: 's', subject_kind: 'agent', subject_id: 'bot' },
+        ];
+        const pages = await repo.histories(ds, keys, 2);
+        expect(pages.map((p) => p.map((r) => r.run_id))).toEqual([['m-2'], [], ['m-3', 'm-1']]);
+        expect(pages[2]).toEqual(await repo.history(ds, 'default', 's', 'agent', 'bot', 2));
+      });
+
+      it('pinsFor reads each key\'s pin with its pinned run\'s row within the project (null when it has none there)', async () => {
+        await repo.pin(ds, 'default', { suite_key: 's', subject_kind: 'agent', subject_id: 'bot', variant: null, run_id: 'm-1' });
+        await repo.pin(ds, 'default', { suite_key: 's', subject_kind: 'agent', subject_id: 'bot', variant: 'v', run_id: 'm-2' });
+        const pins = await repo.pinsFor(ds, [
+          { project: 'default', suite_key: 's', subject_kind: 'agent', subject_id: 'bot', variant: null },
+          { project: 'default', suite_key: 's', subject_kind: 'agent', subject_id: 'bot', variant: 'v' },
+          { project: 'team-a', suite_key: 's', subject_kind: 'agent', subject_id: 'bot', variant: null },
+        ]);
+        const { comparison: _, ...m1 } = verdict('m-1', 1, { baseline_run_id: 'm-0', baseline_choice: 'automatic' });
+        expect(pins.sort((a, b) => String(a.variant).localeCompare(String(b.variant)))).toEqual([
+          { project: 'default', suite_key: 's', subject_kind: 'agent', subject_id: 'bot', variant: null, run_id: 'm-1', pinned: m1 },
+          // m-2 is team-a's run: not a row of this pin's project.
+          { project: 'default', suite_key: 's', subject_kind: 'agent', subject_id: 'bot', variant: 'v', run_id: 'm-2', pinned: null },
+        ]);
+      });
+
+      it('addFindings inserts many findings in one statement', async () => {
+        const f = (run_id: string, project: string) => ({ project, finding_id: randomUUID(), kind: 'eval_regression', run_id, payload: { run_id }, occurred_at: '2026-11-30T00:00:00.000Z' });
+        await repo.addFindings(ds, [f('m-1', 'default'), f('m-2', 'team-a')]);
+        expect(await repo.findingFor(ds, 'team-a', 'm-2')).toMatchObject({ payload: { run_id: 'm-2' } });
+        expect(await repo.findingFor(ds, 'default', 'm-1')).toMatchObject({ payload: { run_id: 'm-1' } });
+      });
     });
 
     it('run locks: a transaction-scoped advisory lock is released at commit', async () => {

@@ -4,3 +4,5 @@ export { compareRuns, regressionPValue } from './compare';
 export type { Comparison, PairedCells, RegressionTestFacts, RegressionVerdict, RunAggregate } from './compare';
 export { isScoredOutcome, pairCases, runOutcomes } from './case-pairs';
 export type { ComparedCases, RunOutcomes } from './case-pairs';
+export { mergeHistory, newestFirst } from './history';
+export type { HistoryEntry } from './history';
