@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { answerUnparsableRequests, ConfigError, JsonLogger, serveAsyncApi, serveOpenApi, useBodyParsers } from '@evals/platform';
+import { answerUnparsableRequests, ConfigError, JsonLogger, stdoutByTurn, serveAsyncApi, serveOpenApi, useBodyParsers } from '@evals/platform';
 import { loadIngestionConfig } from './config';
 import { IngestionModule } from './ingestion.module';
 
@@ -16,7 +16,7 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const logger = new JsonLogger('ingestion', config.logLevel);
+  const logger = new JsonLogger('ingestion', config.logLevel, stdoutByTurn());
   const app = await NestFactory.create<NestExpressApplication>(IngestionModule.forRoot(config, logger), { logger, bodyParser: false });
   useBodyParsers(app, config.bodyLimitMb);
   answerUnparsableRequests(app.getHttpServer());

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { answerUnparsableRequests, ConfigError, JsonLogger, serveAsyncApi, serveOpenApi, useBodyParsers } from '@evals/platform';
+import { answerUnparsableRequests, ConfigError, JsonLogger, stdoutByTurn, serveAsyncApi, serveOpenApi, useBodyParsers } from '@evals/platform';
 import { loadReadModelConfig } from './config';
 import { ReadModelModule } from './read-model.module';
 
@@ -17,7 +17,7 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const logger = new JsonLogger('read-model', config.logLevel);
+  const logger = new JsonLogger('read-model', config.logLevel, stdoutByTurn());
   const app = await NestFactory.create<NestExpressApplication>(ReadModelModule.forRoot(config, logger), { logger, bodyParser: false });
   // Read-only routes: a JSON body is parsed (small, depth-checked) only to be refused cleanly.
   useBodyParsers(app, 1, { yaml: false });

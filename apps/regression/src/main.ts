@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { JudgeConfigError } from '@evals/judge';
-import { answerUnparsableRequests, ConfigError, JsonLogger, serveAsyncApi, serveOpenApi, useBodyParsers } from '@evals/platform';
+import { answerUnparsableRequests, ConfigError, JsonLogger, stdoutByTurn, serveAsyncApi, serveOpenApi, useBodyParsers } from '@evals/platform';
 import { loadRegressionJudge } from './calibration.judge';
 import { loadRegressionConfig } from './config';
 import { RegressionModule } from './regression.module';
@@ -20,7 +20,7 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const logger = new JsonLogger('regression', config.logLevel);
+  const logger = new JsonLogger('regression', config.logLevel, stdoutByTurn());
   const app = await NestFactory.create<NestExpressApplication>(RegressionModule.forRoot(config, logger, judge), { logger, bodyParser: false });
   // Calibrations and pairwise comparisons carry the outputs they judge (used in memory, never stored).
   useBodyParsers(app, 64, { yaml: false });

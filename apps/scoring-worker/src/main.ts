@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import { answerUnparsableRequests, ConfigError, JsonLogger, serveAsyncApi, serveOpenApi } from '@evals/platform';
+import { answerUnparsableRequests, ConfigError, JsonLogger, stdoutByTurn, serveAsyncApi, serveOpenApi } from '@evals/platform';
 import { loadWorkerConfig, type WorkerConfig } from './config';
 import { APP_NAME, WorkerModule } from './worker.module';
 
@@ -19,7 +19,7 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const logger = new JsonLogger(APP_NAME, config.logLevel);
+  const logger = new JsonLogger(APP_NAME, config.logLevel, stdoutByTurn());
   const app = await NestFactory.create(WorkerModule.forRoot(config, logger), { logger });
   app.enableShutdownHooks();
   answerUnparsableRequests(app.getHttpServer());

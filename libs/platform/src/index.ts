@@ -2,7 +2,7 @@ export { ConfigError, authConfigSpec, commonConfigSpec, hmacConfigSpec, loadConf
 export type { AuthConfig, CommonConfig, ConfigOptions, EnvSpec, HmacConfig, VariableSpec } from './config';
 export { HealthController, InfrastructureModule, OutboxRelayService } from './infrastructure.module';
 export type { InfrastructureOptions } from './infrastructure.module';
-export { JsonLogger } from './logger';
+export { JsonLogger, stdoutByTurn } from './logger';
 export { onShutdown } from './shutdown';
 export { BUS_NAMES, CLOCK, COMMON_CONFIG, DATA_SOURCE, ID_GENERATOR, LOGGER, MESSAGE_BUS } from './tokens';
 export type { Clock, IdGenerator } from './tokens';

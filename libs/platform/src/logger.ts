@@ -42,3 +42,25 @@ function text(message: unknown): string {
   if (message instanceof Error) return `${message.name}: ${message.message}`;
   return '[object]';
 }
+
+/**
+ * A service process's log lines written to stdout once per turn of the event loop, together (issue 28): a line a
+ * run (`run scored`, `run compared`) was a write to a pipe each - a system call and a wake-up of the reader -
+ * at 50 runs a second. A line is never held past the turn that logged it, and the lines of the last turn are
+ * written at exit (`process.exit` included); a SIGKILL loses at most that turn's.
+ */
+export function stdoutByTurn(out: { write(text: string): unknown } = process.stdout, onExit: (flush: () => void) => void = (f) => process.on('exit', f)): (line: string) => void {
+  let pending: string[] = [];
+  const flush = () => {
+    if (pending.length === 0) return;
+    const text = pending.join('');
+    pending = [];
+    out.write(text);
+  };
+  onExit(flush);
+  return (line) => {
+    if (pending.length === 0) setImmediate(flush);
+    pending.push(`${line}\n`);
+  };
+}
+
