@@ -441,6 +441,8 @@ describe('integration: scoring worker (docs/pipeline.md step 2)', () => {
     await publishSeal(behind);
     await startConsumer();
     await waitFor(async () => ((await runScored(before)).length === 1 ? true : undefined), 'the seal before the handed-back work');
+    // The batch's outcome is reported after its seal's acknowledgement is confirmed, which follows the commit.
+    await waitFor(() => outcomes.length > 0, 'the batch outcome');
     expect(outcomes[0]).toMatchObject({ sealedRunIds: [before], sealsWaiting: 1 });
     expect(await runScored(behind)).toHaveLength(0);
     // Once the late run is opened, its work is scored, and the waiting seal completes with the other run's evidence.
