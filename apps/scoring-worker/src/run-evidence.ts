@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { MAX_LISTED_UNSTABLE, type CaseEvidence, type RunJudgeStabilityV1, type RunJudgeUsageV1 } from '@evals/domain';
-import { EvidenceRepository, JudgeEvidenceRepository, RunLocks, type EvidenceAggregate, type JudgedEvidenceRow, type Sql } from '@evals/persistence';
+import { EvidenceRepository, JudgeEvidenceRepository, RunLocks, type EvidenceSummary, type JudgedEvidenceRow, type Sql } from '@evals/persistence';
 
 /**
  * A run's evidence as the worker writes and reads it (R1-R3, S3): plain rows and judged rows (with their
@@ -41,12 +41,8 @@ export class RunEvidence {
   }
 
   /** Of each run: the cases that have evidence, and the aggregate of its evidence - one query for all the runs. */
-  caseIdsOf(sql: Sql, runIds: readonly string[]): Promise<Map<string, Set<string>>> {
-    return this.evidence.caseIdsOf(sql, runIds);
-  }
-
-  aggregates(sql: Sql, runIds: readonly string[]): Promise<Map<string, EvidenceAggregate>> {
-    return this.evidence.aggregates(sql, runIds);
+  summaries(sql: Sql, runIds: readonly string[]): Promise<Map<string, EvidenceSummary>> {
+    return this.evidence.summaries(sql, runIds);
   }
 
   /** The keyed hash of the output each case's evidence holds (null: the seal scored it `missing_output`). */

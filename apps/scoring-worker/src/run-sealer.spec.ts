@@ -25,7 +25,7 @@ import { EventStamper } from './event-stamper';
 import type { OutputScorer } from './output-scorer';
 import { RunCatalog } from './run-catalog';
 import type { RunEvidence } from './run-evidence';
-import { RunSealer } from './run-sealer';
+import { RunSealer, withInserted } from './run-sealer';
 import { ScoringService } from './scoring.service';
 import { workerSettings } from './settings';
 import { WorkSettler } from './work-settler';
@@ -97,15 +97,15 @@ class MemoryEvidence {
     return fresh;
   }
 
-  async caseIdsOf(_sql: unknown, runIds: readonly string[]): Promise<Map<string, Set<string>>> {
-    return new Map(runIds.map((id) => [id, new Set(this.of(id).map((e) => e.case_id))]));
-  }
+  /** Queries made (one per call, as the repository's). */
+  summaryReads = 0;
 
-  async aggregates(_sql: unknown, runIds: readonly string[]) {
+  async summaries(_sql: unknown, runIds: readonly string[]) {
+    this.summaryReads++;
     return new Map(
       runIds.map((id) => {
         const rows = this.of(id);
-        return [id, { n: rows.length, passed: rows.filter((e) => e.passed).length, score_sum: rows.reduce((s, e) => s + e.score, 0) }];
+        return [id, { case_ids: new Set(rows.map((e) => e.case_id)), n: rows.length, passed: rows.filter((e) => e.passed).length, score_sum: rows.reduce((s, e) => s + e.score, 0) }];
       }),
     );
   }
@@ -298,6 +298,23 @@ describe('unit: the seal (R1, R2, R7)', () => {
     expect(data).toMatchObject({ n: MAX_LISTED_MISSING + 5, passed: 0, score_sum: 0 });
   });
 
+  it('R2: the aggregate is of the evidence read before the insert plus the missing_output rows, as a read after it counted', async () => {
+    const { evidence, sealer, run, result } = setup();
+    const suite = suiteOf(['a', 'b', 'c', 'd']);
+    await run('r1', suite);
+    evidence.rows.push({ ...scored('r1', 'a', true), score: 0.1 }, { ...scored('r1', 'b', true), score: 0.2 }, { ...scored('r1', 'c', false), score: -0 });
+    await sealer.seal('r1', compileSuite(suite), SEAL_CAUSE);
+    expect(result('r1')).toMatchObject({ n: 4, passed: 2, missing_case_ids: ['d'] });
+    expect(result('r1').score_sum).toBe(0.1 + 0.2 + -0 + 0);
+    expect(evidence.summaryReads).toBe(1);
+  });
+
+  it('withInserted: adds the rows the seal wrote to what the run held; a sum of zeros is +0 as PostgreSQL adds it', () => {
+    expect(withInserted({ n: 2, passed: 1, score_sum: 0.30000000000000004 }, [{ ...scored('r', 'x', false), score: 0 }])).toEqual({ n: 3, passed: 1, score_sum: 0.30000000000000004 });
+    expect(Object.is(withInserted({ n: 1, passed: 0, score_sum: -0 }, [{ ...scored('r', 'x', false), score: 0 }]).score_sum, 0)).toBe(true);
+    expect(withInserted({ n: 0, passed: 0, score_sum: 0 }, [])).toEqual({ n: 0, passed: 0, score_sum: 0 });
+  });
+
   describe('seals asked for together are decided together (issue 28)', () => {
     it('three runs sealed at once: one transaction, one stream read, every run locked, each run its own result', async () => {
       const { evidence, events, sealer, run, result } = setup();
@@ -311,6 +328,8 @@ describe('unit: the seal (R1, R2, R7)', () => {
       expect(appended).toEqual([true, true, true]);
       expect(sealer.transactions).toBe(1);
       expect(events.reads - readsBefore).toBe(1);
+      // Their evidence read once: the case ids and the aggregates in one query.
+      expect(evidence.summaryReads).toBe(1);
       expect([...evidence.locks].sort()).toEqual(['r1', 'r2', 'r3']);
       expect(result('r1')).toMatchObject({ n: 3, passed: 1, missing_case_ids: ['b', 'c'] });
       expect(result('r2')).toMatchObject({ n: 3, passed: 2, missing_case_ids: ['c'] });

@@ -14,7 +14,7 @@ import {
   type WorkMetadata,
 } from '@evals/domain';
 import { Coalescer, type ItemOutcome } from '@evals/bus';
-import { EventStore, loadRuns, type Sql, type StreamAppend } from '@evals/persistence';
+import { EventStore, loadRuns, type EvidenceAggregate, type Sql, type StreamAppend } from '@evals/persistence';
 import { DATA_SOURCE } from '@evals/platform';
 import type { DataSource } from 'typeorm';
 import { EventStamper, withConflictRetry } from './event-stamper';
@@ -40,10 +40,10 @@ class RunsRefused extends Error {}
  * already decides nothing.
  *
  * Issue 28: seals asked for together are decided together (Coalescer) - one transaction, one lock
- * statement, one stream read, one case-id read, one aggregate query and one append for the whole group,
- * where each seal had its own of each. Every run's decision is still its own: a run the model refuses is
- * taken out and the rest sealed again, and a duplicate seal of a run in the group decides nothing, as a
- * redelivered seal after it would.
+ * statement, one stream read, one evidence read (case ids and aggregate together) and one append for the
+ * whole group, where each seal had its own of each. Every run's decision is still its own: a run the model
+ * refuses is taken out and the rest sealed again, and a duplicate seal of a run in the group decides
+ * nothing, as a redelivered seal after it would.
  */
 @Injectable()
 export class RunSealer {
@@ -123,7 +123,9 @@ export class RunSealer {
       const phase = runs.get(r.runId)!.state.phase;
       return phase !== 'scored' && phase !== 'compared';
     });
-    const have = await this.evidence.caseIdsOf(
+    // The runs' evidence is read once, before the insert below: its case ids decide what is missing, and its
+    // aggregate plus the rows inserted is the run's aggregate (no other transaction writes these runs now).
+    const held = await this.evidence.summaries(
       tx,
       open.map((r) => r.runId),
     );
@@ -131,7 +133,7 @@ export class RunSealer {
     const missingOf = new Map<string, CaseEvidence[]>();
     for (const { runId, suite } of open) {
       // The model's missing cases - of its sample when the gate sampled (GT3), none of a monitor run - in suite order.
-      const missingIds = new Set(RunModel.missingAtSeal(runs.get(runId)!.state, [...suite.cases.keys()], have.get(runId)!));
+      const missingIds = new Set(RunModel.missingAtSeal(runs.get(runId)!.state, [...suite.cases.keys()], held.get(runId)!.case_ids));
       missingOf.set(
         runId,
         [...suite.cases.values()].filter((c) => missingIds.has(c.case_id)).map((c) => missingOutputEvidence(c, { runId, scoredAt })),
@@ -144,17 +146,13 @@ export class RunSealer {
     );
     const insertedOf = new Map<string, CaseEvidence[]>();
     for (const row of inserted) insertedOf.set(row.run_id, [...(insertedOf.get(row.run_id) ?? []), row]);
-    const aggregates = await this.evidence.aggregates(
-      tx,
-      open.map((r) => r.runId),
-    );
 
     const appends: StreamAppend[] = [];
     const appended = new Set<string>();
     for (const request of open) {
       const { runId, suite, cause } = request;
       const { state, version } = runs.get(runId)!;
-      const aggregate = aggregates.get(runId)!;
+      const aggregate = withInserted(held.get(runId)!, insertedOf.get(runId) ?? []);
       const missing = missingOf.get(runId)!;
       // The run's judge usage, summed from its evidence: only a suite version with `llm_judge` cases has one.
       const judge = suite.scorer_versions['llm_judge'] !== undefined ? await this.evidence.judgeUsage(tx, runId) : null;
@@ -197,4 +195,19 @@ export class RunSealer {
     await this.events.appendMany(tx, appends);
     return requests.map((r) => first.get(r.runId) === r && appended.has(r.runId));
   }
+}
+
+/**
+ * The aggregate of a run's evidence after the seal's insert, from what it held before and the rows the seal
+ * wrote: what a query after the insert counted. The rows are `missing_output`, scored 0 and failed, so the
+ * sum is exact whatever order PostgreSQL's `sum` would have met them in (x + 0 is x; -0 + 0 is 0, here too).
+ */
+export function withInserted(held: EvidenceAggregate, inserted: readonly CaseEvidence[]): EvidenceAggregate {
+  let { n, passed, score_sum } = held;
+  for (const row of inserted) {
+    n++;
+    if (row.passed) passed++;
+    score_sum += row.score;
+  }
+  return { n, passed, score_sum };
 }

@@ -19,7 +19,7 @@ import {
   type ScoreWorkV1,
   type WorkItem,
 } from '@evals/domain';
-import { EventStore, RunLocks, SuiteRepository, createDataSource, migrate, type NewEvent } from '@evals/persistence';
+import { EventStore, EvidenceRepository, RunLocks, SuiteRepository, createDataSource, migrate, type NewEvent } from '@evals/persistence';
 import { createTestSchema, testBusNames, type TestSchema } from '../../../test/support/isolation';
 import { testServers } from '../../../test/support/servers';
 import { statementsSent } from '../../../test/support/statements';
@@ -441,6 +441,8 @@ describe('integration: scoring worker (docs/pipeline.md step 2)', () => {
     await publishSeal(behind);
     await startConsumer();
     await waitFor(async () => ((await runScored(before)).length === 1 ? true : undefined), 'the seal before the handed-back work');
+    // The batch's outcome is reported after its seal's acknowledgement is confirmed, which follows the commit.
+    await waitFor(() => outcomes.length > 0, 'the batch outcome');
     expect(outcomes[0]).toMatchObject({ sealedRunIds: [before], sealsWaiting: 1 });
     expect(await runScored(behind)).toHaveLength(0);
     // Once the late run is opened, its work is scored, and the waiting seal completes with the other run's evidence.
@@ -471,6 +473,81 @@ describe('integration: scoring worker (docs/pipeline.md step 2)', () => {
       expect(announced.stream_id.startsWith(`${runStreamId(runId)}.cases.`)).toBe(true);
       expect(caseOutcomesOf({ type: 'cases.scored', version: 3, data: announced.data }, '').map((o) => o.case_id).sort()).toEqual([...caseIds].sort());
     }
+  });
+
+  it('issue 28: the seal of a group of runs reads their evidence once; every aggregate is the one a query after the seal counts', async () => {
+    const { key } = await createSuite(7);
+    const complete = await openRun(key, 7);
+    const missing = await openRun(key, 7);
+    // Scores no sum of which is a round decimal: the seal's sum must be PostgreSQL's, bit for bit.
+    const fractional = await openRun(key, 7);
+    const monitor = await openRun(key, 7, undefined, true, { source: 'session_sample' });
+    const row = (runId: string, caseId: string, score: number) => ({
+      run_id: runId,
+      case_id: caseId,
+      scorer: 'contains',
+      scorer_version: '1.0.0',
+      score,
+      passed: score >= 0.5,
+      label: 'scored',
+      detail_hash: 'a'.repeat(64),
+      output_chars: 2,
+      scored_at: new Date().toISOString(),
+    });
+    // No scorer of this suite gives these scores: written directly, and one case of each run scored by a
+    // message of the seals' batch (the seals of one batch are sealed in one group, as in the benchmark).
+    await new EvidenceRepository().insertBatch(ds, [
+      ...['c1', 'c2', 'c3', 'c4', 'c5', 'c6'].map((c) => row(complete, c, 1)),
+      row(missing, 'c5', 0),
+      ...[0.1, 0.2, 0.3, 1 / 3, 0.7].map((score, i) => row(fractional, `c${i + 1}`, score)),
+      ...['c1@s1', 'c3@s2', 'c3@s3'].map((c, i) => row(monitor, c, [0.9, 0.15, 0.6][i])),
+    ]);
+    const scoredCase = new Map([
+      [complete, 'c7'],
+      [missing, 'c2'],
+      [fractional, 'c6'],
+      [monitor, 'c2@s4'],
+    ]);
+    const group = [...scoredCase.keys()];
+    for (const [runId, caseId] of scoredCase) await publishScore(runId, [{ case_id: caseId, output: 'ok' }]);
+    for (const runId of group) await publishSeal(runId);
+    const { sent, clients } = await statementsSent(async () => {
+      await startConsumer();
+      await waitFor(async () => ((await Promise.all(group.map(runScored))).every((s) => s.length === 1) ? true : undefined), 'the group scored');
+    });
+    const [{ n: sealTransactions }] = await ds.query(`SELECT count(DISTINCT xmin::text)::int AS n FROM events WHERE type = 'run.scored' AND stream_id = ANY($1::text[])`, [group.map(runStreamId)]);
+    expect(sealTransactions).toBe(1);
+    // The seal's transaction, on its connection: the exclusive lock, the streams, the evidence - once, case
+    // ids and aggregates together, where a query of each read the same rows twice - the missing rows, the append.
+    const lock = sent.findIndex((q) => q.includes('pg_advisory_xact_lock('));
+    const commit = sent.findIndex((q, i) => i > lock && clients[i] === clients[lock] && q === 'COMMIT');
+    const seal = sent.slice(lock, commit).filter((_, i) => clients[lock + i] === clients[lock]);
+    const kind = (q: string) => /^\s*(SELECT pg_advisory_xact_lock\(|SELECT [^]* FROM events WHERE stream_id = ANY|SELECT [^]* FROM evidence|INSERT INTO evidence|WITH inserted AS \(\s*INSERT INTO events)/.exec(q)?.[1].replace(/\s+/g, ' ') ?? q;
+    expect(seal.map(kind)).toEqual([
+      'SELECT pg_advisory_xact_lock(',
+      expect.stringMatching(/FROM events WHERE stream_id = ANY$/),
+      expect.stringMatching(/FROM evidence$/),
+      'INSERT INTO evidence',
+      'WITH inserted AS ( INSERT INTO events',
+    ]);
+    expect(sent.filter((q) => /\bFROM evidence\b/.test(q))).toHaveLength(1);
+
+    const scored = new Map(await Promise.all(group.map(async (runId) => [runId, (await runScored(runId))[0].data] as const)));
+    // Each is the aggregate of the run's evidence as it stands after the seal, its missing_output rows counted.
+    for (const runId of group) {
+      const [after] = await ds.query(
+        `SELECT count(*)::int AS n, count(*) FILTER (WHERE passed)::int AS passed, coalesce(sum(score), 0)::float8 AS score_sum FROM evidence WHERE run_id = $1`,
+        [runId],
+      );
+      const { n, passed, score_sum } = scored.get(runId)!;
+      expect({ n, passed, score_sum }).toEqual(after);
+    }
+    expect(scored.get(complete)).toEqual({ run_id: complete, n: 7, passed: 7, score_sum: 7, missing_count: 0, missing_case_ids: [] });
+    expect(scored.get(missing)).toEqual({ run_id: missing, n: 7, passed: 1, score_sum: 1, missing_count: 5, missing_case_ids: ['c1', 'c3', 'c4', 'c6', 'c7'] });
+    expect(scored.get(fractional)).toMatchObject({ n: 7, passed: 2, missing_count: 1, missing_case_ids: ['c7'] });
+    expect(scored.get(fractional)!.score_sum).toBeCloseTo(2.6333333333, 9);
+    expect(scored.get(monitor)).toMatchObject({ n: 4, passed: 3, missing_count: 0, missing_case_ids: [] });
+    expect(scored.get(monitor)!.score_sum).toBeCloseTo(2.65, 12);
   });
 
   it('dead-letters undecodable work with its reason (never the payload) and goes on', async () => {

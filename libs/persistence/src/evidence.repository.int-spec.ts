@@ -113,18 +113,22 @@ function evidenceInsertContract(label: string, open: () => Promise<TestDataSourc
       expect(await repo.forRun(db(), run('run-f'))).toEqual([]);
     });
 
-    it('issue 28: the aggregates and case ids of many runs, one query each, agree with each run asked alone', async () => {
-      const runs = [run('agg-a'), run('agg-b')];
-      await write([...Array.from({ length: 7 }, (_, i) => row(runs[0], i)), ...Array.from({ length: 3 }, (_, i) => row(runs[1], i + 10))]);
-      const aggregates = await repo.aggregates(db(), [...runs, run('agg-none')]);
-      for (const id of runs) expect(aggregates.get(id)).toEqual(await repo.aggregate(db(), id));
+    it('issue 28: the case ids and aggregate of many runs, read in one query, agree with each run asked alone', async () => {
+      const runs = [run('agg-a'), run('agg-b'), run('agg-c')];
+      // agg-c: scores whose float sum is not a round decimal, compared exactly (toEqual) with the run asked alone.
+      const thirds = [0.1, 0.2, 0.3, 1 / 3, 0.7].map((score, i) => row(runs[2], i + 20, { score, passed: score >= 0.3 }));
+      await write([...Array.from({ length: 7 }, (_, i) => row(runs[0], i)), ...Array.from({ length: 3 }, (_, i) => row(runs[1], i + 10)), ...thirds]);
+      const summaries = await repo.summaries(db(), [...runs, run('agg-none')]);
+      for (const id of runs) {
+        const { case_ids, ...aggregate } = summaries.get(id)!;
+        expect(aggregate).toEqual(await repo.aggregate(db(), id));
+        expect(case_ids).toEqual(await repo.caseIds(db(), id));
+      }
       // Rows 0-6: passed when i % 4 < 2 (0, 1, 4, 5); scores 1, 1, 0.25, 0, 1, 1, 0.25.
-      expect(aggregates.get(runs[0])).toEqual({ n: 7, passed: 4, score_sum: 4.5 });
-      expect(aggregates.get(run('agg-none'))).toEqual({ n: 0, passed: 0, score_sum: 0 });
-      const ids = await repo.caseIdsOf(db(), [...runs, run('agg-none')]);
-      expect([...ids.get(runs[1])!].sort()).toEqual(['c10', 'c11', 'c12']);
-      expect(ids.get(runs[0])).toEqual(await repo.caseIds(db(), runs[0]));
-      expect(ids.get(run('agg-none'))!.size).toBe(0);
+      expect(summaries.get(runs[0])).toMatchObject({ n: 7, passed: 4, score_sum: 4.5 });
+      expect([...summaries.get(runs[1])!.case_ids].sort()).toEqual(['c10', 'c11', 'c12']);
+      expect(summaries.get(runs[2])).toMatchObject({ n: 5, passed: 3 });
+      expect(summaries.get(run('agg-none'))).toEqual({ case_ids: new Set(), n: 0, passed: 0, score_sum: 0 });
     });
   });
 }

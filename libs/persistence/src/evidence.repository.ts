@@ -21,6 +21,11 @@ export interface EvidenceAggregate {
   readonly score_sum: number;
 }
 
+/** A run's evidence as a seal reads it: the cases that have a row, and the aggregate of those rows. */
+export interface EvidenceSummary extends EvidenceAggregate {
+  readonly case_ids: ReadonlySet<string>;
+}
+
 /** One column of an evidence insert: its name, its PostgreSQL type, and its value in a row. */
 export type EvidenceColumn<R> = CopyColumn<R>;
 
@@ -93,25 +98,21 @@ export class EvidenceRepository {
     return { n: row.n, passed: row.passed, score_sum: Number(row.score_sum) };
   }
 
-  /** `aggregate` of many runs in one query; a run without evidence counts zero. */
-  async aggregates(sql: Sql, runIds: readonly string[]): Promise<Map<string, EvidenceAggregate>> {
-    const found = new Map<string, EvidenceAggregate>(runIds.map((id) => [id, { n: 0, passed: 0, score_sum: 0 }]));
+  /**
+   * Of each run, in one query: the cases that have evidence and their aggregate - what a seal reads. One scan
+   * of the runs' rows, where a query for the case ids and another for the aggregates read them twice (issue
+   * 28: those two were the seal's costliest statements). A run without evidence has no cases and counts zero.
+   */
+  async summaries(sql: Sql, runIds: readonly string[]): Promise<Map<string, EvidenceSummary>> {
+    const found = new Map<string, EvidenceSummary>(runIds.map((id) => [id, { case_ids: new Set<string>(), n: 0, passed: 0, score_sum: 0 }]));
     if (runIds.length === 0) return found;
-    const rows: Array<{ run_id: string; n: number; passed: number; score_sum: string | number }> = await sql.query(
-      `SELECT run_id, count(*)::int AS n, count(*) FILTER (WHERE passed)::int AS passed, coalesce(sum(score), 0)::float8 AS score_sum
+    const rows: Array<{ run_id: string; case_ids: string[]; n: number; passed: number; score_sum: string | number }> = await sql.query(
+      `SELECT run_id, array_agg(case_id) AS case_ids, count(*)::int AS n, count(*) FILTER (WHERE passed)::int AS passed,
+              coalesce(sum(score), 0)::float8 AS score_sum
        FROM evidence WHERE run_id = ANY($1::text[]) GROUP BY run_id`,
       [[...new Set(runIds)]],
     );
-    for (const r of rows) found.set(r.run_id, { n: r.n, passed: r.passed, score_sum: Number(r.score_sum) });
-    return found;
-  }
-
-  /** `caseIds` of many runs in one query; a run without evidence has an empty set. */
-  async caseIdsOf(sql: Sql, runIds: readonly string[]): Promise<Map<string, Set<string>>> {
-    const found = new Map<string, Set<string>>(runIds.map((id) => [id, new Set<string>()]));
-    if (runIds.length === 0) return found;
-    const rows: Array<{ run_id: string; case_id: string }> = await sql.query(`SELECT run_id, case_id FROM evidence WHERE run_id = ANY($1::text[])`, [[...new Set(runIds)]]);
-    for (const r of rows) found.get(r.run_id)!.add(r.case_id);
+    for (const r of rows) found.set(r.run_id, { case_ids: new Set(r.case_ids), n: r.n, passed: r.passed, score_sum: Number(r.score_sum) });
     return found;
   }
 

@@ -7,7 +7,7 @@ export type { OutboxRelayOptions, RelayPublisher } from './outbox-relay';
 export { PG_UNIQUE_VIOLATION, pgCode } from './sql';
 export type { Sql } from './sql';
 export { DeadLetterRepository, EVIDENCE_COLUMNS, EvidenceRepository, insertEvidence } from './evidence.repository';
-export type { DeadLetter, EvidenceAggregate, EvidenceRow } from './evidence.repository';
+export type { DeadLetter, EvidenceAggregate, EvidenceRow, EvidenceSummary } from './evidence.repository';
 export { RunReadModelRepository, docProject } from './run-read-model.repository';
 export { CaseResultRepository } from './case-results.repository';
 export type { CaseResultRow } from './case-results.repository';
