@@ -157,6 +157,61 @@ describe('integration: read-model run projection (R2, R3, R4, R6)', () => {
     expect(await resultRows('run-stmt-5c')).toHaveLength(1);
   });
 
+  it('issue 28 (R2, R3): the regression decisions of a batch (run.compared) are one statement, however many runs it holds', async () => {
+    const decided = async (prefix: string, count: number) => {
+      const runs = await Promise.all(
+        Array.from({ length: count }, async (_, i) => {
+          const { script, events } = await completedRun(`${prefix}-${i}`);
+          const findingId = i % 2 === 0 ? randomUUID() : null;
+          const compared = await script.appendRun(
+            ds,
+            script.comparedEvent({ verdict: findingId ? 'regressed' : 'no_baseline', completeness: 'complete', baseline_run_id: null, chosen_by: null, comparison: null, finding_id: findingId }),
+          );
+          return { runId: script.runId, events, compared, findingId };
+        }),
+      );
+      return runs;
+    };
+    const verdictRows = (prefix: string) =>
+      ds.query(`SELECT run_id, verdict, finding_id, comparison, n, passed, score, position, project FROM read_run_verdicts WHERE run_id LIKE $1 ORDER BY run_id`, [`${prefix}-%`]);
+
+    // As the pipeline delivers them: run.compared in a later batch than the run it decides.
+    const [two, eight] = [await decided('run-cmp-2', 2), await decided('run-cmp-8', 8)];
+    await apply([...two, ...eight].flatMap((r) => r.events));
+    const forTwo = await statementsOf(two.map((r) => r.compared));
+    const forEight = await statementsOf(eight.map((r) => r.compared));
+    // One `INSERT INTO read_run_verdicts` per run before: 14 statements for eight runs, 8 for two; now 7 for either.
+    expect(forEight).toEqual(forTwo);
+    expect(forEight.filter((q) => q.startsWith('INSERT INTO read_run_verdicts'))).toHaveLength(1);
+    const rows = await verdictRows('run-cmp-8');
+    expect(rows).toEqual(
+      eight.map((r) => ({
+        run_id: r.runId,
+        verdict: r.findingId ? 'regressed' : 'no_baseline',
+        finding_id: r.findingId,
+        comparison: null,
+        n: 4,
+        passed: 2,
+        score: 0.375,
+        position: String(r.compared.position),
+        project: DEFAULT_PROJECT,
+      })),
+    );
+
+    // Whole runs, compared in the same batch: as many statements for eight runs as for two.
+    const [twoWhole, eightWhole] = [await decided('run-cmpw-2', 2), await decided('run-cmpw-8', 8)];
+    const wholeTwo = await statementsOf(twoWhole.flatMap((r) => [...r.events, r.compared]));
+    const wholeEight = await statementsOf(eightWhole.flatMap((r) => [...r.events, r.compared]));
+    expect(wholeEight).toEqual(wholeTwo);
+    expect((await verdictRows('run-cmpw-8')).map((r: { run_id: string }) => r.run_id)).toEqual(eightWhole.map((r) => r.runId));
+
+    // A redelivered decision is a duplicate: the first one stands, nothing written again.
+    const redelivered = await apply(eight.map((r) => r.compared));
+    expect(redelivered.statuses).toEqual(Array(8).fill('duplicate'));
+    expect(redelivered.verdictsRecorded).toEqual([]);
+    expect(await verdictRows('run-cmp-8')).toEqual(rows);
+  });
+
   it('issue 28: runs whose cases were all applied before their run.scored are completed on one read of the log for the batch', async () => {
     const ids = ['a', 'b', 'c', 'd'].map((k) => `run-caught-${k}`);
     const runs = await Promise.all(ids.map((id) => completedRun(id)));

@@ -242,13 +242,12 @@ export class RunProjector {
       sql,
       [...docs.values()].flatMap((entry) => (entry.dirty && entry.doc !== null ? [{ doc: entry.doc, position: entry.position }] : [])),
     );
-    const verdictsRecorded: string[] = [];
-    for (const entry of docs.values()) {
-      // The verdict's project is its run's (a verdict is only projected once the run's document exists).
-      if (entry.newVerdict && entry.doc !== null && (await this.repo.saveVerdict(sql, docProject(entry.doc), entry.newVerdict.verdict, entry.newVerdict.position))) {
-        verdictsRecorded.push(entry.newVerdict.verdict.run_id);
-      }
-    }
+    // The verdict's project is its run's (a verdict is only projected once the run's document exists).
+    const newVerdicts = [...docs.values()].flatMap((entry) =>
+      entry.newVerdict && entry.doc !== null ? [{ project: docProject(entry.doc), verdict: entry.newVerdict.verdict, position: entry.newVerdict.position }] : [],
+    );
+    const savedVerdicts = await this.repo.saveVerdicts(sql, newVerdicts);
+    const verdictsRecorded = newVerdicts.map((v) => v.verdict.run_id).filter((runId) => savedVerdicts.has(runId));
     const resultsRecorded = await this.recordResults(sql, writes, letters, options);
     if (options.recordDeadLetters ?? true) await this.deadLetters.add(sql, letters);
     await this.outbox.add(sql, writes.outboxRows);
