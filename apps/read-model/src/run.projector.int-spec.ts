@@ -4,6 +4,7 @@ import { wilson } from '@evals/stats';
 import { CaseResultRepository, createDataSource, migrate, RunReadModelRepository, type StoredEvent } from '@evals/persistence';
 import type { DataSource } from 'typeorm';
 import { createTestSchema, type TestSchema } from '../../../test/support/isolation';
+import { statementsSent } from '../../../test/support/statements';
 import { testServers } from '../../../test/support/servers';
 import { rebuildReadModel } from './rebuild-read-model';
 import { RUNS_PROJECTION, RunProjector, type ApplyOptions } from './run.projector';
@@ -341,6 +342,39 @@ describe('integration: read-model run projection (R2, R3, R4, R6)', () => {
     // A redelivery is a duplicate and writes no row twice.
     expect((await apply([v3])).statuses).toEqual(['duplicate']);
     expect(await new CaseResultRepository().forRun(ds, 'run-v3')).toHaveLength(4);
+  });
+
+  it('issue 28: a batch of many cases is written to read_case_results by COPY; a case already there falls back to the statement, each case once', async () => {
+    const s = new RunScript('run-copy');
+    await apply([await s.appendRun(ds, s.openedEvent())]);
+    const ids = Array.from({ length: 70 }, (_, i) => `c${String(i).padStart(3, '0')}`);
+    const judged = { ...result('c000', 0.75), scorer: 'llm_judge', judge_model: 'judge-model-1', prompt_version: 'p2' };
+    const first = await s.appendCases(ds, s.resultsEvent([judged, ...ids.slice(1).map((id, i) => result(id, i % 3 === 0 ? 0 : 1))]));
+    const { result: outcome, sent } = await statementsSent(() => apply([first]));
+    expect(outcome.statuses).toEqual(['applied']);
+    expect(sent.filter((q) => q.startsWith('COPY read_case_results'))).toHaveLength(1);
+    expect(sent.some((q) => q.startsWith('INSERT INTO read_case_results'))).toBe(false);
+    const cases = new CaseResultRepository();
+    const written = await cases.forRun(ds, 'run-copy');
+    expect(written.map((c) => c.case_id)).toEqual(ids);
+    expect(written[0]).toEqual({ case_id: 'c000', scorer: 'llm_judge', scorer_version: '1.0.0', score: 0.75, passed: true, label: 'pass', scored_at: first.metadata.occurred_at });
+    expect(written[1]).toMatchObject({ case_id: 'c001', score: 0, passed: false, label: 'fail' });
+    expect(await cases.judged(ds, 'run-copy')).toEqual([{ case_id: 'c000', passed: true, judge_model: 'judge-model-1', prompt_version: 'p2' }]);
+
+    // A backfill repeating the cases (another score: the first stands) and adding two: the COPY meets a key
+    // taken, writes nothing, and the statement writes the two new ones.
+    const more = [...ids.map((id) => result(id, 0.5)), result('c070', 1), result('c071', 0, false)];
+    const backfill = await s.appendCases(ds, s.resultsEvent(more, true));
+    const again = await statementsSent(() => apply([backfill]));
+    expect(again.result.statuses).toEqual(['applied']);
+    expect(again.sent.filter((q) => q.startsWith('ROLLBACK TO SAVEPOINT copy_rows'))).toHaveLength(1);
+    expect(again.sent.filter((q) => q.startsWith('INSERT INTO read_case_results'))).toHaveLength(1);
+    const after = await cases.forRun(ds, 'run-copy');
+    expect(after.slice(0, 70)).toEqual(written);
+    expect(after.slice(70).map((c) => [c.case_id, c.score, c.passed])).toEqual([
+      ['c070', 1, true],
+      ['c071', 0, false],
+    ]);
   });
 
   it('catches up, at run.scored, the cases of a batch still on its way: a completed run shows every case (the relays of two workers race)', async () => {
