@@ -213,6 +213,49 @@ describe('integration: read-model run projection (R2, R3, R4, R6)', () => {
     expect(await verdictRows('run-cmp-8')).toEqual(rows);
   });
 
+  it('issue 28: events relayed ahead of their run.opened or run.scored are caught up from the log in as many statements for 8 runs as for 2', async () => {
+    const decided = (prefix: string, count: number) =>
+      Promise.all(
+        Array.from({ length: count }, async (_, i) => {
+          const { script, events } = await completedRun(`${prefix}-${i}`);
+          const compared = await script.appendRun(ds, script.comparedEvent({ verdict: 'no_baseline', completeness: 'complete', baseline_run_id: null, chosen_by: null, comparison: null, finding_id: null }));
+          return { runId: script.runId, events, compared };
+        }),
+      );
+    const cases = new CaseResultRepository();
+    const caught = async (runs: Array<{ runId: string }>) => {
+      for (const { runId } of runs) {
+        expect(await repo.load(ds, runId)).toMatchObject({ status: 'completed', scored: 4, passed: 2 });
+        expect((await cases.forRun(ds, runId)).map((c) => c.case_id)).toEqual(['c1', 'c2', 'c3']);
+        expect(await resultRows(runId)).toHaveLength(1);
+      }
+    };
+
+    // A worker's relay ahead of the ingestion's: cases2, the seal and run.scored before run.opened and cases1.
+    const [aheadTwo, aheadEight] = [await decided('run-ahead-2', 2), await decided('run-ahead-8', 8)];
+    const ahead = (runs: typeof aheadTwo) => runs.flatMap((r) => [r.events[2], r.events[3], r.events[4]]);
+    const forTwo = await statementsOf(ahead(aheadTwo));
+    const forEight = await statementsOf(ahead(aheadEight));
+    // A read of the document and of the stream per run, and a claim per event read from the log, before: 41
+    // statements for eight runs, 17 for two; now 10 for either (run.compared alone: 82 and 28, now 12).
+    expect(forEight).toEqual(forTwo);
+    expect(forEight.filter((q) => q.startsWith('INSERT INTO projection_inbox'))).toHaveLength(1);
+    await caught(aheadEight);
+    // Their own deliveries later find them applied.
+    expect((await apply(aheadEight.flatMap((r) => [r.events[0], r.events[1]]))).statuses).toEqual(Array(16).fill('duplicate'));
+
+    // The regression app's relay ahead of every other: run.compared alone, the whole run read from the log.
+    const [lateTwo, lateEight] = [await decided('run-late-2', 2), await decided('run-late-8', 8)];
+    const comparedTwo = await statementsOf(lateTwo.map((r) => r.compared));
+    const comparedEight = await statementsOf(lateEight.map((r) => r.compared));
+    expect(comparedEight).toEqual(comparedTwo);
+    expect(comparedEight.filter((q) => q.startsWith('INSERT INTO projection_inbox'))).toHaveLength(1);
+    await caught(lateEight);
+    const verdicts = await ds.query(`SELECT run_id, verdict, n FROM read_run_verdicts WHERE run_id LIKE 'run-late-8-%' ORDER BY run_id`);
+    expect(verdicts).toEqual(lateEight.map((r) => ({ run_id: r.runId, verdict: 'no_baseline', n: 4 })));
+    expect((await apply(lateEight.flatMap((r) => r.events))).statuses).toEqual(Array(40).fill('duplicate'));
+  });
+
   it('issue 28: runs whose cases were all applied before their run.scored are completed on one read of the log for the batch', async () => {
     const ids = ['a', 'b', 'c', 'd'].map((k) => `run-caught-${k}`);
     const runs = await Promise.all(ids.map((id) => completedRun(id)));
