@@ -13,8 +13,9 @@ export class InboxClaimRace extends Error {
  * already? - but answered from one read of the inbox for the batch's own events, and written in one statement
  * at the end, where each claim was one statement before. The inbox stays the arbiter: a claim another process
  * made after the read makes `commit` throw InboxClaimRace, which rolls the batch back (nothing was applied
- * twice) and redelivers it. An event met outside the batch - read from the log ahead of its delivery - is
- * claimed at once, as before: the read did not cover it.
+ * twice) and redelivers it. The read covers the batch's events and those of the log the batch foresaw
+ * applying ahead of their delivery (the projector's catch-up); an event met outside both is claimed at once,
+ * as before.
  */
 export class InboxClaims {
   private readonly fresh = new Map<string, number>();
@@ -27,6 +28,7 @@ export class InboxClaims {
     private readonly claimed: Set<string>,
   ) {}
 
+  /** `messageIds`: the events the batch may claim, each checked (a uuid); repeats are fine. */
   static async read(sql: Sql, repo: RunReadModelRepository, projection: string, messageIds: readonly string[]): Promise<InboxClaims> {
     return new InboxClaims(repo, projection, new Set(messageIds), await repo.claimedAlready(sql, projection, messageIds));
   }

@@ -4,6 +4,7 @@ import { wilson } from '@evals/stats';
 import { CaseResultRepository, createDataSource, migrate, RunReadModelRepository, type StoredEvent } from '@evals/persistence';
 import type { DataSource } from 'typeorm';
 import { createTestSchema, type TestSchema } from '../../../test/support/isolation';
+import { statementsSent } from '../../../test/support/statements';
 import { testServers } from '../../../test/support/servers';
 import { rebuildReadModel } from './rebuild-read-model';
 import { RUNS_PROJECTION, RunProjector, type ApplyOptions } from './run.projector';
@@ -157,6 +158,104 @@ describe('integration: read-model run projection (R2, R3, R4, R6)', () => {
     expect(await resultRows('run-stmt-5c')).toHaveLength(1);
   });
 
+  it('issue 28 (R2, R3): the regression decisions of a batch (run.compared) are one statement, however many runs it holds', async () => {
+    const decided = async (prefix: string, count: number) => {
+      const runs = await Promise.all(
+        Array.from({ length: count }, async (_, i) => {
+          const { script, events } = await completedRun(`${prefix}-${i}`);
+          const findingId = i % 2 === 0 ? randomUUID() : null;
+          const compared = await script.appendRun(
+            ds,
+            script.comparedEvent({ verdict: findingId ? 'regressed' : 'no_baseline', completeness: 'complete', baseline_run_id: null, chosen_by: null, comparison: null, finding_id: findingId }),
+          );
+          return { runId: script.runId, events, compared, findingId };
+        }),
+      );
+      return runs;
+    };
+    const verdictRows = (prefix: string) =>
+      ds.query(`SELECT run_id, verdict, finding_id, comparison, n, passed, score, position, project FROM read_run_verdicts WHERE run_id LIKE $1 ORDER BY run_id`, [`${prefix}-%`]);
+
+    // As the pipeline delivers them: run.compared in a later batch than the run it decides.
+    const [two, eight] = [await decided('run-cmp-2', 2), await decided('run-cmp-8', 8)];
+    await apply([...two, ...eight].flatMap((r) => r.events));
+    const forTwo = await statementsOf(two.map((r) => r.compared));
+    const forEight = await statementsOf(eight.map((r) => r.compared));
+    // One `INSERT INTO read_run_verdicts` per run before: 14 statements for eight runs, 8 for two; now 7 for either.
+    expect(forEight).toEqual(forTwo);
+    expect(forEight.filter((q) => q.startsWith('INSERT INTO read_run_verdicts'))).toHaveLength(1);
+    const rows = await verdictRows('run-cmp-8');
+    expect(rows).toEqual(
+      eight.map((r) => ({
+        run_id: r.runId,
+        verdict: r.findingId ? 'regressed' : 'no_baseline',
+        finding_id: r.findingId,
+        comparison: null,
+        n: 4,
+        passed: 2,
+        score: 0.375,
+        position: String(r.compared.position),
+        project: DEFAULT_PROJECT,
+      })),
+    );
+
+    // Whole runs, compared in the same batch: as many statements for eight runs as for two.
+    const [twoWhole, eightWhole] = [await decided('run-cmpw-2', 2), await decided('run-cmpw-8', 8)];
+    const wholeTwo = await statementsOf(twoWhole.flatMap((r) => [...r.events, r.compared]));
+    const wholeEight = await statementsOf(eightWhole.flatMap((r) => [...r.events, r.compared]));
+    expect(wholeEight).toEqual(wholeTwo);
+    expect((await verdictRows('run-cmpw-8')).map((r: { run_id: string }) => r.run_id)).toEqual(eightWhole.map((r) => r.runId));
+
+    // A redelivered decision is a duplicate: the first one stands, nothing written again.
+    const redelivered = await apply(eight.map((r) => r.compared));
+    expect(redelivered.statuses).toEqual(Array(8).fill('duplicate'));
+    expect(redelivered.verdictsRecorded).toEqual([]);
+    expect(await verdictRows('run-cmp-8')).toEqual(rows);
+  });
+
+  it('issue 28: events relayed ahead of their run.opened or run.scored are caught up from the log in as many statements for 8 runs as for 2', async () => {
+    const decided = (prefix: string, count: number) =>
+      Promise.all(
+        Array.from({ length: count }, async (_, i) => {
+          const { script, events } = await completedRun(`${prefix}-${i}`);
+          const compared = await script.appendRun(ds, script.comparedEvent({ verdict: 'no_baseline', completeness: 'complete', baseline_run_id: null, chosen_by: null, comparison: null, finding_id: null }));
+          return { runId: script.runId, events, compared };
+        }),
+      );
+    const cases = new CaseResultRepository();
+    const caught = async (runs: Array<{ runId: string }>) => {
+      for (const { runId } of runs) {
+        expect(await repo.load(ds, runId)).toMatchObject({ status: 'completed', scored: 4, passed: 2 });
+        expect((await cases.forRun(ds, runId)).map((c) => c.case_id)).toEqual(['c1', 'c2', 'c3']);
+        expect(await resultRows(runId)).toHaveLength(1);
+      }
+    };
+
+    // A worker's relay ahead of the ingestion's: cases2, the seal and run.scored before run.opened and cases1.
+    const [aheadTwo, aheadEight] = [await decided('run-ahead-2', 2), await decided('run-ahead-8', 8)];
+    const ahead = (runs: typeof aheadTwo) => runs.flatMap((r) => [r.events[2], r.events[3], r.events[4]]);
+    const forTwo = await statementsOf(ahead(aheadTwo));
+    const forEight = await statementsOf(ahead(aheadEight));
+    // A read of the document and of the stream per run, and a claim per event read from the log, before: 41
+    // statements for eight runs, 17 for two; now 10 for either (run.compared alone: 82 and 28, now 12).
+    expect(forEight).toEqual(forTwo);
+    expect(forEight.filter((q) => q.startsWith('INSERT INTO projection_inbox'))).toHaveLength(1);
+    await caught(aheadEight);
+    // Their own deliveries later find them applied.
+    expect((await apply(aheadEight.flatMap((r) => [r.events[0], r.events[1]]))).statuses).toEqual(Array(16).fill('duplicate'));
+
+    // The regression app's relay ahead of every other: run.compared alone, the whole run read from the log.
+    const [lateTwo, lateEight] = [await decided('run-late-2', 2), await decided('run-late-8', 8)];
+    const comparedTwo = await statementsOf(lateTwo.map((r) => r.compared));
+    const comparedEight = await statementsOf(lateEight.map((r) => r.compared));
+    expect(comparedEight).toEqual(comparedTwo);
+    expect(comparedEight.filter((q) => q.startsWith('INSERT INTO projection_inbox'))).toHaveLength(1);
+    await caught(lateEight);
+    const verdicts = await ds.query(`SELECT run_id, verdict, n FROM read_run_verdicts WHERE run_id LIKE 'run-late-8-%' ORDER BY run_id`);
+    expect(verdicts).toEqual(lateEight.map((r) => ({ run_id: r.runId, verdict: 'no_baseline', n: 4 })));
+    expect((await apply(lateEight.flatMap((r) => r.events))).statuses).toEqual(Array(40).fill('duplicate'));
+  });
+
   it('issue 28: runs whose cases were all applied before their run.scored are completed on one read of the log for the batch', async () => {
     const ids = ['a', 'b', 'c', 'd'].map((k) => `run-caught-${k}`);
     const runs = await Promise.all(ids.map((id) => completedRun(id)));
@@ -286,6 +385,39 @@ describe('integration: read-model run projection (R2, R3, R4, R6)', () => {
     // A redelivery is a duplicate and writes no row twice.
     expect((await apply([v3])).statuses).toEqual(['duplicate']);
     expect(await new CaseResultRepository().forRun(ds, 'run-v3')).toHaveLength(4);
+  });
+
+  it('issue 28: a batch of many cases is written to read_case_results by COPY; a case already there falls back to the statement, each case once', async () => {
+    const s = new RunScript('run-copy');
+    await apply([await s.appendRun(ds, s.openedEvent())]);
+    const ids = Array.from({ length: 70 }, (_, i) => `c${String(i).padStart(3, '0')}`);
+    const judged = { ...result('c000', 0.75), scorer: 'llm_judge', judge_model: 'judge-model-1', prompt_version: 'p2' };
+    const first = await s.appendCases(ds, s.resultsEvent([judged, ...ids.slice(1).map((id, i) => result(id, i % 3 === 0 ? 0 : 1))]));
+    const { result: outcome, sent } = await statementsSent(() => apply([first]));
+    expect(outcome.statuses).toEqual(['applied']);
+    expect(sent.filter((q) => q.startsWith('COPY read_case_results'))).toHaveLength(1);
+    expect(sent.some((q) => q.startsWith('INSERT INTO read_case_results'))).toBe(false);
+    const cases = new CaseResultRepository();
+    const written = await cases.forRun(ds, 'run-copy');
+    expect(written.map((c) => c.case_id)).toEqual(ids);
+    expect(written[0]).toEqual({ case_id: 'c000', scorer: 'llm_judge', scorer_version: '1.0.0', score: 0.75, passed: true, label: 'pass', scored_at: first.metadata.occurred_at });
+    expect(written[1]).toMatchObject({ case_id: 'c001', score: 0, passed: false, label: 'fail' });
+    expect(await cases.judged(ds, 'run-copy')).toEqual([{ case_id: 'c000', passed: true, judge_model: 'judge-model-1', prompt_version: 'p2' }]);
+
+    // A backfill repeating the cases (another score: the first stands) and adding two: the COPY meets a key
+    // taken, writes nothing, and the statement writes the two new ones.
+    const more = [...ids.map((id) => result(id, 0.5)), result('c070', 1), result('c071', 0, false)];
+    const backfill = await s.appendCases(ds, s.resultsEvent(more, true));
+    const again = await statementsSent(() => apply([backfill]));
+    expect(again.result.statuses).toEqual(['applied']);
+    expect(again.sent.filter((q) => q.startsWith('ROLLBACK TO SAVEPOINT copy_rows'))).toHaveLength(1);
+    expect(again.sent.filter((q) => q.startsWith('INSERT INTO read_case_results'))).toHaveLength(1);
+    const after = await cases.forRun(ds, 'run-copy');
+    expect(after.slice(0, 70)).toEqual(written);
+    expect(after.slice(70).map((c) => [c.case_id, c.score, c.passed])).toEqual([
+      ['c070', 1, true],
+      ['c071', 0, false],
+    ]);
   });
 
   it('catches up, at run.scored, the cases of a batch still on its way: a completed run shows every case (the relays of two workers race)', async () => {

@@ -106,8 +106,13 @@ interface DocEntry {
 interface BatchWrites {
   readonly claims: InboxClaims;
   readonly outboxRows: OutboxEntry[];
-  /** The log's `cases.scored` not applied yet of the runs whose `run.scored` is in the batch, read once for all. */
+  /**
+   * The log's `cases.scored` not applied yet of the runs whose `run.scored` the batch applies (delivered in it,
+   * or foreseen to be read from the log), read once for all.
+   */
   readonly unappliedCases: Map<string, StoredEvent[]>;
+  /** The run streams (`run-<id>`) of the runs the batch foresaw catching up from the log, read once for all; empty when none. */
+  readonly runStreams: Map<string, StoredEvent[]>;
   /** EvalResults of runs the batch completed, in order: recorded (the first time) at the end. */
   readonly results: Array<{ readonly result: EvalResult; readonly position: number; readonly item: CheckedEvent; readonly project: string }>;
 }
@@ -164,21 +169,26 @@ export class RunProjector {
     // The verdicts a run.compared of the batch evolves, read once for all of them.
     const compared = valid.filter((v) => v.event.type === RUN_EVENTS.compared).map((v) => v.event.data.run_id);
     const verdicts = await this.repo.loadVerdicts(sql, compared);
+    const comparedRuns = new Set(compared);
     for (const runId of compared) docs.get(runId)!.verdict = verdicts.get(runId) ?? null;
+    // Events relayed ahead of their run's run.opened (or a run.compared ahead of its run.scored) are caught up
+    // from the run's stream in the log, and a run.scored catches up its cases: what the batch foresees needing
+    // is read in one query each, and the inbox read covers those events too, so their claims join the batch's
+    // one write (issue 28: a read and a claim per run and per event before). What it did not foresee is read
+    // when met, as before.
+    const runStreams = await this.readRunStreams(sql, catchUpRuns(valid, docs, comparedRuns));
+    const scoredRuns = valid.filter((v) => v.event.type === RUN_EVENTS.scored).map((v) => v.event.data.run_id);
+    const unappliedCases = await this.repo.unappliedCasesOf(sql, RUNS_PROJECTION, [...scoredRuns, ...[...runStreams.keys()].filter((runId) => comparedRuns.has(runId))]);
+    const logged = [...runStreams.values(), ...unappliedCases.values()].flat().flatMap((stored) => {
+      const checked = checkEvent(stored);
+      return checked.ok ? [checked.value.metadata.message_id] : [];
+    });
     const writes: BatchWrites = {
-      claims: await InboxClaims.read(
-        sql,
-        this.repo,
-        RUNS_PROJECTION,
-        valid.map((v) => v.metadata.message_id),
-      ),
+      claims: await InboxClaims.read(sql, this.repo, RUNS_PROJECTION, [...valid.map((v) => v.metadata.message_id), ...logged]),
       outboxRows: [],
       results: [],
-      unappliedCases: await this.repo.unappliedCasesOf(
-        sql,
-        RUNS_PROJECTION,
-        valid.filter((v) => v.event.type === RUN_EVENTS.scored).map((v) => v.event.data.run_id),
-      ),
+      unappliedCases,
+      runStreams,
     };
 
     let maxPosition = 0;
@@ -242,13 +252,12 @@ export class RunProjector {
       sql,
       [...docs.values()].flatMap((entry) => (entry.dirty && entry.doc !== null ? [{ doc: entry.doc, position: entry.position }] : [])),
     );
-    const verdictsRecorded: string[] = [];
-    for (const entry of docs.values()) {
-      // The verdict's project is its run's (a verdict is only projected once the run's document exists).
-      if (entry.newVerdict && entry.doc !== null && (await this.repo.saveVerdict(sql, docProject(entry.doc), entry.newVerdict.verdict, entry.newVerdict.position))) {
-        verdictsRecorded.push(entry.newVerdict.verdict.run_id);
-      }
-    }
+    // The verdict's project is its run's (a verdict is only projected once the run's document exists).
+    const newVerdicts = [...docs.values()].flatMap((entry) =>
+      entry.newVerdict && entry.doc !== null ? [{ project: docProject(entry.doc), verdict: entry.newVerdict.verdict, position: entry.newVerdict.position }] : [],
+    );
+    const savedVerdicts = await this.repo.saveVerdicts(sql, newVerdicts);
+    const verdictsRecorded = newVerdicts.map((v) => v.verdict.run_id).filter((runId) => savedVerdicts.has(runId));
     const resultsRecorded = await this.recordResults(sql, writes, letters, options);
     if (options.recordDeadLetters ?? true) await this.deadLetters.add(sql, letters);
     await this.outbox.add(sql, writes.outboxRows);
@@ -275,10 +284,16 @@ export class RunProjector {
    * own delivery later is a duplicate). Returns the position applied, or null.
    */
   private async openFromLog(sql: Sql, runId: string, entry: DocEntry, writes: BatchWrites): Promise<number | null> {
-    // Another process may have projected it since this batch loaded the document.
-    entry.doc = await this.repo.load(sql, runId, true);
-    if (entry.doc !== null) return null;
-    const opened = (await this.store.readStream(sql, runStreamId(runId))).find((e) => e.type === RUN_EVENTS.opened);
+    let stream = writes.runStreams.get(runId);
+    if (stream === undefined) {
+      // Another process may have projected it since this batch loaded the document. (A foreseen run needs no
+      // second look: its run.opened was in the batch's inbox read, so a claim of another process shows there,
+      // or makes the batch's claims roll it back.)
+      entry.doc = await this.repo.load(sql, runId, true);
+      if (entry.doc !== null) return null;
+      stream = await this.store.readStream(sql, runStreamId(runId));
+    }
+    const opened = stream.find((e) => e.type === RUN_EVENTS.opened);
     if (opened === undefined) return null;
     const checked = checkEvent(opened);
     if (!checked.ok || checked.value.event.data.run_id !== runId) {
@@ -302,7 +317,7 @@ export class RunProjector {
    */
   private async scoreFromLog(sql: Sql, runId: string, before: number, entry: DocEntry, writes: BatchWrites): Promise<number> {
     let applied = 0;
-    for (const stored of await this.store.readStream(sql, runStreamId(runId))) {
+    for (const stored of writes.runStreams.get(runId) ?? (await this.store.readStream(sql, runStreamId(runId)))) {
       if (stored.position >= before || (stored.type !== RUN_EVENTS.sealed && stored.type !== RUN_EVENTS.scored)) continue;
       const checked = checkEvent(stored);
       if (!checked.ok || checked.value.event.data.run_id !== runId) {
@@ -334,6 +349,12 @@ export class RunProjector {
       if (!(await writes.claims.claim(sql, checked.value.metadata.message_id, checked.value.position))) continue;
       await this.evolve(sql, entry, checked.value, writes);
     }
+  }
+
+  /** The run streams of `runIds` in one query, by run id; a run with none in the log has an empty one. */
+  private async readRunStreams(sql: Sql, runIds: readonly string[]): Promise<Map<string, StoredEvent[]>> {
+    const streams = await this.store.readStreams(sql, runIds.map(runStreamId));
+    return new Map(runIds.map((runId) => [runId, streams.get(runStreamId(runId)) ?? []]));
   }
 
   private async evolve(sql: Sql, entry: DocEntry, item: CheckedEvent, writes: BatchWrites): Promise<void> {
@@ -401,6 +422,26 @@ export class RunProjector {
     }
     return resultsRecorded;
   }
+}
+
+/**
+ * The runs of a batch that will read their own stream in the log, as far as the batch tells before applying
+ * anything (a guess both ways is harmless: a run missed reads its stream when met, one too many costs nothing
+ * but rows in the one query): a run without a document whose first event in the batch is not its run.opened,
+ * and a run with a run.compared but neither a completed document nor a run.scored in the batch.
+ */
+function catchUpRuns(valid: readonly CheckedEvent[], docs: ReadonlyMap<string, DocEntry>, compared: ReadonlySet<string>): string[] {
+  const first = new Map<string, string>();
+  const scored = new Set<string>();
+  for (const v of valid) {
+    if (!first.has(v.event.data.run_id)) first.set(v.event.data.run_id, v.event.type);
+    if (v.event.type === RUN_EVENTS.scored) scored.add(v.event.data.run_id);
+  }
+  return [...docs].flatMap(([runId, { doc }]) => {
+    const unopened = doc === null && first.get(runId) !== RUN_EVENTS.opened;
+    const unscored = compared.has(runId) && doc?.status !== 'completed' && !scored.has(runId);
+    return unopened || unscored ? [runId] : [];
+  });
 }
 
 function subjectFor(raw: StoredEventLike | null | undefined): string {

@@ -1,4 +1,5 @@
 import type { CaseOutcome } from '@evals/domain';
+import { copyRows, type CopyColumn } from './copy-rows';
 import type { Sql } from './sql';
 
 /** One case of a run as the read model keeps it: its result, never the output, its hash or length (D1, D2). */
@@ -6,6 +7,33 @@ export type CaseResultRow = Omit<CaseOutcome, 'judge_model' | 'prompt_version'>;
 
 const ISO = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 const COLUMNS = `case_id, scorer, scorer_version, score, passed, label, to_char(scored_at AT TIME ZONE 'UTC', ${ISO}) AS scored_at`;
+
+interface CaseResultRecord {
+  readonly run_id: string;
+  readonly outcome: CaseOutcome;
+}
+
+/**
+ * The columns of a row, typed as the table's: `label` is `text`, not `varchar(120)`, so a label too long is
+ * refused by the column, as the statement's implicit cast refused it - never clamped (copy-rows.ts clamps a
+ * `varchar(n)`).
+ */
+const CASE_RESULT_COLUMNS: ReadonlyArray<CopyColumn<CaseResultRecord>> = [
+  { name: 'run_id', type: 'text', value: (r) => r.run_id },
+  { name: 'case_id', type: 'text', value: (r) => r.outcome.case_id },
+  { name: 'scorer', type: 'text', value: (r) => r.outcome.scorer },
+  { name: 'scorer_version', type: 'text', value: (r) => r.outcome.scorer_version },
+  { name: 'score', type: 'float8', value: (r) => r.outcome.score },
+  { name: 'passed', type: 'bool', value: (r) => r.outcome.passed },
+  { name: 'label', type: 'text', value: (r) => r.outcome.label },
+  { name: 'judge_model', type: 'text', value: (r) => r.outcome.judge_model },
+  { name: 'prompt_version', type: 'text', value: (r) => r.outcome.prompt_version },
+  { name: 'scored_at', type: 'timestamptz', value: (r) => r.outcome.scored_at },
+];
+
+const INSERT_CASE_RESULTS = `INSERT INTO read_case_results (${CASE_RESULT_COLUMNS.map((c) => c.name).join(', ')})
+  SELECT * FROM unnest(${CASE_RESULT_COLUMNS.map((c, i) => `$${i + 1}::${c.type}[]`).join(', ')})
+  ON CONFLICT (run_id, case_id) DO NOTHING`;
 
 /** A judged `llm_judge` case of a run with the pin that judged it (the judge correction's input). */
 export interface JudgedCaseRow {
@@ -39,19 +67,19 @@ export class CaseResultRepository implements CaseResultSource {
     return this.insertAll(sql, [{ runId, outcomes }]);
   }
 
-  /** `insert` of many runs' cases in one statement (a micro-batch of the projector, issue 28). */
+  /**
+   * `insert` of many runs' cases at once (a micro-batch of the projector, issue 28). A batch of some size goes
+   * by COPY behind a savepoint (copy-rows.ts): about a third of the server's CPU per row of the statement's
+   * (`bench/read-model/case-results-insert.bench.ts`); a case already there (a redelivery, a backfill
+   * repeating a v1 run's cases) makes it write nothing, and the statement below writes the batch, skipping
+   * those. The statement takes one typed array per column: `json_to_recordset` cost the server about twice
+   * `unnest`'s per row, more than `pg`'s escaping of the arrays costs the client.
+   */
   async insertAll(sql: Sql, runs: ReadonlyArray<{ readonly runId: string; readonly outcomes: readonly CaseOutcome[] }>): Promise<void> {
-    const records = runs.flatMap(({ runId, outcomes }) => outcomes.map((o) => ({ ...o, run_id: runId })));
+    const records = runs.flatMap(({ runId, outcomes }) => outcomes.map((outcome): CaseResultRecord => ({ run_id: runId, outcome })));
     if (records.length === 0) return;
-    // One json parameter, expanded server side: as the evidence insert, no array literals escaped in JavaScript.
-    await sql.query(
-      `INSERT INTO read_case_results (run_id, case_id, scorer, scorer_version, score, passed, label, judge_model, prompt_version, scored_at)
-       SELECT run_id, case_id, scorer, scorer_version, score, passed, label, judge_model, prompt_version, scored_at
-       FROM json_to_recordset($1::json) AS t(run_id text, case_id text, scorer text, scorer_version text, score float8, passed bool, label text,
-                                              judge_model text, prompt_version text, scored_at timestamptz)
-       ON CONFLICT (run_id, case_id) DO NOTHING`,
-      [JSON.stringify(records)],
-    );
+    if (await copyRows(sql, 'read_case_results', records, CASE_RESULT_COLUMNS)) return;
+    await sql.query(INSERT_CASE_RESULTS, CASE_RESULT_COLUMNS.map((c) => records.map(c.value)));
   }
 
   /** A run's cases in case id order. */

@@ -185,37 +185,45 @@ export class RunReadModelRepository {
   }
 
   /**
-   * True when this call recorded the decision (the first one stands: a run is compared once). `project` is
-   * the run's (its document's): a scorecard is one suite and subject within one project.
+   * Records the runs' decisions in one statement (a micro-batch's, issue 28: it was one per run); returns the
+   * run ids this call recorded - the first decision stands, as a run is compared once. A verdict's `project` is
+   * its run's (its document's): a scorecard is one suite and subject within one project.
    */
-  async saveVerdict(sql: Sql, project: string, v: ProjectedVerdict, position: number): Promise<boolean> {
-    const rows = await sql.query(
+  async saveVerdicts(sql: Sql, verdicts: ReadonlyArray<{ readonly project: string; readonly verdict: ProjectedVerdict; readonly position: number }>): Promise<Set<string>> {
+    if (verdicts.length === 0) return new Set();
+    const records = verdicts.map(({ project, verdict: v, position }) => ({
+      run_id: v.run_id,
+      suite_key: v.suite_key,
+      suite_version: v.suite_version,
+      subject_kind: v.subject_kind,
+      subject_id: v.subject_id,
+      variant: v.variant,
+      completed_at: v.completed_at,
+      n: v.n,
+      passed: v.passed,
+      score: v.score,
+      verdict: v.verdict,
+      completeness: v.completeness,
+      baseline_run_id: v.baseline_run_id,
+      chosen_by: v.chosen_by,
+      // A JSON null (or an absent comparison) is SQL NULL in the row, as before.
+      comparison: v.comparison ?? null,
+      finding_id: v.finding_id,
+      position,
+      project,
+    }));
+    const rows: Array<{ run_id: string }> = await sql.query(
       `INSERT INTO read_run_verdicts (run_id, suite_key, suite_version, subject_kind, subject_id, variant, completed_at, n, passed, score,
          verdict, completeness, baseline_run_id, chosen_by, comparison, finding_id, position, project)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15::jsonb, $16, $17, $18)
-       ON CONFLICT (run_id) DO NOTHING RETURNING 1`,
-      [
-        v.run_id,
-        v.suite_key,
-        v.suite_version,
-        v.subject_kind,
-        v.subject_id,
-        v.variant,
-        v.completed_at,
-        v.n,
-        v.passed,
-        v.score,
-        v.verdict,
-        v.completeness,
-        v.baseline_run_id,
-        v.chosen_by,
-        v.comparison === null || v.comparison === undefined ? null : JSON.stringify(v.comparison),
-        v.finding_id,
-        position,
-        project,
-      ],
+       SELECT run_id, suite_key, suite_version, subject_kind, subject_id, variant, completed_at, n, passed, score,
+         verdict, completeness, baseline_run_id, chosen_by, comparison, finding_id, position, project
+       FROM json_to_recordset($1::json) AS t(run_id text, suite_key text, suite_version int, subject_kind text, subject_id text, variant text,
+                                              completed_at timestamptz, n int, passed int, score float8, verdict text, completeness text,
+                                              baseline_run_id text, chosen_by text, comparison jsonb, finding_id uuid, position bigint, project text)
+       ON CONFLICT (run_id) DO NOTHING RETURNING run_id`,
+      [JSON.stringify(records)],
     );
-    return rows.length === 1;
+    return new Set(rows.map((r) => r.run_id));
   }
 
   /** The decided runs of one suite and subject of one project, newest first (scorecards). */
