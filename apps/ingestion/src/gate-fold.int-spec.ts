@@ -145,7 +145,7 @@ describe('integration: the gate answers from the run\'s stream, never the read m
     waiter = new RunWaiter(ingestion, config, new RunProgress());
     // An existing run is gated: nothing is opened, so the intake is never asked.
     const intake = {} as RunIntakeService;
-    const streams = new RunStreams(ingestion, store, {} as never, clock, { uuid: () => randomUUID() }, { relay: { notify: () => undefined } } as never);
+    const streams = new RunStreams(ingestion, store, {} as never, clock, { uuid: () => randomUUID() });
     const runs = new GateRuns(suites, intake, waiter, streams);
     let next = 0;
     gate = new GateService(runs, new GateJudgePolicy(ingestion, config, new JudgeStatusRepository(), budget), new GateVerdicts(ingestion, new GateRepository(), budget, clock), clock, {

@@ -41,7 +41,7 @@ function setup() {
   } as unknown as EventStore;
   const db = { transaction: async (work: (m: unknown) => Promise<unknown>) => work({}) } as unknown as DataSource;
   let id = 0;
-  const streams = new RunStreams(db, events, {} as RunExpiryQueries, { now: () => new Date('2026-12-01T10:00:00Z') }, { uuid: () => `00000000-0000-4000-8000-${String(++id).padStart(12, '0')}` }, { relay: { notify: () => undefined } } as never);
+  const streams = new RunStreams(db, events, {} as RunExpiryQueries, { now: () => new Date('2026-12-01T10:00:00Z') }, { uuid: () => `00000000-0000-4000-8000-${String(++id).padStart(12, '0')}` });
   return { streams, stream, counts };
 }
 

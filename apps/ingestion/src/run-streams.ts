@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { RunModel, runStreamId, type RunCommand, type RunEvent } from '@evals/domain';
 import { Coalescer } from '@evals/bus';
 import { EventStore, loadRuns, RunExpiryQueries, StreamVersionConflict, type LoadedRun, type NewEvent } from '@evals/persistence';
-import { CLOCK, DATA_SOURCE, ID_GENERATOR, OutboxRelayService, type Clock, type IdGenerator } from '@evals/platform';
+import { CLOCK, DATA_SOURCE, ID_GENERATOR, type Clock, type IdGenerator } from '@evals/platform';
 import type { DataSource } from 'typeorm';
 import { GroupedAppends } from './grouped-appends';
 
@@ -34,7 +34,6 @@ export class RunStreams {
     private readonly expiry: RunExpiryQueries,
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
-    private readonly outbox: OutboxRelayService,
   ) {
     this.appends = new GroupedAppends(db, events);
     this.loads = new Coalescer(async (runIds) => {
@@ -80,9 +79,8 @@ export class RunStreams {
       const events = decided.map((e) => this.event(e, cause));
       try {
         // With the appends of the other runs deciding now (the micro-batch's lanes): one transaction for all.
+        // Their outbox rows are published at that commit by this process's relay (outbox-dispatch.ts).
         await this.appends.append(runStreamId(runId), current.version, events);
-        // The events' outbox rows are committed: relayed now, not at the relay's next idle poll.
-        this.outbox.relay.notify();
       } catch (error) {
         if (!(error instanceof StreamVersionConflict) || attempt >= MAX_APPEND_ATTEMPTS) throw error;
         current = await this.load(runId);

@@ -9,8 +9,6 @@ export interface EventsConsumerOptions {
   readonly bus: Pick<MessageBus, 'consume' | 'names'>;
   readonly projector: RunProjector;
   readonly logger?: ProjectorLogger;
-  /** Called after a commit that wrote outbox rows: wakes this process's outbox relay (R4). */
-  readonly onOutboxRows?: () => void;
   /** Called after a commit that recorded runs' EvalResults or verdicts: wakes a request of this process waiting for them. */
   readonly onRecorded?: (runIds: readonly string[]) => void;
   readonly maxBatch?: number;
@@ -77,7 +75,6 @@ export class EventsConsumer {
       if (outcome.statuses[i] === 'deferred') message.nak(this.options.deferDelayMs ?? 2_000);
       else message.ack();
     });
-    if (outcome.outboxRows > 0) this.options.onOutboxRows?.();
     if (outcome.resultsRecorded.length + outcome.verdictsRecorded.length > 0) this.options.onRecorded?.([...outcome.resultsRecorded, ...outcome.verdictsRecorded]);
     if (outcome.deadLettered > 0 || outcome.deferred > 0) {
       this.options.logger?.event('warn', 'read-model events not applied', { dead_lettered: outcome.deadLettered, deferred: outcome.deferred });

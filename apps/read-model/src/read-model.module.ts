@@ -7,7 +7,6 @@ import {
   InfrastructureModule,
   MESSAGE_BUS,
   LOGGER,
-  OutboxRelayService,
   RUN_PROGRESS,
   type IdGenerator,
   type JsonLogger,
@@ -73,7 +72,7 @@ export class ReadModelModule {
         {
           provide: EVENTS_CONSUMER,
           // MESSAGE_BUS resolves once the topology (streams, durable consumer) exists.
-          useFactory: (ds: DataSource, bus: MessageBus, projector: RunProjector, relay: OutboxRelayService, log: JsonLogger, progress: RunProgress) =>
+          useFactory: (ds: DataSource, bus: MessageBus, projector: RunProjector, log: JsonLogger, progress: RunProgress) =>
             new EventsConsumerLifecycle(
               new EventsConsumer({
                 dataSource: ds,
@@ -81,12 +80,11 @@ export class ReadModelModule {
                 projector,
                 logger: log,
                 maxBatch: config.maxBatch,
-                onOutboxRows: () => relay.relay.notify(),
                 onRecorded: (runIds) => progress.recorded(runIds),
               }),
               log,
             ),
-          inject: [DATA_SOURCE, MESSAGE_BUS, RunProjector, OutboxRelayService, LOGGER, RUN_PROGRESS],
+          inject: [DATA_SOURCE, MESSAGE_BUS, RunProjector, LOGGER, RUN_PROGRESS],
         },
       ],
     };

@@ -215,21 +215,18 @@ describe('integration: regression decisions and findings (G1-G6)', () => {
       await appendCaseResults(ds, run.run_id, rows, at);
     }
     const scoredOf = (run_id: string, passed: number) => ({ run_id, n: 10, passed, score_sum: passed, missing_count: 0, missing_case_ids: [] });
-    const consumerWith = (regression: RegressionService, notified: { n: number }) =>
-      new RunScoredConsumer(regression, { relay: { notify: () => void notified.n++ } } as never, ds, {} as never, { event: () => undefined } as never);
+    const consumerWith = (regression: RegressionService) => new RunScoredConsumer(regression, ds, {} as never, { event: () => undefined } as never);
 
     it('decides a batch in stream order in one transaction: the second run is compared with the first, decided in the same batch', async () => {
       const first = scoredOf('b-first', 10);
       const second = scoredOf('b-second', 1);
       await streamOf(opened('b-first', { subject_id: 'batched' }), first, '2026-11-30T01:00:00.000Z');
       await streamOf(opened('b-second', { subject_id: 'batched' }), second, '2026-11-30T02:00:00.000Z');
-      const notified = { n: 0 };
       const batch = [delivery(1, first, '2026-11-30T01:00:00.000Z'), delivery(2, second, '2026-11-30T02:00:00.000Z')];
-      const commits = await countCommits(() => consumerWith(service, notified).handle(batch.map((d) => d.msg)));
+      const commits = await countCommits(() => consumerWith(service).handle(batch.map((d) => d.msg)));
       expect(commits).toBe(1);
       expect((await repo.find(ds, DEFAULT_PROJECT, 'b-second'))).toMatchObject({ verdict: 'regressed', baseline_run_id: 'b-first' });
       expect(batch.map((d) => d.settled)).toEqual([['ack'], ['ack']]);
-      expect(notified.n).toBe(1);
     });
 
     it('reads the streams and the cases of a batch\'s runs in one query each, before its first decision', async () => {
@@ -239,7 +236,7 @@ describe('integration: regression decisions and findings (G1-G6)', () => {
       for (const [i, id] of ids.entries()) await streamOf(opened(id, { subject_id: 'chained' }), scored[i], at(i));
       const batch = scored.map((x, i) => delivery(i + 1, x, at(i)));
       // A service of its own: nothing of these runs is in its cache of folded runs.
-      const { sent } = await statementsSent(() => consumerWith(new RegressionService({ uuid: () => randomUUID() }), { n: 0 }).handle(batch.map((d) => d.msg)));
+      const { sent } = await statementsSent(() => consumerWith(new RegressionService({ uuid: () => randomUUID() })).handle(batch.map((d) => d.msg)));
       const reads = sent.filter((q) => /^\s*SELECT/.test(q) && /FROM events/.test(q));
       expect(reads.filter((q) => /type = 'cases.scored'/.test(q))).toHaveLength(1);
       expect(reads.filter((q) => /stream_id/.test(q))).toHaveLength(1);
@@ -265,13 +262,13 @@ describe('integration: regression decisions and findings (G1-G6)', () => {
         // Each subject has a run decided before the batch: the first baseline is one the table holds.
         for (const subject of subjectsOf(runs)) {
           await streamOf(opened(`${subject}-prior`, { subject_id: subject }), scoredOf(`${subject}-prior`, 10), at(0));
-          await consumerWith(service, { n: 0 }).handle([delivery(1, scoredOf(`${subject}-prior`, 10), at(0)).msg]);
+          await consumerWith(service).handle([delivery(1, scoredOf(`${subject}-prior`, 10), at(0)).msg]);
         }
         for (const r of runs) await streamOf(opened(r.id, { subject_id: r.subject }), scoredOf(r.id, r.passed), r.at);
         return runs.map((r, i) => delivery(i + 1, scoredOf(r.id, r.passed), r.at));
       }
       // A service of its own each time: nothing of these runs or their baselines is in its cache of folded runs.
-      const fresh = () => consumerWith(new RegressionService({ uuid: () => randomUUID() }), { n: 0 });
+      const fresh = () => consumerWith(new RegressionService({ uuid: () => randomUUID() }));
 
       const alone = await prepare(runsOf('bs', passes, true));
       for (const d of alone) await fresh().handle([d.msg]);
@@ -304,16 +301,16 @@ describe('integration: regression decisions and findings (G1-G6)', () => {
     it('G4 in one batch: runs past the first page of 20 still find the last eligible run (the whole history with the batch\'s own verdicts, issue 28)', async () => {
       const at = (i: number) => new Date(Date.parse('2026-11-30T12:00:00.000Z') + i * 60_000).toISOString();
       await streamOf(opened('bd-good', { subject_id: 'batch-deep' }), scoredOf('bd-good', 10), at(0));
-      await consumerWith(service, { n: 0 }).handle([delivery(1, scoredOf('bd-good', 10), at(0)).msg]);
+      await consumerWith(service).handle([delivery(1, scoredOf('bd-good', 10), at(0)).msg]);
       // 3 regressed runs in the table, then a batch of 22 more and a good run: from the 18th on, the first
       // page (table and batch together) is all regressed runs, so the good run is found in the whole history.
       const ids = Array.from({ length: 25 }, (_, i) => `bd-bad-${String(i).padStart(2, '0')}`);
       for (const [i, id] of ids.entries()) await streamOf(opened(id, { subject_id: 'batch-deep' }), scoredOf(id, 1), at(i + 1));
-      for (const [i, id] of ids.slice(0, 3).entries()) await consumerWith(service, { n: 0 }).handle([delivery(i + 1, scoredOf(id, 1), at(i + 1)).msg]);
+      for (const [i, id] of ids.slice(0, 3).entries()) await consumerWith(service).handle([delivery(i + 1, scoredOf(id, 1), at(i + 1)).msg]);
       await streamOf(opened('bd-next', { subject_id: 'batch-deep' }), scoredOf('bd-next', 10), at(30));
       await streamOf(opened('bd-after', { subject_id: 'batch-deep' }), scoredOf('bd-after', 10), at(31));
       const batch = [...ids.slice(3).map((id, i) => delivery(i + 1, scoredOf(id, 1), at(i + 4))), delivery(23, scoredOf('bd-next', 10), at(30)), delivery(24, scoredOf('bd-after', 10), at(31))];
-      await consumerWith(new RegressionService({ uuid: () => randomUUID() }), { n: 0 }).handle(batch.map((d) => d.msg));
+      await consumerWith(new RegressionService({ uuid: () => randomUUID() })).handle(batch.map((d) => d.msg));
       expect(batch.map((d) => d.settled)).toEqual(batch.map(() => ['ack']));
       for (const id of ids) expect(await repo.find(ds, DEFAULT_PROJECT, id)).toMatchObject({ verdict: 'regressed', baseline_run_id: 'bd-good' });
       expect(await repo.find(ds, DEFAULT_PROJECT, 'bd-next')).toMatchObject({ verdict: 'no_regression', baseline_run_id: 'bd-good', baseline_choice: 'automatic' });
@@ -338,7 +335,7 @@ describe('integration: regression decisions and findings (G1-G6)', () => {
         return read;
       };
       const batch = [delivery(1, first, '2026-11-30T01:00:00.000Z'), delivery(2, raced, '2026-11-30T01:00:00.000Z')];
-      const commits = await countCommits(() => consumerWith(racing, { n: 0 }).handle(batch.map((d) => d.msg)));
+      const commits = await countCommits(() => consumerWith(racing).handle(batch.map((d) => d.msg)));
       // The batch rolled back (VerdictRecordedMeanwhile), then one transaction each.
       expect(commits).toBe(2);
       expect(batch.map((d) => d.settled)).toEqual([['ack'], ['ack']]);
@@ -360,7 +357,7 @@ describe('integration: regression decisions and findings (G1-G6)', () => {
         return decide(sql, e);
       };
       const batch = [delivery(1, poison, '2026-11-30T01:00:00.000Z'), delivery(2, good, '2026-11-30T01:00:00.000Z')];
-      await consumerWith(failing, { n: 0 }).handle(batch.map((d) => d.msg));
+      await consumerWith(failing).handle(batch.map((d) => d.msg));
       expect(batch.map((d) => d.settled)).toEqual([['nak'], ['ack']]);
       expect(await repo.find(ds, DEFAULT_PROJECT, 'b-good')).toMatchObject({ verdict: 'no_baseline' });
       expect(await repo.find(ds, DEFAULT_PROJECT, 'b-poison')).toBeNull();

@@ -2,7 +2,7 @@ import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationB
 import { acknowledgeAll, CONSUMERS, type BusMessage, type MessageBus, type Subscription } from '@evals/bus';
 import { parseRunEvent } from '@evals/domain';
 import { DeadLetterRepository } from '@evals/persistence';
-import { DATA_SOURCE, LOGGER, MESSAGE_BUS, metrics, OutboxRelayService, type JsonLogger } from '@evals/platform';
+import { DATA_SOURCE, LOGGER, MESSAGE_BUS, metrics, type JsonLogger } from '@evals/platform';
 import type { DataSource, EntityManager } from 'typeorm';
 import { RegressionService } from './regression.service';
 
@@ -17,7 +17,6 @@ export class RunScoredConsumer implements OnApplicationBootstrap, BeforeApplicat
 
   constructor(
     private readonly regression: RegressionService,
-    private readonly relay: OutboxRelayService,
     @Inject(DATA_SOURCE) private readonly db: DataSource,
     @Inject(MESSAGE_BUS) private readonly bus: MessageBus,
     @Inject(LOGGER) private readonly logger: JsonLogger,
@@ -67,8 +66,6 @@ export class RunScoredConsumer implements OnApplicationBootstrap, BeforeApplicat
       else done.push(msg);
       if (compared) this.logger.event('info', 'run compared', compared);
     }
-    // run.compared (and a finding.reported) are in the outbox: relayed now, not at the next idle poll.
-    if (settled.some((x) => x.compared)) this.relay.relay.notify();
     await acknowledgeAll(done);
   }
 

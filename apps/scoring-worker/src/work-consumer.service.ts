@@ -1,6 +1,6 @@
 import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import type { MessageBus } from '@evals/bus';
-import { LOGGER, MESSAGE_BUS, OutboxRelayService, metrics, type JsonLogger } from '@evals/platform';
+import { LOGGER, MESSAGE_BUS, metrics, type JsonLogger } from '@evals/platform';
 import type { BatchOutcome } from './scoring.service';
 import { ScoringService } from './scoring.service';
 import type { WorkerSettings } from './settings';
@@ -17,9 +17,8 @@ export class WorkConsumerService implements OnApplicationBootstrap, BeforeApplic
     @Inject(WORKER_SETTINGS) private readonly settings: WorkerSettings,
     @Inject(ScoringService) scoring: ScoringService,
     @Inject(LOGGER) private readonly logger: JsonLogger,
-    @Inject(OutboxRelayService) outbox: OutboxRelayService,
   ) {
-    this.consumer = new WorkConsumer(bus, settings, scoring, logger, { onEvents: () => outbox.relay.notify(), onBatch: record });
+    this.consumer = new WorkConsumer(bus, settings, scoring, logger, { onBatch: record });
   }
 
   async onApplicationBootstrap(): Promise<void> {

@@ -10,8 +10,6 @@ export interface WorkLogger {
 }
 
 export interface WorkConsumerHooks {
-  /** Called after a batch committed events: wakes the outbox relay. */
-  readonly onEvents?: () => void;
   /** Called with every batch's outcome (tests, metrics). */
   readonly onBatch?: (outcome: BatchOutcome) => void;
 }
@@ -57,7 +55,6 @@ export class WorkConsumer {
 
   private async handle(batch: BusMessage[]): Promise<void> {
     const outcome = await this.scoring.handle(batch);
-    if (outcome.events > 0) this.hooks.onEvents?.();
     this.hooks.onBatch?.(outcome);
     this.logger.event('debug', 'work batch handled', {
       messages: outcome.messages,

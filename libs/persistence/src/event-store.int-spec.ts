@@ -66,7 +66,7 @@ describe('integration: the outbox relayed to the real JetStream', () => {
     });
   });
 
-  describe('the running relay (start, notify)', () => {
+  describe('the running relay (start, dispatch)', () => {
     /** Polls until every row is published, or fails after `ms` - far below the idle delay, so only a notification can get it there. */
     async function allPublishedWithin(ms: number): Promise<void> {
       const until = Date.now() + ms;
@@ -78,7 +78,7 @@ describe('integration: the outbox relayed to the real JetStream', () => {
       }
     }
 
-    it('a commit notified while a tick is in flight is relayed at once, not after the idle delay', async () => {
+    it('a commit while a tick is in flight is published at once, not after the idle delay', async () => {
       await ds.query(`UPDATE outbox SET published_at = now() WHERE published_at IS NULL`);
       const published: string[] = [];
       // An idle delay of a minute: a row that waited for it would fail the poll below.
@@ -90,10 +90,9 @@ describe('integration: the outbox relayed to the real JetStream', () => {
       relay.tick = async () => {
         const relayed = await tick();
         if (first) {
-          // The first tick found the outbox empty; a writer commits and notifies before it returns.
+          // The first tick found the outbox empty; a writer commits before it returns.
           first = false;
           await store.append(ds, `run-${randomUUID()}`, 0, [event('run.sealed')]);
-          relay.notify();
           appended();
         }
         return relayed;
@@ -126,10 +125,9 @@ describe('integration: the outbox relayed to the real JetStream', () => {
         // The relay's first tick found the outbox empty and it went idle; only then are the rows written.
         await firstTickDone;
         await store.append(ds, `run-${randomUUID()}`, 0, [event('run.opened'), event('run.sealed')]);
-        relay.notify();
         await allPublishedWithin(5_000);
-        // The first tick (before the rows) found nothing; the commit's dispatch published both, and the notify
-        // woke no claim. An absence is watched for a bounded while: a relay that ticks on does within ms.
+        // The first tick (before the rows) found nothing; the commit's dispatch published both, and no
+        // claim followed. An absence is watched for a bounded while: a relay that ticks on does within ms.
         for (let i = 0; i < 20; i++) await new Promise((r) => setTimeout(r, 5));
         expect(ticks).toBe(1);
       } finally {

@@ -173,19 +173,7 @@ export class OutboxRelay {
   }
 
 
-  /**
-   * Wakes the relay's claim right away (called after a local commit wrote outbox rows) - unless the relay is
-   * started, and so dispatched that commit's rows itself. A call while a tick is in flight is remembered, not
-   * lost: that tick's claim may have run before the commit, and without the flag those rows would wait out a
-   * whole idle delay - a hop of up to 100 ms on every event's way to the bus.
-   */
-  notify(): void {
-    // Rows written through EventStore and Outbox on this data source were dispatched at their commit: a
-    // claim now would be two round trips that find nothing. Anything else waits for the idle poll.
-    if (this.unregister) return;
-    this.claimSoon();
-  }
-
+  /** Wakes the claim (a dispatch failed: its rows are the claim's now). */
   private claimSoon(): void {
     this.notified = true;
     this.wake?.();
