@@ -9,33 +9,19 @@
  *   node -r @swc-node/register bench/evidence/copy-threshold.bench.ts
  *   BENCH_BATCH=64,100,200 BENCH_TX=200 node -r @swc-node/register bench/evidence/copy-threshold.bench.ts
  */
-import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import type { DataSource, EntityManager } from 'typeorm';
 import { EVIDENCE_COLUMNS, insertEvidence, type EvidenceRow } from '@evals/persistence';
 import { migratedTestSchema } from '../../test/support/isolation';
+import { processCpuUs } from '../support/process-cpu';
+import { evidenceRows } from './evidence-rows';
 
 const BATCHES = (process.env.BENCH_BATCH ?? '64,100,128,200,500,2000').split(',').map(Number);
 const TX = Number(process.env.BENCH_TX ?? 150);
 const log = (s: string) => process.stdout.write(`${s}\n`);
 
 let runs = 0;
-function batch(size: number): EvidenceRow[] {
-  const run = `r${runs++}`;
-  const at = new Date().toISOString();
-  return Array.from({ length: size }, (_, i) => ({
-    run_id: run,
-    case_id: `case-${String(i).padStart(4, '0')}`,
-    scorer: 'exact',
-    scorer_version: '1.0.0',
-    score: i % 4 === 3 ? 0 : 1,
-    passed: i % 4 !== 3,
-    label: i % 4 === 3 ? 'mismatch' : 'match',
-    detail_hash: i.toString(16).padStart(64, '0'),
-    output_chars: 200,
-    scored_at: at,
-  }));
-}
+const batch = (size: number): EvidenceRow[] => evidenceRows(`r${runs++}`, size, (i) => `case-${String(i).padStart(4, '0')}`);
 
 type Path = (tx: EntityManager, rows: EvidenceRow[]) => Promise<unknown>;
 const PATHS: Array<[string, Path]> = [
@@ -43,16 +29,6 @@ const PATHS: Array<[string, Path]> = [
   // Not a transaction's EntityManager: insertEvidence takes its statement path, in the same transaction.
   ['INSERT ... ON CONFLICT (json)', (tx, rows) => insertEvidence({ query: (text, params) => tx.query(text, params) }, rows, EVIDENCE_COLUMNS)],
 ];
-
-/** The backend's CPU (user + system), in microseconds; null when it is not a process of this machine. */
-function backendCpu(pid: number): number | null {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100;
-  } catch {
-    return null;
-  }
-}
 
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
 
@@ -72,7 +48,7 @@ async function main(): Promise<void> {
         for (let p = 0; p < PATHS.length; p++) {
           const rows = batch(size);
           const cpu = process.cpuUsage();
-          const s0 = backendCpu(pid);
+          const s0 = processCpuUs(pid);
           const t = performance.now();
           await (ds as DataSource).transaction(async (tx) => {
             const i0 = performance.now();
@@ -82,7 +58,7 @@ async function main(): Promise<void> {
           wall[p].push(performance.now() - t);
           const c = process.cpuUsage(cpu);
           client[p] += c.user + c.system;
-          const s1 = backendCpu(pid);
+          const s1 = processCpuUs(pid);
           if (s0 !== null && s1 !== null) server[p] += s1 - s0;
         }
       }

@@ -16,6 +16,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { startEmbeddedPostgres } from '@evals/pglite';
 import { createDataSource, EVIDENCE_COLUMNS, insertEvidence, type EvidenceRow, type Sql } from '@evals/persistence';
 import { createTestSchema } from '../../test/support/isolation';
+import { evidenceRows } from './evidence-rows';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 100_000);
 const BATCHES = (process.env.BENCH_BATCH ?? '500').split(',').map(Number);
@@ -27,21 +28,7 @@ const TABLE = `CREATE TABLE evidence (
   score double precision NOT NULL, passed boolean NOT NULL, label varchar(120) NOT NULL,
   detail_hash text, output_chars integer, scored_at timestamptz NOT NULL, PRIMARY KEY (run_id, case_id))`;
 
-function rows(run: string): EvidenceRow[] {
-  const at = new Date().toISOString();
-  return Array.from({ length: ROWS }, (_, i) => ({
-    run_id: run,
-    case_id: `c${i}`,
-    scorer: 'exact',
-    scorer_version: '1.0.0',
-    score: i % 4 === 3 ? 0 : 1,
-    passed: i % 4 !== 3,
-    label: i % 4 === 3 ? 'mismatch' : 'match',
-    detail_hash: i.toString(16).padStart(64, '0'),
-    output_chars: 200,
-    scored_at: at,
-  }));
-}
+const rows = (run: string): EvidenceRow[] => evidenceRows(run, ROWS);
 
 type Variant = (tx: EntityManager, batch: EvidenceRow[]) => Promise<unknown>;
 

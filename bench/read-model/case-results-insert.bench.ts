@@ -9,13 +9,13 @@
  * machine pays whatever else runs on it), the client's CPU per row (process.cpuUsage) and the wall time.
  */
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import type { CaseOutcome } from '@evals/domain';
 import { CaseResultRepository, createDataSource } from '@evals/persistence';
 import { COPY_MIN_ROWS, copyRows } from '../../libs/persistence/src/copy-rows';
 import type { DataSource, EntityManager } from 'typeorm';
 import { createTestSchema } from '../../test/support/isolation';
+import { processCpuUs } from '../support/process-cpu';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 46_000);
 const CASES_PER_RUN = Number(process.env.BENCH_CASES_PER_RUN ?? 100);
@@ -120,12 +120,6 @@ const VARIANTS: Array<[string, Variant]> = [
   ],
 ];
 
-/** The backend's user+system CPU in microseconds, from /proc (the server runs on this machine). */
-function backendCpuUs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / 100;
-}
-
 async function main(): Promise<void> {
   const schema = await createTestSchema('benchrcr');
   const ds: DataSource = createDataSource({ url: schema.url, poolSize: 1 });
@@ -142,13 +136,13 @@ async function main(): Promise<void> {
         await ds.query(table(t));
         const data = batches();
         const rows = data.reduce((n, b) => n + b.reduce((m, r) => m + r.outcomes.length, 0), 0);
-        const server = backendCpuUs(pid);
+        const server = (processCpuUs(pid) ?? NaN);
         const client = process.cpuUsage();
         const start = performance.now();
         for (const b of data) await ds.transaction((tx) => run(tx, t, b));
         const wall = performance.now() - start;
         const c = process.cpuUsage(client);
-        const s = backendCpuUs(pid) - server;
+        const s = (processCpuUs(pid) ?? NaN) - server;
         const [{ n }] = await ds.query(`SELECT count(*)::int AS n FROM ${t}`);
         if (n !== rows) throw new Error(`${name}: ${n} rows stored, ${rows} expected`);
         log(`  round ${round + 1} ${name.padEnd(46)} server ${(s / rows).toFixed(1).padStart(5)} us/row   client ${((c.user + c.system) / rows).toFixed(1).padStart(5)} us/row   wall ${((wall * 1000) / rows).toFixed(1).padStart(5)} us/row`);
