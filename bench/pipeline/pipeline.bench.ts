@@ -843,27 +843,26 @@ async function main(): Promise<void> {
         }
       })();
       const stream = LAT_MESSAGES === 'batches' ? env.streamRunInBatches.bind(env) : env.streamRun.bind(env);
+      /** Starts `ids` one interval apart from `start`; each seal's time goes into `sealed`. */
+      const offer = async (ids: readonly string[], start: number, sealed: Map<string, number>): Promise<Array<Promise<void>>> => {
+        const tasks: Array<Promise<void>> = [];
+        for (let k = 0; k < ids.length; k++) {
+          const wait = start + k * intervalMs - now();
+          if (wait > 0) await sleep(wait);
+          const runId = ids[k];
+          tasks.push(stream(runId, suiteLat, LAT_RUN, outputFor, () => sealed.set(runId, now())));
+        }
+        return tasks;
+      };
       const warmSealAt = new Map<string, number>();
       const tWarm = now();
-      const warmTasks: Array<Promise<void>> = [];
-      for (let k = 0; k < warmRuns; k++) {
-        const wait = tWarm + k * intervalMs - now();
-        if (wait > 0) await sleep(wait);
-        const runId = warmIds[k];
-        warmTasks.push(stream(runId, suiteLat, LAT_RUN, outputFor, () => warmSealAt.set(runId, now())));
-      }
+      const warmTasks = await offer(warmIds, tWarm, warmSealAt);
       await profilePhase('latency');
       sampler.beginPhase();
       // The measured runs go on at the same pace: the first one interval after the warm-up's last.
       const l0 = await sampler.snapshot();
       const tLat = warmRuns > 0 ? tWarm + warmRuns * intervalMs : now();
-      const tasks: Array<Promise<void>> = [];
-      for (let k = 0; k < runs; k++) {
-        const wait = tLat + k * intervalMs - now();
-        if (wait > 0) await sleep(wait);
-        const runId = runIds[k];
-        tasks.push(stream(runId, suiteLat, LAT_RUN, outputFor, () => sealAt.set(runId, now())));
-      }
+      const tasks = await offer(runIds, tLat, sealAt);
       await Promise.all([...warmTasks, ...tasks]);
       const offeredS = (now() - tLat) / 1000;
       const latDone = await waitForResults(runIds, tLat, 'latency');
