@@ -60,7 +60,14 @@ export function percentile(sorted: readonly number[], p: number): number {
 
 /** An EvalResult received, with the time (performance.now()) it was received here. */
 export interface Arrival {
+  /** When this process read it (`now()`). */
   readonly t: number;
+  /**
+   * When the server stored it on the outbound stream, on the same clock: `t` less the wall-clock age of the
+   * message's JetStream timestamp. What `t` adds to it is this process's own delay in reading it - on a
+   * saturated machine, the load generator waiting for a core.
+   */
+  readonly stored: number;
   readonly data: Record<string, any>;
 }
 
@@ -109,6 +116,8 @@ export class BenchEnv {
     const db = new Client({ connectionString: schema.url, application_name: `evals-${this.label}` });
     await db.connect();
     cleanups.push(() => db.end());
+    const dead = await vacuumCatalogs(db);
+    if (dead > 0) log(`catalogs: ${dead.toLocaleString('en-US')} dead rows of dropped schemas vacuumed before measuring`);
     const nc = await connect({ servers: testServers.nats.url, name: `evals-${this.label}`, maxReconnectAttempts: -1, reconnectTimeWait: 500 });
     cleanups.push(() => nc.close());
     const js = jetstream(nc);
@@ -197,14 +206,39 @@ export class BenchEnv {
     void (async () => {
       for await (const m of results) {
         const t = now();
+        const age = Date.now() - m.info.timestampNanos / 1e6;
         const data = m.json<{ data: Record<string, any> }>()?.data;
         const runId = data?.run_id;
         if (!runId || arrivals.has(runId)) continue;
-        const arrival = { t, data };
+        const arrival = { t, stored: t - Math.max(0, age), data };
         arrivals.set(runId, arrival);
         onArrival?.(runId, arrival);
       }
     })().catch((e) => log(`outbound listener stopped: ${e instanceof Error ? e.message : e}`));
     return arrivals;
   }
+}
+
+/**
+ * The system catalogs that dropped schemas leave dead rows in. Why they are vacuumed before a measurement:
+ * every integration test and every bench run creates and drops schemas of about forty tables, and on a server
+ * with autovacuum off - this machine's CI configuration - pg_attribute, pg_class and pg_depend keep every
+ * dropped table's rows (about 1 500 in pg_attribute a bench run), which every later plan's catalog lookups
+ * walk. After 15 bench runs pg_attribute held 21 841 dead rows; the latency phase's last four runs before the
+ * vacuum had p99 563-1 589 ms, the seven after it 427-583 ms and one 2 002 ms (issue 28, docs/benchmarks.md):
+ * a machine-wide drift that a comparison of two builds must not carry. A role that may not vacuum a catalog
+ * gets a warning, not an error.
+ */
+const DROPPED_SCHEMA_CATALOGS = ['pg_attribute', 'pg_class', 'pg_depend', 'pg_type', 'pg_constraint', 'pg_index', 'pg_shdepend', 'pg_namespace'];
+
+async function vacuumCatalogs(db: Client): Promise<number> {
+  const { rows } = await db.query<{ dead: string }>(
+    `SELECT coalesce(sum(n_dead_tup), 0)::bigint AS dead FROM pg_stat_sys_tables WHERE schemaname = 'pg_catalog' AND relname = ANY($1::text[])`,
+    [DROPPED_SCHEMA_CATALOGS],
+  );
+  const dead = Number(rows[0]?.dead ?? 0);
+  // Below this the catalogs are as good as clean; the vacuum itself takes a second or two when they are not.
+  if (dead < 1_000) return 0;
+  await db.query(`VACUUM ${DROPPED_SCHEMA_CATALOGS.map((t) => `pg_catalog.${t}`).join(', ')}`);
+  return dead;
 }

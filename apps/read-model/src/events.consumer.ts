@@ -1,6 +1,7 @@
 import { CONSUMERS, contractSubject, type BusMessage, type MessageBus, type Subscription } from '@evals/bus';
 import { pgCode } from '@evals/persistence';
 import type { DataSource } from 'typeorm';
+import { performance } from 'node:perf_hooks';
 import type { StoredEventLike } from './event-check';
 import type { Delivery, ProjectorLogger, RunProjector } from './run.projector';
 
@@ -62,6 +63,7 @@ export class EventsConsumer {
   }
 
   async handle(batch: BusMessage[]): Promise<void> {
+    const started = performance.now();
     const events = batch.map((m) => decode(m));
     const deliveries: Delivery[] = batch.map((m) => ({
       subject: contractSubject(this.options.bus.names, m.subject),
@@ -85,6 +87,7 @@ export class EventsConsumer {
       duplicates: outcome.duplicates,
       results: outcome.resultsRecorded.length,
       checkpoint: outcome.checkpoint,
+      ms: Math.round(performance.now() - started),
     });
   }
 }

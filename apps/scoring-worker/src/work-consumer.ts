@@ -1,4 +1,5 @@
 import { CONSUMERS, type BusMessage, type MessageBus, type Subscription } from '@evals/bus';
+import { performance } from 'node:perf_hooks';
 import type { BatchOutcome, ScoringService } from './scoring.service';
 import type { WorkerSettings } from './settings';
 
@@ -54,6 +55,7 @@ export class WorkConsumer {
   }
 
   private async handle(batch: BusMessage[]): Promise<void> {
+    const started = performance.now();
     const outcome = await this.scoring.handle(batch);
     this.hooks.onBatch?.(outcome);
     this.logger.event('debug', 'work batch handled', {
@@ -63,6 +65,8 @@ export class WorkConsumer {
       events: outcome.events,
       retried: outcome.retried,
       seals_waiting: outcome.sealsWaiting,
+      // What a batch cost (LOG_LEVEL=debug): a seal waits for the batch ahead of it, then its own.
+      ms: Math.round(performance.now() - started),
     });
     const letters = new Map<string, { subject: string; code: string; count: number }>();
     for (const l of outcome.deadLettered) {

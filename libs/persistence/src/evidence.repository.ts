@@ -102,13 +102,16 @@ export class EvidenceRepository {
    * Of each run, in one query: the cases that have evidence and their aggregate - what a seal reads. One scan
    * of the runs' rows, where a query for the case ids and another for the aggregates read them twice (issue
    * 28: those two were the seal's costliest statements). A run without evidence has no cases and counts zero.
+   * The scores are summed in case order: a float sum depends on its order, and the rows' order depends on the
+   * plan and on where they lie - a seal in the scoring transaction (issue 28) read them in another order than a
+   * seal of its own, one ulp apart. In case order a run's `score_sum` is the same whoever seals it.
    */
   async summaries(sql: Sql, runIds: readonly string[]): Promise<Map<string, EvidenceSummary>> {
     const found = new Map<string, EvidenceSummary>(runIds.map((id) => [id, { case_ids: new Set<string>(), n: 0, passed: 0, score_sum: 0 }]));
     if (runIds.length === 0) return found;
     const rows: Array<{ run_id: string; case_ids: string[]; n: number; passed: number; score_sum: string | number }> = await sql.query(
       `SELECT run_id, array_agg(case_id) AS case_ids, count(*)::int AS n, count(*) FILTER (WHERE passed)::int AS passed,
-              coalesce(sum(score), 0)::float8 AS score_sum
+              coalesce(sum(score ORDER BY case_id), 0)::float8 AS score_sum
        FROM evidence WHERE run_id = ANY($1::text[]) GROUP BY run_id`,
       [[...new Set(runIds)]],
     );
