@@ -27,8 +27,10 @@
  *      of BENCH_LAT_RUN cases (their outputs in one `evals.outputs.submitted` batch with @evals/publisher;
  *      BENCH_LAT_MESSAGES=single: one `evals.output.submitted` each), each sealed right after its outputs were
  *      acknowledged; per run, from the moment the seal is handed to the client (just before `js.publish`) to
- *      (a) its EvalResult received on the outbound stream, and (b) its row seen in `eval_results` by a 10 ms
- *      poll; the first also per BENCH_LAT_WINDOW_S (default 5) s window of seals.
+ *      (a) its EvalResult received on the outbound stream - and, of that, when the server stored it there (its
+ *      JetStream timestamp: what (a) adds is the bench's own delay in reading it) -, and (b) its row seen in
+ *      `eval_results` by a 10 ms poll; the first also per BENCH_LAT_WINDOW_S (default 5) s window of seals.
+ * Before the phases: the catalogs' dead rows of dropped schemas are vacuumed (bench-env.ts, `vacuumCatalogs`).
  * Throughout: CPU seconds (utime+stime from /proc/<pid>/stat) of every app, the bench itself, nats-server
  * and each app's PostgreSQL backends (pg_stat_activity.application_name), and the peak RSS (VmHWM) of each
  * app. Everything is cleaned up at the end (processes, streams, schema). The last line is one JSON object.

@@ -70,6 +70,37 @@ describe('integration: the outbox relay tick (PostgreSQL server)', () => {
     expect(published).toEqual(ids);
   });
 
+  it('stopped while a claim is publishing, it finishes that claim and stops - it does not begin an idle wait (.ci/run caught stop() held for the idle delay)', async () => {
+    const ids = await addRows(3);
+    let release!: () => void;
+    const publishing = new Promise<void>((resolve) => (release = resolve));
+    let claimed!: () => void;
+    const inClaim = new Promise<void>((resolve) => (claimed = resolve));
+    const published: string[] = [];
+    const relay = new OutboxRelay(
+      db.ds,
+      {
+        publish: async (_s: string, _p: string, id: string) => {
+          claimed();
+          await publishing;
+          published.push(id);
+        },
+      },
+      // An idle delay no test outlives, and no grace: the first claim takes the rows.
+      { idleDelayMs: 600_000, claimGraceMs: 0 },
+    );
+    relay.start();
+    await inClaim;
+    const stopping = relay.stop();
+    release();
+    // Before the fix the loop went on into a 600 s wait after this claim, with nothing left to wake it.
+    const outcome = await Promise.race([stopping.then(() => 'stopped'), new Promise((r) => setTimeout(() => r('still waiting after 5 s'), 5_000))]);
+    expect(outcome).toBe('stopped');
+    expect(published).toEqual(ids);
+    const [{ n }] = await db.ds.query(`SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL`);
+    expect(n).toBe(0);
+  }, 15_000);
+
   it('refuses a batch size that is not a positive integer (it is inlined into the claim)', () => {
     expect(() => new OutboxRelay(db.ds, { publish: async () => undefined }, { batchSize: 1.5 })).toThrow(RangeError);
     expect(() => new OutboxRelay(db.ds, { publish: async () => undefined }, { batchSize: 0 })).toThrow(RangeError);

@@ -195,6 +195,9 @@ export class OutboxRelay {
       // batch with no notification drained the outbox as far as this process knows, and one more tick would
       // be an empty transaction per burst; rows of other processes or un-notified writers wait the idle delay.
       if (backoff === 0 && (relayed >= this.batchSize || this.notified)) continue;
+      // Stopped during the tick, when there was no wait to wake: do not start one (it would hold stop() for
+      // the idle delay).
+      if (!this.running) break;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, backoff || (this.options.idleDelayMs ?? IDLE_DELAY_MS));
         this.wake = () => {
