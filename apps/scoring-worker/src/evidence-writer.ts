@@ -8,13 +8,6 @@ import { compare, RunEvidence } from './run-evidence';
 import { caseList, clamp, DEAD_LETTER_CODES, WorkSettler, type Received, type Settlement } from './work-settler';
 
 /** An evidence row scored from an output, and the message the output came in. */
-/**
- * More work for the batch transaction, run at its end; `letters` are the outputs it refused (their messages are
- * still acknowledged), `locked` the runs whose lock it holds shared (those it wrote rows of). A throw rolls the
- * whole transaction back.
- */
-export type AlsoWithin = (tx: Sql, letters: readonly DeadLetter[], locked: ReadonlySet<string>) => Promise<void>;
-
 export interface Owned {
   readonly evidence: CaseEvidence;
   readonly owner: Received<ScoreWorkV1>;
@@ -74,29 +67,20 @@ export class EvidenceWriter {
    * and the settlement's letters with those of refused outputs - except for messages in `lettered`, which
    * have their one letter already.
    */
-  commit(
-    rows: readonly Owned[],
-    repeats: readonly Repeat[],
-    settlement: Settlement,
-    lettered: ReadonlySet<Received<ScoreWorkV1>>,
-    alsoWithin?: AlsoWithin,
-  ): Promise<Written> {
+  commit(rows: readonly Owned[], repeats: readonly Repeat[], settlement: Settlement, lettered: ReadonlySet<Received<ScoreWorkV1>>): Promise<Written> {
     return withConflictRetry(() =>
       this.db.transaction(async (tx) => {
         const result = await this.insertScored(tx, rows);
         const checked = await this.checkRepeats(tx, rows, result.inserted, repeats);
         const letters = [...checked.refused].filter(([owner]) => !lettered.has(owner)).map(([owner, refused]) => this.refusedLetter(owner, refused));
         await this.settler.write(tx, [...settlement.letters, ...letters]);
-        // Last, after every row of the batch is written and its letters known: the seals of runs whose
-        // outputs are in this batch (ScoringService), committed with them.
-        await alsoWithin?.(tx, letters, result.locked);
-        return { inserted: result.inserted, events: result.events, redelivered: checked.redelivered, letters };
+        return { ...result, redelivered: checked.redelivered, letters };
       }),
     );
   }
 
   /** Inside the batch transaction: evidence, then one `cases.scored` per run for the rows actually inserted. */
-  private async insertScored(tx: Sql, rows: readonly Owned[]): Promise<{ inserted: CaseEvidence[]; events: number; locked: ReadonlySet<string> }> {
+  private async insertScored(tx: Sql, rows: readonly Owned[]): Promise<{ inserted: CaseEvidence[]; events: number }> {
     // Grouped in one pass: a micro-batch can carry tens of thousands of rows of dozens of runs, and a filter
     // per run was the worker's largest single cost in bench:pipeline's batched phase.
     const byRun = new Map<string, Owned[]>();
@@ -152,7 +136,7 @@ export class EvidenceWriter {
     // One statement for every run's events: a micro-batch's runs (at most its messages) and their events
     // (MAX_CASES_PER_EVENT rows each) stay far below PostgreSQL's bind parameters.
     await this.events.appendMany(tx, appends);
-    return { inserted, events, locked: new Set(runIds) };
+    return { inserted, events };
   }
 
   /**

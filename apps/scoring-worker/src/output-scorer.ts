@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { baseCaseId, detailHash, detailKeyId, judgeSkippedEvidence, scoreCase, type ScoreWorkV1 } from '@evals/domain';
 import { EventStamper } from './event-stamper';
-import { EvidenceWriter, type AlsoWithin, type Owned, type Repeat } from './evidence-writer';
+import { EvidenceWriter, type Owned, type Repeat } from './evidence-writer';
 import { judgeJobs, type JudgeJob, type WorkerJudge } from './judge-scoring';
 import type { WorkerSettings } from './settings';
 import { WORKER_JUDGE, WORKER_SETTINGS } from './tokens';
@@ -29,7 +29,7 @@ export class OutputScorer {
   ) {}
 
   /** Scores the batch's score messages and writes them with the settlement's letters (the decoder's among them). */
-  async score(scores: readonly Received<ScoreWorkV1>[], settlement: Settlement, outcome: BatchOutcome, alsoWithin?: AlsoWithin): Promise<void> {
+  async score(scores: readonly Received<ScoreWorkV1>[], settlement: Settlement, outcome: BatchOutcome): Promise<void> {
     const rows: Owned[] = [];
     const repeats: Repeat[] = [];
     const jobs: Array<{ job: JudgeJob; owner: Received<ScoreWorkV1> }> = [];
@@ -94,7 +94,7 @@ export class OutputScorer {
     rows.push(...(await this.gradeJudgeCases(jobs, repeats, outcome)));
     if (rows.length === 0 && repeats.length === 0 && settlement.letters.length === 0) return;
 
-    const written = await this.writer.commit(rows, repeats, settlement, lettered, alsoWithin);
+    const written = await this.writer.commit(rows, repeats, settlement, lettered);
     settlement.letters.push(...written.letters);
     outcome.inserted += written.inserted.length;
     outcome.duplicates += written.redelivered;

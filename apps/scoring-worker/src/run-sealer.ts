@@ -23,7 +23,7 @@ import { compare, RunEvidence } from './run-evidence';
 /** The most seals (and run-state reads) one transaction or query takes: a micro-batch's seals, bounded. */
 export const MAX_SEAL_GROUP = 128;
 
-export interface SealRequest {
+interface SealRequest {
   readonly runId: string;
   readonly suite: CompiledSuite;
   readonly cause: WorkMetadata;
@@ -31,9 +31,6 @@ export interface SealRequest {
 
 /** Rolls a group's transaction back when the model refused some of its runs; they leave the group and the rest is sealed again. */
 class RunsRefused extends Error {}
-
-/** A seal inside a scoring transaction that the run's model refused: the transaction is rolled back (`sealWithin`). */
-export class SealsRefused extends Error {}
 
 /**
  * The seal of a run (R1, R2, R7; docs/pipeline.md step 2): in one transaction, holding the run's lock
@@ -76,20 +73,6 @@ export class RunSealer {
   }
 
   /** Transactions run (tests, diagnostics): one per group, one more after each refusal. */
-  /**
-   * Seals `requests` inside `tx`, a scoring transaction that holds their runs' locks shared and has written
-   * their outputs of the batch (issue 28: ScoringService's seals beside their outputs). The same decisions as
-   * `seal`, in the caller's transaction: the exclusive lock is taken over the shared one it holds. Null, with
-   * nothing written, when a run's model does not see it sealed (R7): those seals go the way without fusion,
-   * which hands them back. A refusal past that check throws `SealsRefused` and rolls the transaction back.
-   */
-  async sealWithin(tx: Sql, requests: readonly SealRequest[]): Promise<boolean[] | null> {
-    const refused = new Map<SealRequest, RunRuleError>();
-    const appended = await this.sealIn(tx, requests, refused, true);
-    if (refused.size > 0) throw new SealsRefused();
-    return appended;
-  }
-
   get transactions(): number {
     return this.sealing.groups + this.retriedGroups;
   }
@@ -113,7 +96,7 @@ export class RunSealer {
             refused.clear();
             const done = await this.sealIn(tx, pending, refused);
             if (refused.size > 0) throw new RunsRefused();
-            return done!; // null only when asked onlyIfSealed
+            return done;
           }),
         );
         pending.forEach((r, i) => outcomes.set(r, { ok: true, value: appended[i] }));
@@ -129,15 +112,13 @@ export class RunSealer {
   }
 
   /** Whether each request appended `run.scored`, in order; the refused are put in `refused` (then nothing may commit). */
-  private async sealIn(tx: Sql, requests: readonly SealRequest[], refused: Map<SealRequest, RunRuleError>, onlyIfSealed = false): Promise<boolean[] | null> {
+  private async sealIn(tx: Sql, requests: readonly SealRequest[], refused: Map<SealRequest, RunRuleError>): Promise<boolean[]> {
     // The first request of a run decides; a second one in the group is the redelivered seal that finds it scored.
     const first = new Map<string, SealRequest>();
     for (const r of requests) if (!first.has(r.runId)) first.set(r.runId, r);
     const runIds = [...first.keys()];
     await this.evidence.lockExclusiveAll(tx, runIds);
     const runs = await loadRuns(tx, this.events, runIds);
-    // What `awaitsSeal` asks before a seal of its own, asked here before anything is written.
-    if (onlyIfSealed && runIds.some((id) => runs.get(id)!.state.opened === null || runs.get(id)!.state.phase === 'open')) return null;
     const open = [...first.values()].filter((r) => {
       const phase = runs.get(r.runId)!.state.phase;
       return phase !== 'scored' && phase !== 'compared';

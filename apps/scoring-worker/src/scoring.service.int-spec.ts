@@ -452,41 +452,6 @@ describe('integration: scoring worker (docs/pipeline.md step 2)', () => {
     expect(await ds.query(`SELECT code FROM dead_letters`)).toEqual([]);
   });
 
-  it('issue 28: a seal that comes in one batch right behind its run\'s outputs is sealed in their scoring transaction; a seal whose outputs came in an earlier batch has a transaction of its own', async () => {
-    const { key } = await createSuite(3);
-    // In one batch: the outputs of `beside`, then its seal.
-    const beside = await openRun(key, 3);
-    await publishScore(beside, [{ case_id: 'c1', output: 'ok' }, { case_id: 'c2', output: 'no' }]);
-    await publishSeal(beside);
-    await startConsumer();
-    await waitFor(async () => ((await runScored(beside)).length === 1 ? true : undefined), 'the run sealed beside its outputs');
-    expect((await runScored(beside))[0].data).toMatchObject({ n: 3, passed: 1, missing_count: 1, missing_case_ids: ['c3'] });
-    const xminsOf = async (runId: string) => ({
-      evidence: (await ds.query(`SELECT DISTINCT xmin::text AS x FROM evidence WHERE run_id = $1 AND label <> $2`, [runId, MISSING_OUTPUT])).map((r: { x: string }) => r.x),
-      missing: (await ds.query(`SELECT DISTINCT xmin::text AS x FROM evidence WHERE run_id = $1 AND label = $2`, [runId, MISSING_OUTPUT])).map((r: { x: string }) => r.x),
-      scored: (await ds.query(`SELECT xmin::text AS x FROM events WHERE stream_id = $1 AND type = 'run.scored'`, [runStreamId(runId)])).map((r: { x: string }) => r.x),
-    });
-    const together = await xminsOf(beside);
-    // One transaction wrote the outputs' evidence, the missing case and run.scored.
-    expect(together.evidence).toHaveLength(1);
-    expect(together.missing).toEqual(together.evidence);
-    expect(together.scored).toEqual(together.evidence);
-    expect(outcomes.find((o) => o.sealedRunIds.includes(beside))).toMatchObject({ inserted: 2, events: 2 });
-
-    // The outputs handled in a batch before the seal's: the seal's own transaction, as before.
-    const apart = await openRun(key, 3);
-    await publishScore(apart, [{ case_id: 'c1', output: 'ok' }]);
-    await waitFor(async () => ((await evidenceOf(apart)).length === 1 ? true : undefined), 'the outputs of the second run');
-    await publishSeal(apart);
-    await waitFor(async () => ((await runScored(apart)).length === 1 ? true : undefined), 'the second run sealed');
-    const separate = await xminsOf(apart);
-    expect(separate.scored).toEqual(separate.missing);
-    expect(separate.scored).not.toEqual(separate.evidence);
-    expect((await runScored(apart))[0].data).toMatchObject({ n: 3, passed: 1, missing_count: 2 });
-    expect(await ds.query(`SELECT code FROM dead_letters`)).toEqual([]);
-    await waitFor(drained, 'work drained');
-  });
-
   it('issue 28: the score messages of one micro-batch insert their runs\' evidence in one statement and append every run\'s cases.scored in one', async () => {
     const { key, caseIds } = await createSuite(70);
     const runs = await Promise.all(Array.from({ length: 5 }, () => openRun(key, 70, undefined, false)));

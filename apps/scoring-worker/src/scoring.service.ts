@@ -4,7 +4,7 @@ import { RunRuleError, WORK_SUBJECTS, decodeWork, type ScoreWorkV1, type SealWor
 import { MESSAGE_BUS } from '@evals/platform';
 import { emptyTally } from './judge-scoring';
 import { OutputScorer } from './output-scorer';
-import { MAX_SEAL_GROUP, RunSealer, type SealRequest } from './run-sealer';
+import { MAX_SEAL_GROUP, RunSealer } from './run-sealer';
 import type { WorkerSettings } from './settings';
 import { WORKER_SETTINGS } from './tokens';
 import { clamp, DEAD_LETTER_CODES, Settlement, WorkSettler, type BatchOutcome, type Received } from './work-settler';
@@ -79,7 +79,7 @@ export class ScoringService {
     };
     const settlement = new Settlement();
     const scores: Received<ScoreWorkV1>[] = [];
-    let seals: Received<SealWorkV1>[] = [];
+    const seals: Received<SealWorkV1>[] = [];
     for (const msg of batch) {
       const decoded = decodeWork(msg.data);
       if (!decoded.ok) {
@@ -93,20 +93,9 @@ export class ScoringService {
       }
     }
 
-    const fused = await this.scoreAndSealBeside(batch, scores, seals, settlement, outcome);
-    for (const [seal, appended] of fused) {
-      if (!appended) continue; // scored already: a redelivered seal, acknowledged
-      outcome.events++;
-      outcome.sealedRunIds.push(seal.data.run_id);
-    }
+    await this.scorer.score(scores, settlement, outcome);
     // Seals below read the consumer's ack floor: the score messages must be acknowledged server side first.
-    // The seals sealed beside them are acknowledged with them, confirmed so the next batch's floor sees them.
-    const sealedBeside = new Set<BusMessage>();
-    const [confirmed] = await Promise.all([
-      this.settler.settle(settlement, outcome, seals.length > 0),
-      ...[...fused.keys()].map((seal) => seal.msg.ackConfirmed().then(() => void sealedBeside.add(seal.msg), () => undefined)),
-    ]);
-    seals = seals.filter((seal) => !fused.has(seal));
+    const confirmed = await this.settler.settle(settlement, outcome, seals.length > 0);
     if (seals.length === 0) return outcome;
 
     // Every message of the batch but the seals is settled now: acknowledged (and confirmed) or not. A seal
@@ -116,7 +105,7 @@ export class ScoringService {
     let firstNotAcked = Infinity;
     for (const msg of batch) {
       if (sealing.has(msg)) continue;
-      if (confirmed.has(msg) || sealedBeside.has(msg)) lanes.acked([msg.seq]);
+      if (confirmed.has(msg)) lanes.acked([msg.seq]);
       else {
         lanes.notAcked([msg.seq]);
         firstNotAcked = Math.min(firstNotAcked, msg.seq);
@@ -140,55 +129,6 @@ export class ScoringService {
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
     return outcome;
-  }
-
-  /**
-   * Scores the batch, and seals in the same transaction the runs whose seal came in it right behind their
-   * outputs (issue 28). At 5 000 cases/s a run's outputs and its seal usually reach the worker in one batch;
-   * sealed in a transaction of its own after the scoring one, the seal cost the batch a third of its time -
-   * its own begin, lock and commit, the confirmation of the outputs' acknowledgements, the phase read.
-   *
-   * A seal is sealed beside its outputs when what it waits for is all in the transaction: between the batch's
-   * first message and the seal every stream sequence is in the batch and is a decoded message (none left to
-   * another process, none unknown), the seal's run has outputs among them (so the transaction holds the run's
-   * lock, taken over exclusively in lock order), none of those is handed back, and the ack floor is past
-   * everything below the batch. The run's model decides as it does for any seal (`RunSealer.sealWithin`): a
-   * run it does not see sealed leaves the seal to the way without fusion, which hands it back. Returns the
-   * seals handled so, and whether each appended `run.scored` (not when the run was scored already).
-   */
-  private async scoreAndSealBeside(
-    batch: readonly BusMessage[],
-    scores: readonly Received<ScoreWorkV1>[],
-    seals: readonly Received<SealWorkV1>[],
-    settlement: Settlement,
-    outcome: BatchOutcome,
-  ): Promise<Map<Received<SealWorkV1>, boolean>> {
-    const fused = new Map<Received<SealWorkV1>, boolean>();
-    const candidates = besideTheirOutputs(batch, scores, seals);
-    if (candidates.length === 0) {
-      await this.scorer.score(scores, settlement, outcome);
-      return fused;
-    }
-    const lowest = Math.min(...batch.map((m) => m.seq));
-    // Asked beside the scoring: it depends only on earlier batches.
-    const floor = this.floor.allAcknowledgedBefore(lowest).catch(() => false);
-    await this.scorer.score(scores, settlement, outcome, async (tx, _letters, locked) => {
-      fused.clear(); // a transaction retried after a conflict decides again
-      if (!(await floor)) return;
-      const handedBack = Math.min(Infinity, ...settlement.retry.map((m) => m.seq));
-      const sealing: Array<{ seal: Received<SealWorkV1>; request: SealRequest }> = [];
-      for (const seal of candidates) {
-        // Its run's lock is held already (rows of it were written): taken over, never taken out of lock order.
-        if (seal.msg.seq > handedBack || !locked.has(seal.data.run_id)) continue;
-        // Resolved from the catalog already, for the run's outputs above; a scratch outcome keeps counts clean.
-        const resolved = await this.settler.resolve(seal.data.run_id, [seal.msg], new Settlement(), { ...outcome, judge: emptyTally() });
-        if (resolved) sealing.push({ seal, request: { runId: seal.data.run_id, suite: resolved.suite, cause: seal.metadata } });
-      }
-      if (sealing.length === 0) return;
-      const appended = await this.sealer.sealWithin(tx, sealing.map((s) => s.request));
-      if (appended) sealing.forEach(({ seal }, i) => fused.set(seal, appended[i]));
-    });
-    return fused;
   }
 
   /**
@@ -247,33 +187,4 @@ export class ScoringService {
     // Acknowledged server side before a seal of this batch behind it trusts it.
     await msg.ackConfirmed().then(acked, () => undefined);
   }
-}
-
-/**
- * The seals of a batch that may be sealed in its scoring transaction (`scoreAndSealBeside`): the first seal of
- * its run in the batch, with outputs of its run before it, and every sequence from the batch's first to it in
- * the batch and decoded (a score or a seal).
- */
-export function besideTheirOutputs(
-  batch: readonly BusMessage[],
-  scores: readonly Received<ScoreWorkV1>[],
-  seals: readonly Received<SealWorkV1>[],
-): Received<SealWorkV1>[] {
-  if (seals.length === 0 || scores.length === 0) return [];
-  const decoded = new Set<number>([...scores, ...seals].map((r) => r.msg.seq));
-  const lowest = Math.min(...batch.map((m) => m.seq));
-  // The first sequence from `lowest` up that is not a decoded message of the batch: no seal at or above it.
-  let reach = lowest;
-  while (decoded.has(reach)) reach++;
-  const firstOutput = new Map<string, number>();
-  for (const s of scores) firstOutput.set(s.data.run_id, Math.min(firstOutput.get(s.data.run_id) ?? Infinity, s.msg.seq));
-  const seen = new Set<string>();
-  const picked: Received<SealWorkV1>[] = [];
-  for (const seal of [...seals].sort((a, b) => a.msg.seq - b.msg.seq)) {
-    const runId = seal.data.run_id;
-    if (seen.has(runId)) continue;
-    seen.add(runId);
-    if (seal.msg.seq < reach && (firstOutput.get(runId) ?? Infinity) < seal.msg.seq) picked.push(seal);
-  }
-  return picked;
 }

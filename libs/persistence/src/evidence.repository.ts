@@ -102,9 +102,9 @@ export class EvidenceRepository {
    * Of each run, in one query: the cases that have evidence and their aggregate - what a seal reads. One scan
    * of the runs' rows, where a query for the case ids and another for the aggregates read them twice (issue
    * 28: those two were the seal's costliest statements). A run without evidence has no cases and counts zero.
-   * The scores are summed in case order: a float sum depends on its order, and the rows' order depends on the
-   * plan and on where they lie - a seal in the scoring transaction (issue 28) read them in another order than a
-   * seal of its own, one ulp apart. In case order a run's `score_sum` is the same whoever seals it.
+   * The scores are summed in case order: a float sum depends on its order, and the order rows are read in
+   * depends on the plan and on where they lie (a seal inside another transaction read them one ulp apart, in
+   * an experiment of issue 28). In case order a run's `score_sum` has the same bits however it is read.
    */
   async summaries(sql: Sql, runIds: readonly string[]): Promise<Map<string, EvidenceSummary>> {
     const found = new Map<string, EvidenceSummary>(runIds.map((id) => [id, { case_ids: new Set<string>(), n: 0, passed: 0, score_sum: 0 }]));
