@@ -136,7 +136,7 @@ async function main(): Promise<void> {
         await ds.query(table(t));
         const data = batches();
         const rows = data.reduce((n, b) => n + b.reduce((m, r) => m + r.outcomes.length, 0), 0);
-        const server = (processCpuUs(pid) ?? NaN);
+        const server = processCpuUs(pid) ?? NaN;
         const client = process.cpuUsage();
         const start = performance.now();
         for (const b of data) await ds.transaction((tx) => run(tx, t, b));
