@@ -6,6 +6,7 @@
  * clean-up steps, run in reverse at the end or on Ctrl-C.
  */
 import { randomUUID } from 'node:crypto';
+import * as fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { DeliverPolicy, jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
@@ -17,6 +18,42 @@ import { testServers } from '../../test/support/servers';
 
 export const APPS: AppName[] = ['ingestion', 'scoring-worker', 'read-model', 'regression'];
 export const STREAMS = ['EVALS_INBOUND', 'EVALS_WORK', 'EVALS_EVENTS', 'EVALS_OUTBOUND'];
+
+/** Where Debian's PostgreSQL listens on its Unix socket (the directory; the socket is `.s.PGSQL.<port>` in it). */
+const PG_SOCKET_DIR = '/var/run/postgresql';
+
+export interface PgTransport {
+  readonly kind: 'socket' | 'tcp';
+  /** The server URL the bench and the apps connect with (the apps get it with their schema's search_path). */
+  readonly url: string;
+  /** What the header prints. */
+  readonly describe: string;
+}
+
+/**
+ * How the bench and the apps it starts reach PostgreSQL (BENCH_PG_TRANSPORT=socket|tcp). On one host, as here,
+ * the server's Unix socket is what a deployment would use (docs/deploy.md): a loopback TCP round trip costs
+ * both ends the kernel's TCP path, and on this 2-core VM that was a share of the machine the pipeline needed
+ * (issue 28, docs/benchmarks.md). The default is the socket when TEST_DATABASE_URL is not set and the socket
+ * exists; otherwise TCP to the test server, as before.
+ */
+export function pgTransport(): PgTransport {
+  const wanted = process.env.BENCH_PG_TRANSPORT ?? (process.env.TEST_DATABASE_URL ? 'tcp' : 'socket');
+  if (wanted !== 'socket' && wanted !== 'tcp') throw new Error(`BENCH_PG_TRANSPORT must be socket or tcp, got ${wanted}`);
+  const tcp: PgTransport = { kind: 'tcp', url: testServers.postgres.url, describe: `TCP (${new URL(testServers.postgres.url).host})` };
+  if (wanted === 'tcp') return tcp;
+  const port = new URL(testServers.postgres.url).port || '5432';
+  const socket = `${PG_SOCKET_DIR}/.s.PGSQL.${port}`;
+  if (!fs.existsSync(socket)) {
+    if (process.env.BENCH_PG_TRANSPORT === 'socket') throw new Error(`BENCH_PG_TRANSPORT=socket: no PostgreSQL socket at ${socket}`);
+    return { ...tcp, describe: `${tcp.describe}: no socket at ${socket}` };
+  }
+  // pg reads `host` from the query string and takes a path there as a socket directory.
+  const url = new URL(testServers.postgres.url);
+  url.host = 'localhost';
+  url.searchParams.set('host', PG_SOCKET_DIR);
+  return { kind: 'socket', url: url.toString(), describe: `Unix socket ${socket} (BENCH_PG_TRANSPORT=tcp for TCP)` };
+}
 
 export const log = (line = '') => process.stdout.write(`${line}\n`);
 export const now = () => performance.now();
@@ -90,6 +127,7 @@ export class BenchEnv {
   readonly subjectPrefix: string;
   readonly cleanups: Array<() => Promise<unknown>> = [];
   private servers: BenchServers | undefined;
+  readonly pg = pgTransport();
 
   constructor(private readonly label: string) {
     this.streamPrefix = `${label.toUpperCase()}_${this.suffix}_`;
@@ -111,7 +149,7 @@ export class BenchEnv {
   /** A fresh schema and a client on it, a NATS connection; the prefixed streams (and `extraStreams`, full names) deleted at the end. */
   async connect(extraStreams: string[] = []): Promise<BenchServers> {
     const { cleanups, streamPrefix } = this;
-    const schema = await createTestSchema(this.label);
+    const schema = await createTestSchema(this.label, this.pg.url);
     cleanups.push(() => schema.drop());
     const db = new Client({ connectionString: schema.url, application_name: `evals-${this.label}` });
     await db.connect();

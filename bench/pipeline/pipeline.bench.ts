@@ -289,6 +289,33 @@ function localPorts(pid: number): Set<number> {
   return ports;
 }
 
+/**
+ * Each process holding one end of a connected Unix stream socket, by the pid at the other end (`ss -xpn`: a
+ * line per socket end, with its inode, its peer's inode and the process that holds it). Empty when `ss` fails.
+ */
+function unixSocketPeers(): Map<number, number> {
+  let text = '';
+  try {
+    text = execFileSync('ss', ['-xpnH'], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  } catch {
+    return new Map();
+  }
+  const ends: Array<{ inode: string; peer: string; pid: number }> = [];
+  for (const line of text.split('\n')) {
+    // u_str ESTAB 0 0 <local address> <inode> <peer address> <peer inode> users:(("name",pid=N,fd=F))
+    const f = line.trim().split(/\s+/);
+    const pid = /pid=(\d+)/.exec(line);
+    if (f.length >= 8 && pid) ends.push({ inode: f[5], peer: f[7], pid: Number(pid[1]) });
+  }
+  const holder = new Map(ends.map((e) => [e.inode, e.pid]));
+  const peers = new Map<number, number>();
+  for (const e of ends) {
+    const other = holder.get(e.peer);
+    if (other !== undefined) peers.set(e.pid, other);
+  }
+  return peers;
+}
+
 class Sampler {
   readonly peakRssKb = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
@@ -363,8 +390,11 @@ class Sampler {
     for (const [name, pid] of ours) for (const port of localPorts(pid)) portOwner.set(port, name);
     const backendOwner = new Map<number, string>();
     const rows = (await this.db.query(`SELECT pid, client_port FROM pg_stat_activity WHERE client_port IS NOT NULL`)).rows as Array<{ pid: number; client_port: number }>;
+    // A connection over the Unix socket has client port -1: its backend is matched by the socket's peer.
+    const pidOwner = new Map([...ours].map(([name, pid]) => [pid, name]));
+    const socketPeers = rows.some((r) => r.client_port === -1) ? unixSocketPeers() : new Map<number, number>();
     for (const r of rows) {
-      const owner = portOwner.get(r.client_port);
+      const owner = r.client_port === -1 ? pidOwner.get(socketPeers.get(r.pid) ?? -1) : portOwner.get(r.client_port);
       if (owner) backendOwner.set(r.pid, owner);
     }
     const ourPids = new Set(ours.values());
@@ -564,6 +594,7 @@ async function main(): Promise<void> {
   log(APP_RUNTIME === 'dist' ? ensureBuilt() : 'apps: from source through @swc-node/register (BENCH_APPS=source)');
   log(`apps' NODE_OPTIONS: ${Object.keys(APP_ENVS).length === 0 ? 'none' : Object.entries(APP_ENVS).map(([a, e]) => `${a} ${e.NODE_OPTIONS}`).join('; ')}`);
 
+  log(`PostgreSQL: ${env.pg.describe}`);
   const { schema, db, js, jsm } = await env.connect([rawStream]);
 
   const appPids = () => new Map<string, number>([...(cluster?.apps ?? new Map()).values()].filter((a) => a.child.pid !== undefined).map((a) => [a.name, a.child.pid!]));
@@ -1009,6 +1040,7 @@ async function main(): Promise<void> {
       cores: os.cpus().length,
       app_env: APP_ENV,
       apps_runtime: APP_RUNTIME,
+      pg_transport: env.pg.kind,
       apps_node_options: Object.fromEntries(Object.entries(APP_ENVS).map(([a, e]) => [a, e.NODE_OPTIONS])),
       raw: { copy_rows: RAW_ROWS, copy_method: copy.method, copy_rows_per_s: round(copy.rate), jetstream_msgs: RAW_MSGS, jetstream_msg_bytes: raw.bytes, jetstream_msgs_per_s: round(raw.rate) },
       streamed: streamed ? { ...summarize(streamed, copy.rate, raw.rate), publishers: PUBLISHERS, db: streamed.db } : null,

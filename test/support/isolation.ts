@@ -20,22 +20,23 @@ export interface TestSchema {
   drop(): Promise<void>;
 }
 
-export async function createTestSchema(label = 'it'): Promise<TestSchema> {
+/** `serverUrl`: how to reach the server (the benchmarks may go through its Unix socket); the test server by default. */
+export async function createTestSchema(label = 'it', serverUrl: string = testServers.postgres.url): Promise<TestSchema> {
   const schema = `${label.replace(/[^a-z0-9_]/g, '_')}_${uniqueSuffix()}`;
-  const admin = new Client({ connectionString: testServers.postgres.url });
+  const admin = new Client({ connectionString: serverUrl });
   await admin.connect();
   try {
     await admin.query(`CREATE SCHEMA "${schema}"`);
   } finally {
     await admin.end();
   }
-  const url = new URL(testServers.postgres.url);
+  const url = new URL(serverUrl);
   url.searchParams.set('options', `-c search_path=${deploymentSchemas(schema).join(',')}`);
   return {
     schema,
     url: url.toString(),
     async drop() {
-      const client = new Client({ connectionString: testServers.postgres.url });
+      const client = new Client({ connectionString: serverUrl });
       await client.connect();
       try {
         await client.query(`DROP SCHEMA IF EXISTS ${deploymentSchemas(schema).map((s) => `"${s}"`).join(', ')} CASCADE`);

@@ -1,5 +1,5 @@
 import { Coalescer, type ItemOutcome } from '@evals/bus';
-import { StreamVersionConflict, type EventStore, type StoredEvent, type StreamAppend } from '@evals/persistence';
+import { StreamVersionConflict, type AppendOptions, type EventStore, type StoredEvent, type StreamAppend } from '@evals/persistence';
 import type { DataSource } from 'typeorm';
 
 /** The most appends one transaction carries: a micro-batch's runs, bounded. */
@@ -19,6 +19,8 @@ export class GroupedAppends {
   constructor(
     private readonly db: DataSource,
     private readonly events: EventStore,
+    /** How every group is appended (the intake's: run events the bus never carries stay in the log). */
+    private readonly options: AppendOptions = {},
   ) {}
 
   /** As `EventStore.append` in a transaction of its own: throws StreamVersionConflict when the stream moved on. */
@@ -40,6 +42,7 @@ export class GroupedAppends {
           const stored = await this.events.appendMany(
             this.db,
             left.map((p) => p.append),
+            this.options,
           );
           left.forEach((p, i) => (outcomes[p.index] = { ok: true, value: stored[i] }));
           left = [];

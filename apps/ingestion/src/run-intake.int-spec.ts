@@ -375,6 +375,12 @@ describe('integration: POST /v1/runs decided by the run model (R7)', () => {
       const events = await stream('bus-expire-1');
       // The first output was recorded before it was forwarded (outputs.received), then the system sealed it.
       expect(events.map((e) => e.type)).toEqual(['run.opened', 'outputs.received', 'run.sealed', 'run.scored', 'run.compared']);
+      // Issue 28: the receipt stays in the log (LOG_ONLY_RUN_EVENTS); the intake's other events are relayed.
+      const relayed = await ds!.query(
+        `SELECT o.subject FROM outbox o JOIN events e ON e.message_id = o.message_id WHERE e.stream_id = $1 ORDER BY o.id`,
+        [runStreamId('bus-expire-1')],
+      );
+      expect(relayed.map((r: { subject: string }) => r.subject.replace(/^.*evals\.event\./, ''))).toEqual(['run.opened', 'run.sealed', 'run.scored', 'run.compared']);
       expect(events[2].data).toEqual({ run_id: 'bus-expire-1', reason: 'expired' });
       expect(events[3].data).toMatchObject({ n: 600, passed: 2, missing_count: 597, expired: true });
       expect(events[4].data).toMatchObject({ verdict: 'no_baseline', completeness: 'expired' });

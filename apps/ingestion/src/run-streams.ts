@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { RunModel, runStreamId, type RunCommand, type RunEvent } from '@evals/domain';
+import { LOG_ONLY_RUN_EVENTS, RunModel, runStreamId, type RunCommand, type RunEvent } from '@evals/domain';
 import { Coalescer } from '@evals/bus';
 import { EventStore, loadRuns, RunExpiryQueries, StreamVersionConflict, type LoadedRun, type NewEvent } from '@evals/persistence';
 import { CLOCK, DATA_SOURCE, ID_GENERATOR, type Clock, type IdGenerator } from '@evals/platform';
@@ -35,7 +35,7 @@ export class RunStreams {
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(ID_GENERATOR) private readonly ids: IdGenerator,
   ) {
-    this.appends = new GroupedAppends(db, events);
+    this.appends = new GroupedAppends(db, events, { logOnly: LOG_ONLY_RUN_EVENTS });
     this.loads = new Coalescer(async (runIds) => {
       const runs = await loadRuns(db, events, runIds);
       return runIds.map((id) => ({ ok: true, value: runs.get(id)! }));

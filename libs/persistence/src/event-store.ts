@@ -34,6 +34,11 @@ export interface AppendOptions {
    * events (issue 27) have no consumer on the bus, and the read model's consumer is handed run events alone.
    */
   readonly relay?: boolean;
+  /**
+   * Event types of the append that are written to the log only, the others relayed: a run's
+   * `outputs.received` is read by the run's model alone, folded from the log (`LOG_ONLY_RUN_EVENTS`).
+   */
+  readonly logOnly?: ReadonlySet<string>;
 }
 
 /** One stream's part of a multi-stream append (`EventStore.appendMany`). */
@@ -84,6 +89,8 @@ export class EventStore {
       });
     }
     if (rows.length === 0) return appends.map(() => []);
+    const logOnly = options.relay === false ? [] : [...(options.logOnly ?? [])];
+    if (logOnly.length > 0) params.push(logOnly);
     // One statement - so atomic without a transaction of its own - writes the events and their outbox rows
     // (the wire form, `toWire`, built from what was inserted, in log order): an append is one round trip.
     const relayed =
@@ -94,7 +101,7 @@ export class EventStore {
              SELECT '${EVENT_SUBJECT_PREFIX}' || type, message_id,
                     jsonb_build_object('schema', type || '.v' || version, 'type', type, 'version', version, 'data', data, 'metadata', metadata,
                                        'position', position, 'stream_id', stream_id, 'stream_version', stream_version)
-             FROM inserted ORDER BY position
+             FROM inserted${logOnly.length > 0 ? ` WHERE type <> ALL($${params.length}::text[])` : ''} ORDER BY position
              ON CONFLICT (message_id) DO NOTHING
              RETURNING id, subject, message_id, payload)`;
     // The outbox rows come back only to a process whose relay publishes them at the commit (outbox-dispatch.ts).

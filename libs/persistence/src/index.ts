@@ -1,7 +1,7 @@
 export { createDataSource, migrate, migrations, warmPool } from './data-source';
 export type { PostgresConfig } from './data-source';
 export { EventStore, Outbox, StreamVersionConflict, eventSubject, toWire } from './event-store';
-export type { EventMetadata, NewEvent, OutboxEntry, StoredEvent, StreamAppend } from './event-store';
+export type { AppendOptions, EventMetadata, NewEvent, OutboxEntry, StoredEvent, StreamAppend } from './event-store';
 export { OutboxRelay } from './outbox-relay';
 export type { OutboxRelayOptions, RelayPublisher } from './outbox-relay';
 export { PG_UNIQUE_VIOLATION, pgCode } from './sql';

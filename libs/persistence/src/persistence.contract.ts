@@ -126,6 +126,32 @@ export function persistenceContract(label: string, open: () => Promise<{ ds: Dat
         expect(streams.has('many-none')).toBe(false);
       });
 
+      it('issue 28: the log-only types of an append are written to the log with no outbox row; the others of the same statement are relayed', async () => {
+        const logOnly = new Set(['outputs.received']);
+        const [a, b] = await store.appendMany(
+          ds,
+          [
+            { streamId: 'log-only-a', expectedVersion: 0, events: [event('run.opened'), event('outputs.received'), event('run.sealed')] },
+            { streamId: 'log-only-b', expectedVersion: 0, events: [event('outputs.received')] },
+          ],
+          { logOnly },
+        );
+        const ids = [...a, ...b].map((e) => e.metadata.message_id);
+        const outbox = await ds.query(`SELECT subject FROM outbox WHERE message_id = ANY($1::uuid[]) ORDER BY id`, [ids]);
+        expect(outbox.map((r: { subject: string }) => r.subject)).toEqual(['evals.event.run.opened', 'evals.event.run.sealed']);
+        // The log keeps every event, in its place in the stream.
+        expect((await store.readStream(ds, 'log-only-a')).map((e) => [e.stream_version, e.type])).toEqual([
+          [1, 'run.opened'],
+          [2, 'outputs.received'],
+          [3, 'run.sealed'],
+        ]);
+        expect((await store.readStream(ds, 'log-only-b')).map((e) => e.type)).toEqual(['outputs.received']);
+        // With relay: false nothing is relayed, log-only types or not (one parameter fewer in the statement).
+        const [c] = await store.appendMany(ds, [{ streamId: 'log-only-c', expectedVersion: 0, events: [event('run.opened'), event('outputs.received')] }], { relay: false, logOnly });
+        const [{ n }] = await ds.query(`SELECT count(*)::int AS n FROM outbox WHERE message_id = ANY($1::uuid[])`, [c.map((e) => e.metadata.message_id)]);
+        expect(n).toBe(0);
+      });
+
       it('issue 28: an append is one statement, atomic without a transaction: a conflict leaves neither events nor outbox rows', async () => {
         const statements: string[] = [];
         const counting = new Proxy(ds, {

@@ -2,7 +2,7 @@ export { detailHash, detailKeyId } from './detail-hash';
 export { toEvalResult } from './eval-result';
 export type { EvalResult } from './eval-result';
 export { MAX_LABEL_CHARS, clampChars, redactLabel } from './redaction';
-export { MAX_LISTED_MISSING, RUN_EVENTS, parseRunEvent, runStreamId } from './run-events';
+export { LOG_ONLY_RUN_EVENTS, MAX_LISTED_MISSING, RUN_EVENTS, parseRunEvent, runStreamId } from './run-events';
 export { MAX_EVENT_REASON_ISSUES, decodeRunEvent, isUuid, joinIssues } from './run-event.codec';
 export type { RunEventDecoding } from './run-event.codec';
 export { MAX_CASES_PER_EVENT, caseOutcomeOf, caseOutcomesOf, casesScoredCounts, encodeCaseOutcomes } from './case-outcomes';

@@ -18,6 +18,15 @@ export const RUN_EVENTS = {
 
 export type RunEventType = (typeof RUN_EVENTS)[keyof typeof RUN_EVENTS];
 
+/**
+ * Run events written to the log and never relayed to the bus: `outputs.received` tells the run's own model,
+ * folded from the log, that a seal has outputs behind it; no consumer of `evals.event.>` uses it (the read
+ * model's aggregate ignores it, the regression app reads `run.scored` alone). Relayed, it cost every run a
+ * publish, a stored message, a delivery, an acknowledgement, an outbox row and its mark (issue 28). The
+ * read model's rebuild and its catch-up read the log, where it still is.
+ */
+export const LOG_ONLY_RUN_EVENTS: ReadonlySet<RunEventType> = new Set([RUN_EVENTS.outputsReceived]);
+
 export type RunSource = 'sandbox' | 'ci' | 'inline' | 'session_sample';
 
 export interface RunOpenedV1 {
