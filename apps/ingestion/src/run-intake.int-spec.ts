@@ -384,8 +384,13 @@ describe('integration: POST /v1/runs decided by the run model (R7)', () => {
       expect(events[2].data).toEqual({ run_id: 'bus-expire-1', reason: 'expired' });
       expect(events[3].data).toMatchObject({ n: 600, passed: 2, missing_count: 597, expired: true });
       expect(events[4].data).toMatchObject({ verdict: 'no_baseline', completeness: 'expired' });
-      // Visible in the run and its EvalResult.
-      const view: any = await fetch(`${base}/v1/runs/bus-expire-1`).then((r) => r.json());
+      // Visible in the run and its EvalResult, once the read model has projected run.compared (it follows the
+      // log through the bus: polled, not assumed to be there the moment the log has it).
+      let view: any = null;
+      for (const until = Date.now() + 15_000; Date.now() < until; await new Promise((r) => setTimeout(r, 100))) {
+        view = await fetch(`${base}/v1/runs/bus-expire-1`).then((r) => r.json());
+        if (view.regression) break;
+      }
       expect(view.regression).toMatchObject({ completeness: 'expired', baseline_eligible: false, baseline_ineligible_reason: 'expired' });
       expect(view.eval_result.metrics).toMatchObject({ missing_outputs: 597, n: 600, expired: true });
       expect(view.run.expired).toBe(true);
