@@ -19,20 +19,7 @@ export interface EventsConsumerOptions {
   readonly retryDelayMs?: number;
   /** Deliveries after which a still-unopenable event is dead-lettered (CONSUMERS.readModel). */
   readonly deadLetterAfter?: number;
-  /** How long a batch waits for more events, unless it holds a `run.scored` (default READ_MODEL_LINGER_MS). */
-  readonly lingerMs?: number;
 }
-
-/**
- * A batch of the read model is a transaction of at least seven statements whatever it holds (begin, the
- * documents and the inbox read, the document, inbox and checkpoint writes, commit). At light load each event
- * of a run (`run.opened`, `cases.scored`, `run.sealed`, `run.scored`, `run.compared`) came alone: five
- * transactions a run, 44 statements (issue 28). Waiting up to this long for the events that follow joins them;
- * a `run.scored` ends the wait, so an EvalResult - what a caller waits for - is never held by it.
- */
-export const READ_MODEL_LINGER_MS = 25;
-
-const completesARun = (subject: string): boolean => subject.endsWith('.run.scored');
 
 /**
  * The read model's durable consumer `read-model` on EVALS_EVENTS (docs/pipeline.md, step 3). Each
@@ -54,8 +41,6 @@ export class EventsConsumer {
     this.subscription ??= await options.bus.consume(CONSUMERS.readModel, {
       maxBatch: options.maxBatch ?? 500,
       retryDelayMs: options.retryDelayMs ?? 1_000,
-      lingerMs: options.lingerMs ?? READ_MODEL_LINGER_MS,
-      urgent: completesARun,
       handler: (batch) => this.handle(batch),
       onError: (error, batch) =>
         options.logger?.event('warn', 'read-model batch failed; redelivering', {

@@ -34,10 +34,6 @@ export interface BatchConsumerOptions {
    * to 512 KiB) stays well under the server's per-client pending limit while we are busy.
    */
   readonly prefetch?: number;
-  /** `ConsumeOptions.lingerMs`: how long a batch waits, from its first message, for more (0: not at all). */
-  readonly lingerMs?: number;
-  /** `ConsumeOptions.urgent`: a message it accepts ends the wait. */
-  readonly urgent?: (subject: string) => boolean;
 }
 
 export class BatchConsumer {
@@ -55,8 +51,6 @@ export class BatchConsumer {
   private stopping = false;
   private stopped: Promise<void> | undefined;
   private inFlight = 0;
-  /** When the oldest message in the queue was queued (performance.now()), for the linger. */
-  private firstQueuedAt = 0;
 
   constructor(private readonly options: BatchConsumerOptions) {
     this.limits = { maxBatch: options.maxBatch, maxBatchBytes: options.maxBatchBytes ?? DEFAULT_MAX_BATCH_BYTES };
@@ -83,7 +77,6 @@ export class BatchConsumer {
   private async take(messages: ConsumerMessages): Promise<void> {
     try {
       for await (const message of messages) {
-        if (this.queue.length === 0) this.firstQueuedAt = performance.now();
         this.queue.push(message);
         this.queuedBytes += message.data.length;
         this.wake?.();
@@ -108,37 +101,11 @@ export class BatchConsumer {
       // The iterator hands over one message per microtask turn: let it hand over everything the client
       // already holds before a batch is cut, or every batch would be a single message.
       if (!this.full) await new Promise<void>((resolve) => setImmediate(resolve));
-      await this.linger();
       if (this.stopping) break;
       const batch = this.queue.splice(0, batchLength(this.queue.map((message) => message.data.length), this.limits));
       for (const message of batch) this.queuedBytes -= message.data.length;
       this.roomy?.();
       await this.handle(batch);
-    }
-  }
-
-  /**
-   * Waits for more messages until the batch is full, an urgent one is queued, or `lingerMs` has passed since
-   * the oldest queued message arrived (messages that queued while a batch was handled have waited already).
-   */
-  private async linger(): Promise<void> {
-    const { lingerMs = 0, urgent } = this.options;
-    if (lingerMs <= 0) return;
-    const until = this.firstQueuedAt + lingerMs;
-    let checked = 0;
-    while (!this.full && !this.stopping) {
-      if (urgent) {
-        for (; checked < this.queue.length; checked++) if (urgent(this.queue[checked].subject)) return;
-      }
-      const left = until - performance.now();
-      if (left <= 0) return;
-      let timer: NodeJS.Timeout | undefined;
-      await new Promise<void>((resolve) => {
-        this.wake = resolve;
-        timer = setTimeout(resolve, left);
-      });
-      clearTimeout(timer);
-      this.wake = undefined;
     }
   }
 

@@ -68,62 +68,6 @@ describe('integration: JetStream topology', () => {
       await sub.stop();
     }
   }, 30_000);
-
-  describe('issue 28: a batch that lingers for the messages that follow', () => {
-    /** Consumes EVALS_EVENTS as the read model does; each batch's subjects (last two tokens) in order of handling. */
-    async function consumeEvents(options: { lingerMs: number; urgent?: (subject: string) => boolean }): Promise<{ batches: string[][]; stop(): Promise<void> }> {
-      const batches: string[][] = [];
-      const sub = await opened.bus.consume(CONSUMERS.readModel, {
-        maxBatch: 50,
-        ...options,
-        handler: async (batch) => {
-          batches.push(batch.map((m) => m.subject.split('.').slice(-2).join('.')));
-          for (const m of batch) m.ack();
-        },
-      });
-      return { batches, stop: () => sub.stop() };
-    }
-    const publishSpaced = async (types: readonly string[], gapMs: number) => {
-      for (const [i, type] of types.entries()) {
-        if (i > 0) await new Promise((r) => setTimeout(r, gapMs));
-        await opened.bus.publish(subjectOf(opened.names, `evals.event.${type}`), `{"i":${i}}`, `linger-${type}-${i}-${Math.random()}`);
-      }
-    };
-    const handled = (batches: string[][]) => batches.flat().length;
-
-    it('messages published 30 ms apart are one batch with a 2 s linger, and a batch each without one', async () => {
-      const types = ['run.opened', 'cases.scored', 'run.sealed'];
-      const lingering = await consumeEvents({ lingerMs: 2_000 });
-      try {
-        await publishSpaced(types, 30);
-        await waitFor(async () => handled(lingering.batches) === 3, 'three events handled');
-        expect(lingering.batches).toEqual([types]);
-      } finally {
-        await lingering.stop();
-      }
-      const eager = await consumeEvents({ lingerMs: 0 });
-      try {
-        await publishSpaced(types, 30);
-        await waitFor(async () => handled(eager.batches) === 3, 'three more events handled');
-        expect(eager.batches).toEqual(types.map((t) => [t]));
-      } finally {
-        await eager.stop();
-      }
-    }, 30_000);
-
-    it('an urgent message ends the wait: the batch is handed over with it, long before the linger', async () => {
-      const consumer = await consumeEvents({ lingerMs: 10_000, urgent: (s) => s.endsWith('.run.scored') });
-      try {
-        const t0 = Date.now();
-        await publishSpaced(['run.opened', 'run.scored'], 30);
-        await waitFor(async () => handled(consumer.batches) === 2, 'both handled');
-        expect(Date.now() - t0).toBeLessThan(5_000);
-        expect(consumer.batches).toEqual([['run.opened', 'run.scored']]);
-      } finally {
-        await consumer.stop();
-      }
-    }, 30_000);
-  });
 });
 
 describe('integration: JetStream health follows the server (X2)', () => {

@@ -58,8 +58,6 @@ export class JetStreamBus implements MessageBus {
       maxBatchBytes: options.maxBatchBytes,
       prefetch: options.prefetch,
       retryDelayMs: options.retryDelayMs,
-      lingerMs: options.lingerMs,
-      urgent: options.urgent,
       handler: (batch) => options.handler(batch.map(busMessage)),
       onError: options.onError ? (error, batch) => options.onError!(error, batch.map(busMessage)) : undefined,
     });

@@ -54,15 +54,6 @@ export interface ConsumeOptions {
   readonly retryDelayMs?: number;
   /** Messages held undelivered-to-the-handler at a time (bounded so a burst of large ones stays small). */
   readonly prefetch?: number;
-  /**
-   * How long a batch may wait, from its first message, for more before it is handed over (default 0: at
-   * once). For a consumer whose every batch costs a transaction of a fixed number of statements, at light
-   * load, where each message would be a batch of its own. A message whose subject `urgent` accepts ends the
-   * wait, so what a caller waits for is never held. A performance hint: the in-process bus hands a batch at
-   * once, as it does without `prefetch`.
-   */
-  readonly lingerMs?: number;
-  readonly urgent?: (subject: string) => boolean;
 }
 
 export interface Subscription {
