@@ -7,6 +7,7 @@ import { subjectOf, type ConsumeOptions, type InProcessBus, type ConsumerSpec, t
 import { compileSuite, runStreamId, WORK_SUBJECTS } from '@evals/domain';
 import { createDataSource, SuiteRepository } from '@evals/persistence';
 import type { DataSource } from 'typeorm';
+import { eventually } from '../../../test/support/app-processes';
 import { createTestSchema, type TestSchema } from '../../../test/support/isolation';
 import { testServers } from '../../../test/support/servers';
 // The all-in-one composition (the four apps on one infrastructure), so POST /v1/runs completes in-process.
@@ -386,11 +387,14 @@ describe('integration: POST /v1/runs decided by the run model (R7)', () => {
       expect(events[4].data).toMatchObject({ verdict: 'no_baseline', completeness: 'expired' });
       // Visible in the run and its EvalResult, once the read model has projected run.compared (it follows the
       // log through the bus: polled, not assumed to be there the moment the log has it).
-      let view: any = null;
-      for (const until = Date.now() + 15_000; Date.now() < until; await new Promise((r) => setTimeout(r, 100))) {
-        view = await fetch(`${base}/v1/runs/bus-expire-1`).then((r) => r.json());
-        if (view.regression) break;
-      }
+      const view: any = await eventually(
+        async () => {
+          const v: any = await fetch(`${base}/v1/runs/bus-expire-1`).then((r) => r.json());
+          return v.regression ? v : undefined;
+        },
+        15_000,
+        'the read model projected run.compared of bus-expire-1',
+      );
       expect(view.regression).toMatchObject({ completeness: 'expired', baseline_eligible: false, baseline_ineligible_reason: 'expired' });
       expect(view.eval_result.metrics).toMatchObject({ missing_outputs: 597, n: 600, expired: true });
       expect(view.run.expired).toBe(true);
