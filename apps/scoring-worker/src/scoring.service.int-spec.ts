@@ -403,7 +403,7 @@ describe('integration: scoring worker (docs/pipeline.md step 2)', () => {
     expect((await evidenceOf(runId)).find((r) => r.case_id === 'c3')).toMatchObject({ label: MISSING_OUTPUT });
   });
 
-  it('issue 28: the seals of one micro-batch are handled together, with one ack-floor request and one transaction; a seal behind work handed back waits, one before it does not', async () => {
+  it('issue 28: the seals of one micro-batch are handled together, with no ack-floor request and one transaction; a seal behind work handed back waits, one before it does not', async () => {
     const { key } = await createSuite(3);
     // Counts the consumer-info requests the seals make (one each, one after the other, before issue 28).
     let floorRequests = 0;
@@ -421,7 +421,8 @@ describe('integration: scoring worker (docs/pipeline.md step 2)', () => {
     await waitFor(async () => ((await Promise.all(together.map(runScored))).every((s) => s.length === 1) ? true : undefined), 'the six runs scored');
     const sealingBatch = outcomes.find((o) => o.sealedRunIds.length > 0)!;
     expect([...sealingBatch.sealedRunIds].sort()).toEqual([...together].sort());
-    expect(floorRequests).toBe(1);
+    // This process handled every message before the seals itself (HandledLedger): the server is asked nothing.
+    expect(floorRequests).toBe(0);
     // ...and sealed in one transaction (RunSealer's group): the six run.scored rows share one transaction id.
     const [{ n: sealTransactions }] = await ds.query(`SELECT count(DISTINCT xmin::text)::int AS n FROM events WHERE type = 'run.scored' AND stream_id = ANY($1::text[])`, [together.map(runStreamId)]);
     expect(sealTransactions).toBe(1);
@@ -450,6 +451,34 @@ describe('integration: scoring worker (docs/pipeline.md step 2)', () => {
     await waitFor(async () => ((await runScored(behind)).length === 1 ? true : undefined), 'the seal behind it');
     expect((await runScored(behind))[0].data).toMatchObject({ n: 3, passed: 1, missing_count: 2 });
     expect(await ds.query(`SELECT code FROM dead_letters`)).toEqual([]);
+  });
+
+  it('issue 28: a seal handed back to wait does not hold up the seals behind it: another run\'s seal asks the floor only about what this process did not handle', async () => {
+    const { key } = await createSuite(2);
+    const [a, b] = await Promise.all([openRun(key, 2), openRun(key, 2)]);
+    // Run a's output is held by another "process" of the durable; run a's seal must wait for it.
+    await publishScore(a, [{ case_id: 'c1', output: 'ok' }]);
+    const raw = await js.consumers.get(settings.stream, settings.durable);
+    const held = await raw.next({ expires: 5_000 });
+    expect(held).not.toBeNull();
+    await publishSeal(a);
+    // Handed back for a minute: the server's ack floor cannot pass a's seal until then.
+    const patient = workerSettings({ names, maxBatch: 50, hmacSecret: HMAC_SECRET, retryDelayMs: 50, sealWaitMs: 60_000, deadLetterAfter: 3 });
+    await startConsumer(composeScoringService(ds, bus, patient, { now: () => new Date() }, { uuid: () => randomUUID() }));
+    await waitFor(() => outcomes.some((o) => o.sealsWaiting > 0), 'run a\'s seal to wait');
+
+    // The other process finishes a's output; run b's output and seal come after a's waiting seal.
+    held!.ack();
+    await publishScore(b, [{ case_id: 'c1', output: 'ok' }]);
+    await publishSeal(b);
+    // Before issue 28's ledger b waited for a's seal's redelivery, a minute away.
+    const [scored] = await waitFor(async () => {
+      const s = await runScored(b);
+      return s.length === 1 ? s : undefined;
+    }, 'run b scored', 10_000);
+    expect(scored.data).toMatchObject({ run_id: b, n: 2, passed: 1, missing_count: 1 });
+    expect(await runScored(a)).toHaveLength(0);
+    expect(outcomes.reduce((n, o) => n + o.sealsWaiting, 0)).toBe(1);
   });
 
   it('issue 28: the score messages of one micro-batch insert their runs\' evidence in one statement and append every run\'s cases.scored in one', async () => {

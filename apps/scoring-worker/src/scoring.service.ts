@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { AckFloorProbe, BatchSettlement, CONSUMERS, Limiter, type BusMessage, type MessageBus } from '@evals/bus';
+import { AckFloorProbe, CONSUMERS, HandledLedger, Limiter, type BusMessage, type MessageBus } from '@evals/bus';
 import { RunRuleError, WORK_SUBJECTS, decodeWork, type ScoreWorkV1, type SealWorkV1 } from '@evals/domain';
 import { MESSAGE_BUS } from '@evals/platform';
 import { emptyTally } from './judge-scoring';
@@ -33,12 +33,13 @@ const MAX_CONCURRENT_SEALS = MAX_SEAL_GROUP;
  *   first; the rest of the message is scored).
  * - A run is read only through its model (R7, `loadRun`): its facts (judge skip, missing cases) are the
  *   model's, and `run.scored` is what `RunModel.decide` decides (RunSealer).
- * - A seal waits until every earlier message of the stream is acknowledged, then in one transaction writes
+ * - A seal waits until every earlier message of the stream is handled, then in one transaction writes
  *   `missing_output` evidence (R1), computes the aggregate from the evidence and appends `run.scored`. The
  *   seals of one micro-batch are handled concurrently (issue 28: one after the other, each with its own
- *   ack-floor request, they bounded the worker at about 30 runs a second): a seal trusts what it knows of
- *   the batch's own messages and asks the ack floor only below them (BatchSettlement), and one consumer-info
- *   request answers every seal waiting at once (AckFloorProbe).
+ *   ack-floor request, they bounded the worker at about 30 runs a second). What this process committed and
+ *   every other seal count as handled without asking (HandledLedger: a seal handed back to wait held the
+ *   server's floor, and made most seals behind it wait too); the rest is asked of the consumer's ack floor,
+ *   one consumer-info request for every seal waiting at once (AckFloorProbe).
  * - Scoring transactions hold their runs' lock shared and a seal holds it exclusively, so evidence of a run
  *   never changes once its aggregate is computed (RunEvidence).
  *
@@ -47,6 +48,8 @@ const MAX_CONCURRENT_SEALS = MAX_SEAL_GROUP;
 @Injectable()
 export class ScoringService {
   private readonly floor: AckFloorProbe;
+  /** What this process handled above the ack floor: a seal asks the server only about the rest. */
+  private readonly handled = new HandledLedger();
 
   constructor(
     @Inject(WORKER_SETTINGS) private readonly settings: WorkerSettings,
@@ -93,59 +96,48 @@ export class ScoringService {
       }
     }
 
+    // A seal never waits for another seal: those are handled as far as any seal is concerned.
+    for (const seal of seals) this.handled.handled(seal.msg.seq);
     await this.scorer.score(scores, settlement, outcome);
-    // Seals below read the consumer's ack floor: the score messages must be acknowledged server side first.
-    const confirmed = await this.settler.settle(settlement, outcome, seals.length > 0);
+    // Committed before they are acknowledged: the seals below (this batch's and later ones) count them as handled.
+    this.settler.settle(settlement, outcome);
+    for (const msg of settlement.ack) this.handled.handled(msg.seq);
     if (seals.length === 0) return outcome;
 
-    // Every message of the batch but the seals is settled now: acknowledged (and confirmed) or not. A seal
-    // behind one that was not - handed back, or its confirmation lost - waits as it would for the ack floor.
-    const lanes = new BatchSettlement(batch.map((m) => m.seq));
-    const sealing = new Set(seals.map((s) => s.msg));
-    let firstNotAcked = Infinity;
-    for (const msg of batch) {
-      if (sealing.has(msg)) continue;
-      if (confirmed.has(msg)) lanes.acked([msg.seq]);
-      else {
-        lanes.notAcked([msg.seq]);
-        firstNotAcked = Math.min(firstNotAcked, msg.seq);
-      }
-    }
     const limiter = new Limiter(MAX_CONCURRENT_SEALS);
-    const results = await Promise.allSettled(
-      seals.map(async (seal) => {
-        try {
-          await this.seal(seal, outcome, async (seq) => {
-            if (seq > firstNotAcked) return false;
-            const from = await lanes.sealFloor(seq);
-            return from !== null && (await this.floor.allAcknowledgedBefore(from));
-          }, limiter, () => lanes.acked([seal.msg.seq]));
-        } finally {
-          // First settlement wins: a seal acknowledged above stays so.
-          lanes.notAcked([seal.msg.seq]);
-        }
-      }),
-    );
+    const results = await Promise.allSettled(seals.map((seal) => this.seal(seal, outcome, limiter)));
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
     return outcome;
   }
 
   /**
-   * `evals.work.seal`: when the run is sealed and every earlier message acknowledged (`ready`), the RunSealer
-   * seals it; `acked` is told once its acknowledgement is confirmed. The floor is waited for outside the
-   * limiter, so a seal waiting on an earlier one never holds the slot that one needs.
+   * `evals.work.seal`: when the run is sealed and every earlier message handled, the RunSealer seals it. The
+   * wait for earlier messages is outside the limiter, so a seal waiting on an earlier one never holds the
+   * slot that one needs.
    */
-  private async seal(seal: Received<SealWorkV1>, outcome: BatchOutcome, ready: (seq: number) => Promise<boolean>, limiter: Limiter, acked: () => void): Promise<void> {
+  private async seal(seal: Received<SealWorkV1>, outcome: BatchOutcome, limiter: Limiter): Promise<void> {
     await limiter.acquire();
     try {
-      await this.sealInSlot(seal, outcome, ready, limiter, acked);
+      await this.sealInSlot(seal, outcome, limiter);
     } finally {
       limiter.release();
     }
   }
 
-  private async sealInSlot(seal: Received<SealWorkV1>, outcome: BatchOutcome, ready: (seq: number) => Promise<boolean>, limiter: Limiter, acked: () => void): Promise<void> {
+  /**
+   * Whether every message before `seq` is handled: by this process (HandledLedger), or acknowledged by
+   * whichever process had it (the consumer's ack floor, asked only about what this process did not handle).
+   */
+  private async allHandledBefore(seq: number): Promise<boolean> {
+    const gap = this.handled.gapBefore(seq);
+    if (gap === null) return true;
+    if (!(await this.floor.allAcknowledgedBefore(gap + 1))) return false;
+    this.handled.acknowledgedBefore(gap + 1);
+    return this.handled.gapBefore(seq) === null;
+  }
+
+  private async sealInSlot(seal: Received<SealWorkV1>, outcome: BatchOutcome, limiter: Limiter): Promise<void> {
     const { msg, data } = seal;
     const settlement = new Settlement();
     // R7: a seal for a run its model does not see sealed is handed back for a later try (RUN_NOT_SEALED once
@@ -158,7 +150,7 @@ export class ScoringService {
     limiter.release();
     let isReady: boolean;
     try {
-      isReady = await ready(msg.seq);
+      isReady = await this.allHandledBefore(msg.seq);
     } finally {
       await limiter.acquire();
     }
@@ -184,7 +176,6 @@ export class ScoringService {
       outcome.events++;
       outcome.sealedRunIds.push(data.run_id);
     }
-    // Acknowledged server side before a seal of this batch behind it trusts it.
-    await msg.ackConfirmed().then(acked, () => undefined);
+    msg.ack();
   }
 }

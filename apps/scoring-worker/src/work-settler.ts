@@ -145,29 +145,17 @@ export class WorkSettler {
     return this.deadLetters.add(tx, letters);
   }
 
-  /** After the commit: settles every message; `confirm` waits for the server to have the acks. */
-  /**
-   * Carries the settlement out. With `confirm`, every acknowledgement is confirmed by the server and the
-   * messages whose confirmation came back are returned (the seals that follow trust them as acknowledged);
-   * without, the acknowledgements are sent plain and none is returned.
-   */
-  async settle(settlement: Settlement, outcome: BatchOutcome, confirm: boolean): Promise<ReadonlySet<BusMessage>> {
+  /** After the commit: records the letters in the outcome, hands back the retries, acknowledges the rest. */
+  settle(settlement: Settlement, outcome: BatchOutcome): void {
     for (const letter of settlement.letters) outcome.deadLettered.push({ subject: letter.subject, code: letter.code });
     for (const msg of settlement.retry) msg.nak(this.settings.retryDelayMs);
-    const confirmed = new Set<BusMessage>();
-    if (confirm) {
-      // A lost confirmation only delays a seal (it waits for the redelivery), so it is not an error here.
-      await Promise.all(settlement.ack.map((msg) => msg.ackConfirmed().then(() => void confirmed.add(msg), () => undefined)));
-    } else {
-      for (const msg of settlement.ack) msg.ack();
-    }
-    return confirmed;
+    for (const msg of settlement.ack) msg.ack();
   }
 
   /** Settles a message handled on its own, outside a batch transaction: its dead letter if any, then ack or nak. */
   async settleAlone(settlement: Settlement, outcome: BatchOutcome): Promise<void> {
     if (settlement.letters.length > 0) await this.deadLetters.add(this.db, settlement.letters);
-    await this.settle(settlement, outcome, false);
+    this.settle(settlement, outcome);
   }
 }
 

@@ -1,4 +1,4 @@
-import { AckFloorProbe, BatchSettlement, Limiter } from './batch-lanes';
+import { AckFloorProbe, BatchSettlement, HandledLedger, Limiter } from './batch-lanes';
 
 describe('unit: the inbound consumer\'s lanes (issue 15)', () => {
   describe('BatchSettlement.sealFloor', () => {
@@ -89,6 +89,47 @@ describe('unit: the inbound consumer\'s lanes (issue 15)', () => {
         throw new Error('no responders');
       });
       await expect(probe.allAcknowledgedBefore(3)).rejects.toThrow('no responders');
+    });
+  });
+
+  describe('HandledLedger (issue 28: the scoring worker\'s seals)', () => {
+    it('what this process handled needs no question: the gap is the highest seq before the seal it did not handle', () => {
+      const l = new HandledLedger();
+      for (const seq of [1, 2, 3, 5, 6]) l.handled(seq);
+      expect(l.gapBefore(4)).toBeNull();
+      expect(l.gapBefore(7)).toBe(4);
+      expect(l.gapBefore(5)).toBe(4);
+      l.handled(4);
+      expect(l.gapBefore(7)).toBeNull();
+      // The contiguous prefix absorbed every seq: nothing is held.
+      expect(l.size).toBe(0);
+    });
+
+    it('the server\'s floor closes a gap of another process\'s message, and the seqs handled above it join the prefix', () => {
+      const l = new HandledLedger();
+      for (const seq of [11, 12, 14]) l.handled(seq);
+      // Nothing below 11 was seen here: the server is asked about all of it.
+      expect(l.gapBefore(13)).toBe(10);
+      l.acknowledgedBefore(11);
+      expect(l.gapBefore(13)).toBeNull();
+      expect(l.gapBefore(15)).toBe(13);
+      expect(l.size).toBe(1);
+      // A floor behind what is known changes nothing; one past a held seq drops it.
+      l.acknowledgedBefore(5);
+      expect(l.gapBefore(13)).toBeNull();
+      l.acknowledgedBefore(15);
+      expect(l.size).toBe(0);
+      expect(l.gapBefore(15)).toBeNull();
+      expect(l.gapBefore(16)).toBe(15);
+    });
+
+    it('past maxHeld a seq is not recorded: the server is asked instead, never a wrong yes', () => {
+      const l = new HandledLedger(2);
+      for (const seq of [3, 4, 5]) l.handled(seq);
+      expect(l.size).toBe(2);
+      expect(l.gapBefore(6)).toBe(5);
+      l.acknowledgedBefore(6);
+      expect(l.gapBefore(6)).toBeNull();
     });
   });
 

@@ -134,6 +134,64 @@ export class AckFloorProbe {
   }
 }
 
+/**
+ * What this process handled of a durable consumer's messages above the ack floor it knows: the messages whose
+ * effects it committed before acknowledging them, and those no seal waits for (other seals). A seal needs
+ * every message before it handled; the server's ack floor says so for all processes at once, but it stops at
+ * any message still unacknowledged - among them another run's seal handed back to wait, whose own wait then
+ * stops the next seal, and so on: at 50 runs a second most seals waited a redelivery delay for no output of
+ * their run (issue 28). What this process handled itself it knows without asking; only a gap - a message of
+ * another process, one handed back, one not seen - is asked of the server's floor.
+ *
+ * Memory: the seqs above the contiguous prefix, at most `maxHeld` (past that a seq is not recorded, and the
+ * server is asked instead: slower, never wrong).
+ */
+export class HandledLedger {
+  /** Every seq up to this one is acknowledged (the server said so) or handled here. */
+  private contiguous = 0;
+  private readonly held = new Set<number>();
+
+  constructor(private readonly maxHeld = 65_536) {}
+
+  /** The message at `seq` was handled to the end here: its effects committed, or it feeds no seal. */
+  handled(seq: number): void {
+    if (seq <= this.contiguous) return;
+    if (seq === this.contiguous + 1) {
+      this.contiguous = seq;
+      this.advance();
+    } else if (this.held.size < this.maxHeld) {
+      this.held.add(seq);
+    }
+  }
+
+  /** The server's floor: every message before `seq` is acknowledged. */
+  acknowledgedBefore(seq: number): void {
+    if (seq - 1 <= this.contiguous) return;
+    this.contiguous = seq - 1;
+    for (const s of this.held) if (s <= this.contiguous) this.held.delete(s);
+    this.advance();
+  }
+
+  /**
+   * The highest seq before `seq` not known handled: every message before the answer plus one acknowledged
+   * by the server is what the seal at `seq` still needs. Null: nothing is missing.
+   */
+  gapBefore(seq: number): number | null {
+    let s = seq - 1;
+    while (s > this.contiguous && this.held.has(s)) s--;
+    return s > this.contiguous ? s : null;
+  }
+
+  /** Seqs held above the contiguous prefix (tests, diagnostics). */
+  get size(): number {
+    return this.held.size;
+  }
+
+  private advance(): void {
+    while (this.held.delete(this.contiguous + 1)) this.contiguous++;
+  }
+}
+
 /** At most `max` holders at once; the next waiter takes a released slot over directly. */
 export class Limiter {
   private active = 0;

@@ -1,6 +1,6 @@
 export { acknowledgeAll } from './acknowledge-all';
 export { DEFAULT_MAX_BATCH_BYTES } from './batch-cut';
-export { AckFloorProbe, BatchSettlement, Limiter } from './batch-lanes';
+export { AckFloorProbe, BatchSettlement, HandledLedger, Limiter } from './batch-lanes';
 export { Coalescer } from './coalescer';
 export type { ItemOutcome } from './coalescer';
 export { JetStreamBus } from './jetstream.bus';
