@@ -47,9 +47,8 @@ const MAX_CONCURRENT_SEALS = MAX_SEAL_GROUP;
  */
 @Injectable()
 export class ScoringService {
-  private readonly floor: AckFloorProbe;
   /** What this process handled above the ack floor: a seal asks the server only about the rest. */
-  private readonly handled = new HandledLedger();
+  private readonly handled: HandledLedger;
 
   constructor(
     @Inject(WORKER_SETTINGS) private readonly settings: WorkerSettings,
@@ -59,7 +58,7 @@ export class ScoringService {
     private readonly scorer: OutputScorer,
     private readonly sealer: RunSealer,
   ) {
-    this.floor = new AckFloorProbe((seq) => this.bus.allAcknowledgedBefore(CONSUMERS.scoringWorker, seq));
+    this.handled = new HandledLedger(new AckFloorProbe((seq) => this.bus.allAcknowledgedBefore(CONSUMERS.scoringWorker, seq)));
   }
 
   /**
@@ -125,18 +124,6 @@ export class ScoringService {
     }
   }
 
-  /**
-   * Whether every message before `seq` is handled: by this process (HandledLedger), or acknowledged by
-   * whichever process had it (the consumer's ack floor, asked only about what this process did not handle).
-   */
-  private async allHandledBefore(seq: number): Promise<boolean> {
-    const gap = this.handled.gapBefore(seq);
-    if (gap === null) return true;
-    if (!(await this.floor.allAcknowledgedBefore(gap + 1))) return false;
-    this.handled.acknowledgedBefore(gap + 1);
-    return this.handled.gapBefore(seq) === null;
-  }
-
   private async sealInSlot(seal: Received<SealWorkV1>, outcome: BatchOutcome, limiter: Limiter): Promise<void> {
     const { msg, data } = seal;
     const settlement = new Settlement();
@@ -150,7 +137,7 @@ export class ScoringService {
     limiter.release();
     let isReady: boolean;
     try {
-      isReady = await this.allHandledBefore(msg.seq);
+      isReady = await this.handled.allHandledBefore(msg.seq);
     } finally {
       await limiter.acquire();
     }

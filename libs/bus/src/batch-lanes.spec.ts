@@ -92,44 +92,65 @@ describe('unit: the inbound consumer\'s lanes (issue 15)', () => {
     });
   });
 
-  describe('HandledLedger (issue 28: the scoring worker\'s seals)', () => {
-    it('what this process handled needs no question: the gap is the highest seq before the seal it did not handle', () => {
-      const l = new HandledLedger();
+  describe('HandledLedger (issue 28: a seal asks the ack floor only about what this process did not handle)', () => {
+    /** A server floor: every message up to `acked` acknowledged; records each question. */
+    function server(acked = 0) {
+      const asked: number[] = [];
+      const floor = {
+        acked,
+        allAcknowledgedBefore: async (seq: number) => (asked.push(seq), seq - 1 <= floor.acked),
+      };
+      return { floor, asked };
+    }
+
+    it('what this process handled needs no question; a gap is asked about up to the gap only', async () => {
+      const { floor, asked } = server(0);
+      const l = new HandledLedger(floor);
       for (const seq of [1, 2, 3, 5, 6]) l.handled(seq);
-      expect(l.gapBefore(4)).toBeNull();
-      expect(l.gapBefore(7)).toBe(4);
-      expect(l.gapBefore(5)).toBe(4);
-      l.handled(4);
-      expect(l.gapBefore(7)).toBeNull();
-      // The contiguous prefix absorbed every seq: nothing is held.
+      await expect(l.allHandledBefore(4)).resolves.toBe(true);
+      expect(asked).toEqual([]);
+      // 4 is another process's, still unacknowledged: the server is asked about everything before 5.
+      await expect(l.allHandledBefore(7)).resolves.toBe(false);
+      expect(asked).toEqual([5]);
+      // 4 is acknowledged now, but 7 was not seen here: asked about everything before 8, where the floor stops at 7.
+      floor.acked = 4;
+      l.handled(8);
+      await expect(l.allHandledBefore(9)).resolves.toBe(false);
+      expect(asked).toEqual([5, 8]);
+      // 7 arrives (a seal: handled at once, though the server will not see it acknowledged for a while).
+      l.handled(7);
+      await expect(l.allHandledBefore(9)).resolves.toBe(true);
+      expect(asked).toEqual([5, 8, 5]);
+      // The server's answer is remembered: the prefix now reaches 8 and nothing is held.
+      await expect(l.allHandledBefore(9)).resolves.toBe(true);
+      expect(asked).toEqual([5, 8, 5]);
       expect(l.size).toBe(0);
     });
 
-    it('the server\'s floor closes a gap of another process\'s message, and the seqs handled above it join the prefix', () => {
-      const l = new HandledLedger();
+    it('a new process knows nothing below its first message: its first seal asks once, the next ones not', async () => {
+      const { floor, asked } = server(10);
+      const l = new HandledLedger(floor);
       for (const seq of [11, 12, 14]) l.handled(seq);
-      // Nothing below 11 was seen here: the server is asked about all of it.
-      expect(l.gapBefore(13)).toBe(10);
-      l.acknowledgedBefore(11);
-      expect(l.gapBefore(13)).toBeNull();
-      expect(l.gapBefore(15)).toBe(13);
-      expect(l.size).toBe(1);
-      // A floor behind what is known changes nothing; one past a held seq drops it.
-      l.acknowledgedBefore(5);
-      expect(l.gapBefore(13)).toBeNull();
-      l.acknowledgedBefore(15);
+      await expect(l.allHandledBefore(13)).resolves.toBe(true);
+      expect(asked).toEqual([11]);
+      await expect(l.allHandledBefore(14)).resolves.toBe(false);
+      expect(asked).toEqual([11, 14]);
+      l.handled(13);
+      await expect(l.allHandledBefore(15)).resolves.toBe(true);
+      expect(asked).toEqual([11, 14]);
       expect(l.size).toBe(0);
-      expect(l.gapBefore(15)).toBeNull();
-      expect(l.gapBefore(16)).toBe(15);
     });
 
-    it('past maxHeld a seq is not recorded: the server is asked instead, never a wrong yes', () => {
-      const l = new HandledLedger(2);
+    it('past maxHeld a seq is not recorded: the server is asked instead, never a wrong yes', async () => {
+      const { floor, asked } = server(0);
+      const l = new HandledLedger(floor, 2);
       for (const seq of [3, 4, 5]) l.handled(seq);
       expect(l.size).toBe(2);
-      expect(l.gapBefore(6)).toBe(5);
-      l.acknowledgedBefore(6);
-      expect(l.gapBefore(6)).toBeNull();
+      floor.acked = 2;
+      await expect(l.allHandledBefore(6)).resolves.toBe(false);
+      expect(asked).toEqual([6]);
+      floor.acked = 5;
+      await expect(l.allHandledBefore(6)).resolves.toBe(true);
     });
   });
 
