@@ -61,7 +61,7 @@ describe('unit: the inbound consumer and the run model\'s refusals (R7)', () => 
     expect(msg.ack).not.toHaveBeenCalled();
   });
 
-  it('forwards a micro-batch of outputs of one run once, and acknowledges each plain, none confirmed (issue 28: the ledger, not the server, tells this process\'s later seals)', async () => {
+  it('forwards a micro-batch of outputs of one run once, and confirms only its last ack (the earlier ones plain, in order)', async () => {
     const submitted = (seq: number): BusMessage => {
       const envelope = {
         schema: `${SUBJECTS.OUTPUT_SUBMITTED}.v1`,
@@ -80,7 +80,7 @@ describe('unit: the inbound consumer and the run model\'s refusals (R7)', () => 
     expect(intake.forward).toHaveBeenCalledTimes(1);
     expect((intake.forward as jest.Mock).mock.calls[0][1]).toEqual([1, 2, 3].map((i) => ({ case_id: `c${i}`, output: `out ${i}` })));
     expect(intake.ticket).toHaveBeenCalledTimes(1);
-    expect(batch.map((m) => [(m.ack as jest.Mock).mock.calls.length, (m.ackConfirmed as jest.Mock).mock.calls.length])).toEqual([[1, 0], [1, 0], [1, 0]]);
+    expect(batch.map((m) => [(m.ack as jest.Mock).mock.calls.length, (m.ackConfirmed as jest.Mock).mock.calls.length])).toEqual([[1, 0], [1, 0], [0, 1]]);
   });
 });
 
@@ -126,7 +126,7 @@ describe('unit: the inbound consumer and batches of outputs (issue 28)', () => {
     expect(seqs).toEqual([7, 7]);
     expect(JSON.stringify([letters, logged])).not.toContain(CANARY);
     // Acknowledged once, after the letters and the forward.
-    expect([(msg.ack as jest.Mock).mock.calls.length, (msg.ackConfirmed as jest.Mock).mock.calls.length]).toEqual([1, 0]);
+    expect([(msg.ack as jest.Mock).mock.calls.length, (msg.ackConfirmed as jest.Mock).mock.calls.length]).toEqual([0, 1]);
   });
 
   it('a batch whose forward fails is handed back whole, letters written but the message not acknowledged (redelivery writes none twice)', async () => {
@@ -146,7 +146,7 @@ describe('unit: the inbound consumer and batches of outputs (issue 28)', () => {
     await consumer.handle([msg]);
     expect(intake.forward).not.toHaveBeenCalled();
     expect((letters[0] as string[][])[1]).toEqual(['UNKNOWN_CASE', 'INVALID_PAYLOAD']);
-    expect(msg.ack).toHaveBeenCalledTimes(1);
+    expect(msg.ackConfirmed).toHaveBeenCalledTimes(1);
   });
 
   it('single outputs and batches of one run in a micro-batch are forwarded together, in stream order', async () => {

@@ -1,5 +1,5 @@
 import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
-import { AckFloorProbe, BatchSettlement, CONSUMERS, contractSubject, HandledLedger, Limiter, type BusMessage, type MessageBus, type Subscription } from '@evals/bus';
+import { acknowledgeAll, AckFloorProbe, BatchSettlement, CONSUMERS, contractSubject, Limiter, type BusMessage, type MessageBus, type Subscription } from '@evals/bus';
 import { decodeMessage, messageProject, SUBJECTS, type AnyMessage, type RefusedItem } from '@evals/contracts';
 import type { WorkItem } from '@evals/domain';
 import { DeadLetterRepository, KnownProjects, type DeadLetter } from '@evals/persistence';
@@ -58,9 +58,8 @@ interface LaneStats {
  * outputs, then seal), and lanes run concurrently (issue 15: each run.requested and run.sealed handled
  * alone, in turn, made 50 runs a second the bound, waiting on round trips). Each message is acknowledged
  * only once its effects are durable. A seal still needs every earlier output of its run forwarded: those
- * in the batch are before it in its lane; below the batch's own messages (BatchSettlement.sealFloor), what
- * this process handled in earlier batches and every seal count as handled (HandledLedger), and only the rest
- * is asked of the ack floor, one consumer-info request for every seal ready at once.
+ * in the batch are before it in its lane; for the others it asks the ack floor, below the batch's own
+ * messages (BatchSettlement.sealFloor), and one consumer-info request answers every seal ready at once.
  *
  * Every message acts in its project (issue 30): a run requested is opened in it, and outputs, seals and
  * signals reach only its runs - a run of another project is refused as an unknown one. A lane is one
@@ -74,8 +73,6 @@ export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicatio
   /** Issue 30: a message naming a project that does not exist is dead-lettered PROJECT_NOT_FOUND. */
   private readonly projects = new KnownProjects();
   private readonly floor: AckFloorProbe;
-  /** What this process handled above the ack floor: a seal asks the server only about the rest (issue 28). */
-  private readonly handled: HandledLedger;
 
   constructor(
     private readonly intake: RunIntakeService,
@@ -85,7 +82,6 @@ export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicatio
     @Inject(LOGGER) private readonly logger: JsonLogger,
   ) {
     this.floor = new AckFloorProbe((seq) => this.bus.allAcknowledgedBefore(CONSUMERS.ingestion, seq));
-    this.handled = new HandledLedger(this.floor);
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -113,9 +109,7 @@ export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicatio
       if (!(await this.projects.exists(this.db, project))) unknownProjects.add(project);
     }
     const barriers = decodedBatch.filter((d) => d.decoded.ok && laneOf(d.decoded.message) === SIGNAL_LANE).map((d) => d.msg.seq);
-    const settlement = new BatchSettlement(batch.map((m) => m.seq), barriers, this.handled);
-    // A seal never waits for another run's seal: to later seals, every seal is handled from the start.
-    for (const d of decodedBatch) if (d.decoded.ok && d.decoded.message.type === SUBJECTS.RUN_SEALED) this.handled.handled(d.msg.seq);
+    const settlement = new BatchSettlement(batch.map((m) => m.seq), barriers);
     const letters = new LetterSink((entries) => this.deadLetter(entries), settlement);
     for (const { msg, subject, decoded } of decodedBatch) {
       if (!decoded.ok) {
@@ -185,11 +179,13 @@ export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicatio
         letter: { subject: entry.subject, code: error.code, reason: `${error.field ?? 'data'}: ${error.message}`, message_id: entry.cause.message_id, stream_seq: entry.msg.seq },
       });
     };
-    // Acknowledged plainly, once the effects are durable. This process's later seals know it from the ledger
-    // (HandledLedger), not from the server, so no confirmation is waited for (issue 28: it was a round trip
-    // per run). A plain ack that got lost only redelivers its message; a seal of another process waits for it.
-    const acknowledge = (messages: readonly BusMessage[]) => {
-      for (const m of messages) m.ack();
+    // Acknowledged plainly as the lane goes, confirmed at its last message: the server takes one connection's
+    // acks of one consumer in order, so that one confirmation covers the lane's (a round trip per run and
+    // message less, issue 28). A plain ack that got lost only redelivers its message; the next batch's seals
+    // ask the ack floor only after every lane of this one confirmed its last.
+    const acknowledge = async (messages: readonly BusMessage[], last: boolean) => {
+      if (last) await acknowledgeAll(messages);
+      else for (const m of messages) m.ack();
     };
     const flush = async () => {
       if (!pending) return;
@@ -198,7 +194,10 @@ export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicatio
       let refused: unknown = null;
       try {
         ticket = await this.intake.forward(runId, items, cause, ticket ?? undefined);
-        acknowledge(entries.map((e) => e.msg));
+        await acknowledge(
+          entries.map((e) => e.msg),
+          entries[entries.length - 1] === lane[lane.length - 1],
+        );
       } catch (error) {
         refused = error;
       }
@@ -220,7 +219,7 @@ export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicatio
               ticket = undefined;
               // The run as the open left it: its outputs and seal in this batch decide on it, without reading it again.
               ticket = (await this.intake.open({ ...d, project, outputs: d.outputs?.map((o) => ({ case_id: o.case_id, output: o.output })) }, cause)).ticket;
-              acknowledge([msg]);
+              await acknowledge([msg], index === lane.length - 1);
               settlement.acked([msg.seq]);
               break;
             }
@@ -250,7 +249,7 @@ export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicatio
               // failure in between redelivers the batch and writes no letter twice (one per delivery and item).
               await this.deadLetter(itemLetters.map((letter) => ({ letter, msg })), false);
               if (accepted.length === 0) {
-                acknowledge([msg]);
+                await msg.ackConfirmed();
                 settlement.acked([msg.seq]);
                 break;
               }
@@ -261,14 +260,13 @@ export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicatio
             }
             case SUBJECTS.RUN_SEALED: {
               // Outputs published before the seal may still be in another process's hands (or a batch handed
-              // back): below this batch's messages that other lanes still hold, what this process did not
-              // handle itself is asked of the ack floor.
+              // back): the ack floor tells, asked below this batch's messages that other lanes still hold.
               limiter.release();
               const waitFrom = performance.now();
               let acknowledged: boolean;
               try {
                 const from = await settlement.sealFloor(msg.seq);
-                acknowledged = from !== null && (await this.handled.allHandledBefore(from));
+                acknowledged = from !== null && (await this.floor.allAcknowledgedBefore(from));
               } finally {
                 await limiter.acquire();
               }
@@ -283,13 +281,13 @@ export class InboundConsumer implements OnApplicationBootstrap, BeforeApplicatio
               const known = ticket ?? undefined;
               ticket = undefined;
               await this.intake.seal(message.data.run_id, project, cause, known);
-              acknowledge([msg]);
+              await acknowledge([msg], index === lane.length - 1);
               settlement.acked([msg.seq]);
               break;
             }
             case SUBJECTS.SESSION_SIGNAL: {
               await this.monitor.admit(message.data, cause, project);
-              acknowledge([msg]);
+              await msg.ackConfirmed();
               settlement.acked([msg.seq]);
               break;
             }

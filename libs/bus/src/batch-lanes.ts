@@ -1,9 +1,10 @@
 /**
  * The pieces that let a consumer handle a micro-batch's runs concurrently while a seal still knows every
  * message of its run published before it was handled: what of the batch is settled, one shared ack-floor
- * question for the seals that are ready together, and a bound on the lanes at work. The ingestion's inbound
- * consumer (issue 15: its runs' opens and seals) and the scoring worker (issue 28: its seals) use them; they
- * are pure (no bus client), fed by the consumer's own `allAcknowledgedBefore`.
+ * question for the seals that are ready together, what a process handled itself (so its seals ask the floor
+ * only about the rest), and a bound on the lanes at work. The ingestion's inbound consumer (issue 15: its
+ * runs' opens and seals) and the scoring worker (issue 28: its seals) use them; they are pure (no bus
+ * client), fed by the consumer's own `allAcknowledgedBefore`.
  */
 import { Coalescer } from './coalescer';
 
@@ -34,8 +35,6 @@ export class BatchSettlement {
     seqs: readonly number[],
     /** Messages every seal after them waits for, in or out of its range (see above). */
     private readonly barriers: readonly number[] = [],
-    /** Told of every message acknowledged here, for the seals of later batches. */
-    private readonly ledger?: Pick<HandledLedger, 'handled'>,
   ) {
     this.seqs = [...seqs].sort((a, b) => a - b);
     this.inBatch = new Set(seqs);
@@ -73,8 +72,7 @@ export class BatchSettlement {
     for (const seq of seqs) {
       if (this.settled.has(seq)) continue;
       this.settled.set(seq, ok);
-      if (ok) this.ledger?.handled(seq);
-      else if (seq < this.lowestNotAcked) this.lowestNotAcked = seq;
+      if (!ok && seq < this.lowestNotAcked) this.lowestNotAcked = seq;
     }
     while (this.lowestOpen < this.seqs.length && this.settled.has(this.seqs[this.lowestOpen])) this.lowestOpen++;
     if (this.waiters.length === 0) return;
