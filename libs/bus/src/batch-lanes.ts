@@ -175,8 +175,9 @@ export class HandledLedger {
     const gap = this.gapBefore(seq);
     if (gap === null) return true;
     if (!(await this.floor.allAcknowledgedBefore(gap + 1))) return false;
+    // Every seq from the gap up to `seq` was held here, so the prefix now reaches past them all.
     this.acknowledgedBefore(gap + 1);
-    return this.gapBefore(seq) === null;
+    return true;
   }
 
   /** Seqs held above the contiguous prefix (tests, diagnostics). */
